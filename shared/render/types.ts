@@ -1,0 +1,104 @@
+// Types of the NamespaceTemplate API (furnish.dev/v1alpha1) and of the render pipeline.
+import type { KubeObject, LabelSelector, StringMap } from '../kube/types.ts';
+
+export const GROUP = 'furnish.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+export type DeletionPolicy = 'Delete' | 'Orphan';
+export type TemplateMode = 'Enforce' | 'CreateOnly';
+
+export interface NamespaceTemplateSpec {
+  namespaces?: { labelSelector?: LabelSelector | null } | null;
+  templates?: KubeObject[];
+  deletionPolicy?: DeletionPolicy;
+  mode?: TemplateMode;
+}
+
+export interface TemplateCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export interface TemplateFailure {
+  namespace: string;
+  object: string;
+  reason: string;
+  time: string;
+}
+
+export interface NamespaceTemplateStatus {
+  observedGeneration?: number;
+  matched?: number;
+  applied?: number;
+  failed?: number;
+  conditions?: TemplateCondition[];
+  recentFailures?: TemplateFailure[];
+}
+
+export interface NamespaceTemplate extends KubeObject {
+  spec: NamespaceTemplateSpec;
+  status?: NamespaceTemplateStatus;
+}
+
+/** What matching and rendering need to know about a namespace. */
+export interface NamespaceInfo {
+  name: string;
+  labels: StringMap;
+  annotations: StringMap;
+}
+
+/** Values of the tokens `$(CREATOR)`, `$(NAMESPACE)`, `$(ORGANIZATION)`. */
+export interface RenderContext {
+  namespace: string;
+  creator: string;
+  organization: string;
+}
+
+export type SkipReasonCode =
+  | 'system-namespace'
+  | 'opted-out'
+  | 'template-disabled'
+  | 'not-selected'
+  | 'invalid-selector'
+  | 'permission-required';
+
+/** Why a template does not apply to a namespace: every skip is explainable. */
+export interface SkipReason {
+  template: string;
+  code: SkipReasonCode;
+  message: string;
+}
+
+export interface MatchResult {
+  /** Templates that apply, sorted by name ascending. */
+  matched: NamespaceTemplate[];
+  skipped: SkipReason[];
+}
+
+/** One object Furnish would apply, with where it came from. */
+export interface RenderedObject {
+  /** Template the object came from (the last one to define it). */
+  template: string;
+  /** `group/Kind/namespace/name` (core group empty): the object's identity. */
+  key: string;
+  /** Stable content hash (sha256 hex of the canonical JSON of `object`). */
+  hash: string;
+  object: KubeObject;
+}
+
+export interface RenderResult {
+  objects: RenderedObject[];
+  /** Human-readable warnings, e.g. a later template overriding an earlier one's object. */
+  warnings: string[];
+}
+
+/** A problem in a template, with the JSON-ish path to it (`spec.templates[2].metadata.name`). */
+export interface ValidationProblem {
+  path: string;
+  message: string;
+}
