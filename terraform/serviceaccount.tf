@@ -1,0 +1,33 @@
+resource "google_service_account" "webhook" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-webhook"
+  display_name = "Furnish admission webhooks"
+}
+
+resource "google_service_account" "reconciler" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-reconciler"
+  display_name = "Furnish reconcilers"
+}
+
+# The identity Pub/Sub signs push requests as; the reconcilers accept only this e-mail.
+resource "google_service_account" "push" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-push"
+  display_name = "Furnish Pub/Sub push"
+}
+
+resource "google_pubsub_topic_iam_member" "reconciler_publishes" {
+  project = var.project_id
+  topic   = google_pubsub_topic.events.name
+  role    = "roles/pubsub.publisher"
+  member  = "serviceAccount:${google_service_account.reconciler.email}"
+}
+
+resource "google_bigquery_table_iam_member" "reconciler_writes_billing" {
+  project    = var.project_id
+  dataset_id = google_bigquery_dataset.billing.dataset_id
+  table_id   = google_bigquery_table.billing.table_id
+  role       = "roles/bigquery.dataEditor"
+  member     = "serviceAccount:${google_service_account.reconciler.email}"
+}

@@ -1,0 +1,57 @@
+# The relay publishes one small message per change, with an ordering key per object.
+resource "google_pubsub_topic" "events" {
+  project = var.project_id
+  name    = "${var.name_prefix}-events"
+}
+
+resource "google_pubsub_topic" "dead_letter" {
+  project = var.project_id
+  name    = "${var.name_prefix}-events-dead-letter"
+}
+
+resource "google_pubsub_subscription" "push" {
+  for_each                = toset(local.reconcilers)
+  project                 = var.project_id
+  name                    = "${var.name_prefix}-${each.key}"
+  topic                   = google_pubsub_topic.events.id
+  enable_message_ordering = true
+  ack_deadline_seconds    = 60
+  # Each reconciler takes only the kinds it converges; the relay sets attribute `kind`.
+  filter = each.key == "reconcile-namespace" ? "attributes.kind = \"Namespace\"" : "attributes.kind = \"NamespaceTemplate\""
+  push_config {
+    push_endpoint = google_cloudfunctions2_function.fn[each.key].service_config[0].uri
+    oidc_token {
+      service_account_email = google_service_account.push.email
+      audience              = google_cloudfunctions2_function.fn[each.key].service_config[0].uri
+    }
+  }
+  retry_policy {
+    minimum_backoff = "5s"
+    maximum_backoff = "300s"
+  }
+  # A message that keeps failing is parked, never retried forever.
+  dead_letter_policy {
+    dead_letter_topic     = google_pubsub_topic.dead_letter.id
+    max_delivery_attempts = 10
+  }
+}
+
+resource "google_cloud_run_service_iam_member" "push_invokes" {
+  for_each = toset(local.reconcilers)
+  project  = var.project_id
+  location = var.region
+  service  = google_cloudfunctions2_function.fn[each.key].name
+  role     = "roles/run.invoker"
+  member   = "serviceAccount:${google_service_account.push.email}"
+}
+
+# kube-apiserver cannot present a Google identity: the platform admits everyone and the function
+# rejects any request without the cluster's signed bearer token (401, no decision).
+resource "google_cloud_run_service_iam_member" "apiserver_invokes" {
+  for_each = toset(local.webhooks)
+  project  = var.project_id
+  location = var.region
+  service  = google_cloudfunctions2_function.fn[each.key].name
+  role     = "roles/run.invoker"
+  member   = "allUsers"
+}

@@ -1,0 +1,7 @@
+terraform {
+  required_version = ">= 1.6"
+  required_providers {
+    google  = { source = "hashicorp/google", version = ">= 6.0, < 8.0" }
+    archive = { source = "hashicorp/archive", version = ">= 2.4" }
+  }
+}
