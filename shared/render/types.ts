@@ -95,10 +95,28 @@ export interface RenderResult {
   objects: RenderedObject[];
   /** Human-readable warnings, e.g. a later template overriding an earlier one's object. */
   warnings: string[];
+  /**
+   * Templates that could not be rendered for this namespace. Such a template contributes no
+   * object at all (a template renders all or nothing); the others still render.
+   */
+  problems: RenderProblem[];
+  /** The ApplySet parent ConfigMap listing the group-kinds of `objects` (apply it first). */
+  parent: KubeObject;
 }
 
 /** A problem in a template, with the JSON-ish path to it (`spec.templates[2].metadata.name`). */
 export interface ValidationProblem {
   path: string;
   message: string;
+}
+
+/** A problem met while rendering one template for one namespace. */
+export interface RenderProblem extends ValidationProblem {
+  template: string;
+}
+
+/** A Kubernetes API group and kind; the core group is `''`. */
+export interface GroupKind {
+  group: string;
+  kind: string;
 }

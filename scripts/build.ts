@@ -1,0 +1,98 @@
+// `npm run build [-- name...]`: bundles each functions/<name>/index.ts with esbuild into
+// dist/<name>/index.js plus a package.json naming the runtime dependencies left outside the bundle
+// (the functions framework, which Cloud Functions runs the bundle with). dist/manifest.json gives
+// each bundle's content hash, so the uploaded archive can be named by it and every change redeploys.
+// A webhook bundle that would pull in @kubernetes/client-node fails the build: admission must not
+// pay its start-up cost.
+import { build } from 'esbuild';
+import type { Metafile } from 'esbuild';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { WEBHOOKS } from '../shared/config/types.ts';
+
+const root = join(import.meta.dirname, '..');
+
+/** Packages the runtime provides or that must stay outside the bundle. */
+export const EXTERNAL = ['@google-cloud/functions-framework'];
+/** Packages a webhook bundle must never contain. */
+export const FORBIDDEN_IN_WEBHOOKS = ['@kubernetes/client-node'];
+
+export interface BuiltFunction {
+  name: string;
+  dir: string;
+  hash: string;
+  bytes: number;
+  /** Packages (node_modules) bundled in. */
+  packages: string[];
+  dependencies: Record<string, string>;
+}
+
+function packageOf(path: string): string | undefined {
+  const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+  return m?.[1];
+}
+
+function installedVersion(pkg: string): string {
+  return (JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+export function functionNames(): string[] {
+  const dir = join(root, 'functions');
+  return readdirSync(dir).filter((n) => existsSync(join(dir, n, 'index.ts'))).sort();
+}
+
+export async function buildFunction(name: string, outRoot = join(root, 'dist')): Promise<BuiltFunction> {
+  const dir = join(outRoot, name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const result = await build({
+    entryPoints: [join(root, 'functions', name, 'index.ts')],
+    outfile: join(dir, 'index.js'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    external: EXTERNAL,
+    metafile: true,
+    legalComments: 'none',
+    logLevel: 'silent',
+    // CommonJS packages bundled into an ES module may still call require() for Node built-ins.
+    banner: { js: "import { createRequire as __furnishCreateRequire } from 'node:module'; const require = __furnishCreateRequire(import.meta.url);" },
+  });
+  const meta: Metafile = result.metafile;
+  const packages = [...new Set(Object.keys(meta.inputs).map(packageOf).filter((p): p is string => p !== undefined))].sort();
+  const imported = new Set(Object.values(meta.outputs).flatMap((o) => o.imports.filter((i) => i.external).map((i) => i.path)));
+  const dependencies = Object.fromEntries(EXTERNAL.filter((p) => imported.has(p)).map((p) => [p, installedVersion(p)]));
+  if ((WEBHOOKS as readonly string[]).includes(name)) {
+    const forbidden = packages.filter((p) => FORBIDDEN_IN_WEBHOOKS.includes(p));
+    if (forbidden.length > 0) throw new Error(`webhook ${name} must not bundle ${forbidden.join(', ')} (see DESIGN.md, Performance budget)`);
+  }
+  const manifest = { name: `furnish-${name}`, private: true, type: 'module', main: 'index.js', engines: { node: '>=22' }, dependencies };
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  const code = readFileSync(join(dir, 'index.js'));
+  const hash = createHash('sha256').update(code).update(JSON.stringify(manifest)).digest('hex');
+  return { name, dir, hash, bytes: code.length, packages, dependencies };
+}
+
+async function main(): Promise<void> {
+  const wanted = process.argv.slice(2);
+  const names = wanted.length > 0 ? wanted : functionNames();
+  const built: BuiltFunction[] = [];
+  for (const name of names) {
+    const b = await buildFunction(name);
+    built.push(b);
+    console.log(`${name.padEnd(22)} ${(b.bytes / 1024).toFixed(0).padStart(6)} KiB  sha256:${b.hash.slice(0, 16)}  bundles: ${b.packages.join(', ') || '(none)'}`);
+  }
+  const manifestPath = join(root, 'dist', 'manifest.json');
+  const previous = existsSync(manifestPath) ? (JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, unknown>) : {};
+  const entries = Object.fromEntries(built.map((b) => [b.name, { hash: b.hash, archive: `${b.name}-${b.hash.slice(0, 16)}.zip`, bytes: b.bytes }]));
+  writeFileSync(manifestPath, `${JSON.stringify({ ...previous, ...entries }, null, 2)}\n`);
+}
+
+if (import.meta.main) {
+  main().catch((e: unknown) => {
+    console.error((e as Error).message);
+    process.exit(1);
+  });
+}

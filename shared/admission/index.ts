@@ -1,0 +1,4 @@
+export * from './types.ts';
+export * from './errors.ts';
+export * from './decode.ts';
+export * from './response.ts';

@@ -1,0 +1,79 @@
+// Who is calling a webhook: a bearer JWT whose `sub` names the cluster, verified with that
+// cluster's key (HS256 shared secret, inline JWKS or a JWKS URL) and with the function's URL as
+// audience. No token, a bad token or an unknown cluster: not authenticated, no decision.
+import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+import type { JWTVerifyGetKey, JSONWebKeySet } from 'jose';
+import type { ClusterConfig } from '../config/types.ts';
+
+export type AuthResult = { ok: true; cluster: ClusterConfig } | { ok: false; message: string };
+
+export interface WebhookAuthenticator {
+  authenticate(authorization: string | undefined): Promise<AuthResult>;
+}
+
+export interface AuthenticatorOptions {
+  /** How long a verified token is remembered (never past its `exp`). kube-apiserver sends the same token every call. */
+  cacheTtlMs?: number;
+  maxCached?: number;
+  clockToleranceSec?: number;
+  now?: () => number;
+}
+
+const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+
+type Key = Uint8Array | JWTVerifyGetKey;
+
+function keyOf(cluster: ClusterConfig): { key: Key; algorithms: string[] } {
+  const { jwt } = cluster;
+  if (jwt.secret !== undefined) return { key: new TextEncoder().encode(jwt.secret), algorithms: ['HS256'] };
+  if (jwt.jwks !== undefined) return { key: createLocalJWKSet(jwt.jwks as unknown as JSONWebKeySet), algorithms: ASYMMETRIC };
+  return { key: createRemoteJWKSet(new URL(jwt.jwksUrl!), { timeoutDuration: 2000, cooldownDuration: 30_000 }), algorithms: ASYMMETRIC };
+}
+
+export function bearerToken(authorization: string | undefined): string | undefined {
+  const match = /^Bearer +([A-Za-z0-9._~+/=-]+) *$/i.exec(authorization ?? '');
+  return match?.[1];
+}
+
+export function createWebhookAuthenticator(clusters: readonly ClusterConfig[], audience: string, options: AuthenticatorOptions = {}): WebhookAuthenticator {
+  const byId = new Map(clusters.map((c) => [c.id, { cluster: c, ...keyOf(c) }]));
+  const ttl = options.cacheTtlMs ?? 60_000;
+  const max = options.maxCached ?? 256;
+  const now = options.now ?? Date.now;
+  const verified = new Map<string, { until: number; cluster: ClusterConfig }>();
+
+  async function verify(token: string): Promise<AuthResult> {
+    let sub: unknown;
+    try {
+      sub = decodeJwt(token).sub;
+    } catch {
+      return { ok: false, message: 'bearer token is not a JWT' };
+    }
+    if (typeof sub !== 'string') return { ok: false, message: 'bearer token has no sub claim naming the cluster' };
+    const entry = byId.get(sub);
+    if (!entry) return { ok: false, message: `bearer token names unknown cluster ${JSON.stringify(sub)}` };
+    try {
+      const key = entry.key;
+      const opts = { audience, subject: entry.cluster.id, issuer: entry.cluster.jwt.issuer, algorithms: entry.algorithms, clockTolerance: options.clockToleranceSec ?? 30, currentDate: new Date(now()) };
+      const { payload } = typeof key === 'function' ? await jwtVerify(token, key, opts) : await jwtVerify(token, key, opts);
+      const until = Math.min(now() + ttl, payload.exp !== undefined ? payload.exp * 1000 : Infinity);
+      if (verified.size >= max) verified.delete(verified.keys().next().value!);
+      verified.set(token, { until, cluster: entry.cluster });
+      return { ok: true, cluster: entry.cluster };
+    } catch (e) {
+      return { ok: false, message: `bearer token for cluster ${JSON.stringify(sub)} rejected: ${(e as Error).message}` };
+    }
+  }
+
+  return {
+    async authenticate(authorization) {
+      if (!authorization) return { ok: false, message: 'no bearer token: every webhook call must carry Authorization: Bearer <cluster JWT>' };
+      const token = bearerToken(authorization);
+      if (!token) return { ok: false, message: 'Authorization header is not "Bearer <token>"' };
+      const hit = verified.get(token);
+      if (hit && now() < hit.until) return { ok: true, cluster: hit.cluster };
+      if (hit) verified.delete(token);
+      return verify(token);
+    },
+  };
+}

@@ -1,0 +1,159 @@
+// The command runner of `furnish`: a command is one entry in a table (name, options, run), and
+// this module does the rest (help, flag parsing, exit codes, error printing) the same way for all.
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+
+/** Exit codes: 0 done, 1 a bug in furnish (with a stack trace), 2 invalid input (with its location). */
+export const EXIT = { ok: 0, internal: 1, invalid: 2 } as const;
+
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  /** Repeatable; for lists, each occurrence may also be comma-separated. */
+  multiple?: boolean;
+  short?: string;
+  /** Placeholder of the value in the help, e.g. `file|dir`. */
+  value?: string;
+  description: string;
+}
+
+export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+export interface Command {
+  name: string;
+  /** One line for `furnish --help`. */
+  summary: string;
+  /** A paragraph (or a few) after the usage line of `furnish <name> --help`. */
+  description?: string;
+  options: Readonly<Record<string, OptionSpec>>;
+  run(values: OptionValues, io: CliIo): number | Promise<number>;
+}
+
+/** A user error: printed as one line (never a stack trace), exit code 2. */
+export class CliError extends Error {
+  override name = 'CliError';
+}
+
+const HELP: OptionSpec = { type: 'boolean', short: 'h', description: 'show this help' };
+
+function optionLabel(name: string, spec: OptionSpec): string {
+  const short = spec.short ? `-${spec.short}, ` : '';
+  return `${short}--${name}${spec.type === 'string' ? ` <${spec.value ?? 'value'}>` : ''}`;
+}
+
+export function commandHelp(command: Command): string {
+  const options = Object.entries({ ...command.options, help: HELP });
+  const labels = options.map(([name, spec]) => optionLabel(name, spec));
+  const width = Math.max(...labels.map((l) => l.length)) + 2;
+  const lines = options.map(([, spec], i) => `  ${labels[i]!.padEnd(width)}${spec.description}${spec.multiple ? ' (repeatable)' : ''}`);
+  const description = command.description ? `\n${command.description}\n` : `\n${command.summary}\n`;
+  return `Usage: furnish ${command.name} [options]\n${description}\nOptions:\n${lines.join('\n')}\n`;
+}
+
+export function mainHelp(commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length)) + 3;
+  const lines = commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`);
+  return `Usage: furnish <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nRun \`furnish <command> --help\` for the options of a command.\n`;
+}
+
+function parseConfig(command: Command): ParseArgsOptionsConfig {
+  const config: ParseArgsOptionsConfig = {};
+  for (const [name, spec] of Object.entries({ ...command.options, help: HELP })) {
+    config[name] = { type: spec.type, multiple: spec.multiple ?? false, ...(spec.short ? { short: spec.short } : {}) };
+  }
+  return config;
+}
+
+/** By code, not instanceof: node:util's errors may come from another realm (jest's vm modules). */
+function isParseArgsError(err: unknown): err is { code: string; message: string } {
+  const code: unknown = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
+}
+
+/** parseArgs' messages may go on to explain `--`; the first sentence is the one that helps. */
+function firstSentence(message: string): string {
+  const end = message.search(/\.\s/);
+  return end < 0 ? message : message.slice(0, end);
+}
+
+function parseOptions(command: Command, args: readonly string[]): OptionValues {
+  try {
+    return parseArgs({ args: [...args], options: parseConfig(command), strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    if (isParseArgsError(err)) throw new CliError(`${firstSentence(err.message)} (see furnish ${command.name} --help)`);
+    throw err;
+  }
+}
+
+async function runCommand(command: Command, args: readonly string[], io: CliIo): Promise<number> {
+  const values = parseOptions(command, args);
+  if (values.help === true) {
+    io.stdout(commandHelp(command));
+    return EXIT.ok;
+  }
+  return command.run(values, io);
+}
+
+function report(err: unknown, prefix: string, io: CliIo): number {
+  if (err instanceof CliError) {
+    io.stderr(`${prefix}: ${err.message}\n`);
+    return EXIT.invalid;
+  }
+  const detail = (err as { stack?: unknown } | null)?.stack;
+  io.stderr(`${prefix}: internal error (please report it): ${typeof detail === 'string' ? detail : String(err)}\n`);
+  return EXIT.internal;
+}
+
+/** Runs `furnish <command> [options]` against a command table and returns the exit code. */
+export async function runCli(commands: readonly Command[], argv: readonly string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined) {
+    io.stderr(mainHelp(commands));
+    return EXIT.invalid;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
+    const topic = commands.find((c) => c.name === rest[0]);
+    io.stdout(topic ? commandHelp(topic) : mainHelp(commands));
+    return EXIT.ok;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    io.stderr(`furnish: unknown command "${name}"; commands: ${commands.map((c) => c.name).join(', ')} (see furnish --help)\n`);
+    return EXIT.invalid;
+  }
+  try {
+    return await runCommand(command, rest, io);
+  } catch (err) {
+    return report(err, `furnish ${command.name}`, io);
+  }
+}
+
+/** The value of a single string option; `undefined` when absent. */
+export function stringOption(values: OptionValues, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function requiredString(values: OptionValues, name: string): string {
+  const value = stringOption(values, name);
+  if (value === undefined || value === '') throw new CliError(`missing --${name} (see --help)`);
+  return value;
+}
+
+/** Every value of a repeatable string option, in order. */
+export function repeatedOption(values: OptionValues, name: string): string[] {
+  const value = values[name];
+  const items = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  return items.filter((item): item is string => typeof item === 'string');
+}
+
+/** Every item of a repeatable list option, whose values may also be comma-separated. */
+export function listOption(values: OptionValues, name: string): string[] {
+  return repeatedOption(values, name)
+    .flatMap((item) => item.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}

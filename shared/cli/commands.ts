@@ -1,0 +1,6 @@
+// The command table of `furnish`: a new command is one more entry here.
+import type { Command } from './command.ts';
+import { renderCommand } from './render-command.ts';
+import { validateCommand } from './validate-command.ts';
+
+export const COMMANDS: readonly Command[] = [renderCommand, validateCommand];

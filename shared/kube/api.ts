@@ -1,0 +1,80 @@
+// Typed operations on top of the client seam: what the reconcilers and the relay do to the API.
+// Each is one `call` (or a paginated series of them) and returns the seam's `{ ok, status, data }`.
+import { FIELD_MANAGER } from '../keys.ts';
+import type { KubeClient, KubeResponse } from './client.ts';
+import { resourcePath, type ResourceInfo, type ResourceResolver } from './resources.ts';
+import type { KubeObject } from './types.ts';
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Page size (the API server's `limit`); lists never hold more than one page in flight. */
+  limit?: number;
+}
+
+export interface ListResult {
+  ok: boolean;
+  status: number;
+  resourceVersion: string;
+  error?: string;
+  reason?: string;
+  count: number;
+}
+
+/** Lists a collection page by page, handing each item to `onItem`: memory stays one page. */
+export async function listEach(client: KubeClient, path: string, opts: ListOptions, onItem: (item: KubeObject) => void): Promise<ListResult> {
+  let cont: string | undefined;
+  let count = 0;
+  let resourceVersion = '';
+  do {
+    const page: KubeResponse<{ items?: KubeObject[]; metadata?: { continue?: string; resourceVersion?: string } }> = await client.call({
+      method: 'GET',
+      path,
+      query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, continue: cont },
+    });
+    if (!page.ok) return { ok: false, status: page.status, resourceVersion, error: page.error, reason: page.reason, count };
+    for (const item of page.data?.items ?? []) {
+      count += 1;
+      onItem(item);
+    }
+    resourceVersion = page.data?.metadata?.resourceVersion ?? resourceVersion;
+    cont = page.data?.metadata?.continue || undefined;
+  } while (cont);
+  return { ok: true, status: 200, resourceVersion, count };
+}
+
+export async function listAll(client: KubeClient, path: string, opts: ListOptions = {}): Promise<{ result: ListResult; items: KubeObject[] }> {
+  const items: KubeObject[] = [];
+  const result = await listEach(client, path, opts, (i) => items.push(i));
+  return { result, items };
+}
+
+/** Server-side apply with field manager `furnish`, forcing ownership of the fields we set. */
+export function applyObject(client: KubeClient, info: ResourceInfo, obj: KubeObject, fieldManager = FIELD_MANAGER): Promise<KubeResponse<KubeObject>> {
+  return client.call({
+    method: 'PATCH',
+    path: resourcePath(info, obj.metadata.namespace, obj.metadata.name),
+    query: { fieldManager, force: true },
+    contentType: 'application/apply-patch+yaml',
+    body: obj,
+  });
+}
+
+export function createObject(client: KubeClient, info: ResourceInfo, obj: KubeObject, fieldManager = FIELD_MANAGER): Promise<KubeResponse<KubeObject>> {
+  return client.call({ method: 'POST', path: resourcePath(info, obj.metadata.namespace), query: { fieldManager }, body: obj });
+}
+
+export function deleteObject(client: KubeClient, info: ResourceInfo, namespace: string, name: string): Promise<KubeResponse<unknown>> {
+  return client.call({ method: 'DELETE', path: resourcePath(info, namespace, name), body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' } });
+}
+
+export function mergePatch(client: KubeClient, path: string, patch: unknown, fieldManager = FIELD_MANAGER): Promise<KubeResponse<KubeObject>> {
+  return client.call({ method: 'PATCH', path, query: { fieldManager }, contentType: 'application/merge-patch+json', body: patch });
+}
+
+export const NAMESPACES: ResourceInfo = { group: '', version: 'v1', plural: 'namespaces', namespaced: false };
+export const TEMPLATES: ResourceInfo = { group: 'furnish.dev', version: 'v1alpha1', plural: 'namespacetemplates', namespaced: false };
+export const CONFIGMAPS: ResourceInfo = { group: '', version: 'v1', plural: 'configmaps', namespaced: true };
+export const EVENTS: ResourceInfo = { group: '', version: 'v1', plural: 'events', namespaced: true };
+
+export type { ResourceResolver };

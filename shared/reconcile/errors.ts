@@ -1,0 +1,57 @@
+// Which API failures are worth retrying. One pure function so that every caller (the kube
+// seam, the reconcilers, the relay) agrees, and so that a permanent failure is never retried
+// forever nor a transient one acknowledged and lost.
+
+export type ErrorClass = 'transient' | 'permanent';
+
+export interface ApiFailure {
+  /** HTTP status; 0 when no response arrived (connection refused, reset, timeout). */
+  status: number;
+  /** `reason` of a metav1.Status body, when there was one (`Invalid`, `Forbidden`, ...). */
+  reason?: string;
+  message?: string;
+}
+
+export interface Classification {
+  class: ErrorClass;
+  /** Short explanation for logs and Events. */
+  why: string;
+}
+
+const TRANSIENT_STATUS = new Set([0, 408, 425, 429, 500, 502, 503, 504]);
+
+/** 409 means two very different things: a conflict (retry) or AlreadyExists (the caller decides). */
+export function classifyApiError(failure: ApiFailure): Classification {
+  const { status, reason } = failure;
+  if (TRANSIENT_STATUS.has(status)) return { class: 'transient', why: status === 0 ? 'no response (network or timeout)' : `HTTP ${status}${reason ? ` ${reason}` : ''}` };
+  if (status === 409 && reason !== 'AlreadyExists') return { class: 'transient', why: `HTTP 409 ${reason ?? 'Conflict'}` };
+  // 401 usually means an expired token that the next attempt refreshes.
+  if (status === 401) return { class: 'transient', why: 'HTTP 401 Unauthorized' };
+  if (status >= 500) return { class: 'transient', why: `HTTP ${status}` };
+  return { class: 'permanent', why: `HTTP ${status}${reason ? ` ${reason}` : ''}` };
+}
+
+export function isTransient(failure: ApiFailure): boolean {
+  return classifyApiError(failure).class === 'transient';
+}
+
+/** Thrown by a reconciler when the delivery must fail so that Pub/Sub redelivers it. */
+export class TransientError extends Error {
+  readonly failure: ApiFailure;
+  constructor(message: string, failure: ApiFailure) {
+    super(message);
+    this.name = 'TransientError';
+    this.failure = failure;
+  }
+}
+
+/** Message of a metav1.Status body, or a fallback. */
+export function statusMessage(data: unknown, fallback: string): string {
+  if (data && typeof data === 'object' && typeof (data as { message?: unknown }).message === 'string') return (data as { message: string }).message;
+  return fallback;
+}
+
+export function statusReason(data: unknown): string | undefined {
+  if (data && typeof data === 'object' && typeof (data as { reason?: unknown }).reason === 'string') return (data as { reason: string }).reason;
+  return undefined;
+}

@@ -1,0 +1,72 @@
+// reconcile-template's decisions: whether a template change must fan out, to which namespaces,
+// and the counts its status reports. Namespaces are carried as NamespaceInfo (names and labels),
+// never as whole objects.
+import { createHash } from 'node:crypto';
+import { KEY } from '../keys.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { matchTemplates } from '../render/index.ts';
+import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
+import { RECONCILE_KEY } from './keys.ts';
+import { splitList } from './objects.ts';
+import type { TemplateCounts } from './report.ts';
+
+/** What namespaces see of a template: its spec and the annotations that change matching. */
+export function templateFingerprint(t: NamespaceTemplate): string {
+  const a = t.metadata.annotations ?? {};
+  const relevant = { spec: t.spec, apply: a[KEY.apply] ?? null, requirePermission: a[KEY.requirePermission] ?? null, deleting: Boolean(t.metadata.deletionTimestamp) };
+  return createHash('sha256').update(JSON.stringify(relevant)).digest('hex').slice(0, 32);
+}
+
+/** A deleted template always fans out; otherwise only when its fingerprint moved since the last fan-out. */
+export function fanoutNeeded(t: NamespaceTemplate | null): boolean {
+  if (!t) return true;
+  return t.metadata.annotations?.[RECONCILE_KEY.fanoutHash] !== templateFingerprint(t);
+}
+
+/** Bookkeeping a namespace's ApplySet parent records for the templates. */
+export interface ParentRecord {
+  namespace: string;
+  applied: string[];
+  failed: string[];
+}
+
+export function parentRecord(parent: KubeObject): ParentRecord {
+  return {
+    namespace: parent.metadata.namespace ?? '',
+    applied: splitList(parent.metadata.annotations?.[RECONCILE_KEY.templates]),
+    failed: splitList(parent.metadata.annotations?.[RECONCILE_KEY.failedTemplates]),
+  };
+}
+
+/** Whether a namespace matches a template now. Permission is the namespace reconciler's to check. */
+export function matchesNow(t: NamespaceTemplate, ns: NamespaceInfo, systemNamespaces: readonly string[] = []): boolean {
+  return matchTemplates(ns, [t], { systemNamespaces, granted: () => true }).matched.length === 1;
+}
+
+/** Namespaces to reconcile: those that match now, and those that carry the template from before. */
+export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], systemNamespaces: readonly string[] = []): string[] {
+  const targets = new Set<string>();
+  if (t && !t.metadata.deletionTimestamp) for (const ns of namespaces) if (matchesNow(t, ns, systemNamespaces)) targets.add(ns.name);
+  const existing = new Set(namespaces.map((n) => n.name));
+  for (const p of parents) if (existing.has(p.namespace) && (p.applied.includes(name) || p.failed.includes(name))) targets.add(p.namespace);
+  return [...targets].sort();
+}
+
+export function countTemplate(t: NamespaceTemplate, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], systemNamespaces: readonly string[] = []): TemplateCounts {
+  const name = t.metadata.name ?? '';
+  const matching = new Set(namespaces.filter((ns) => matchesNow(t, ns, systemNamespaces)).map((ns) => ns.name));
+  let applied = 0;
+  let failed = 0;
+  for (const p of parents) {
+    if (!matching.has(p.namespace)) continue;
+    if (p.failed.includes(name)) failed += 1;
+    else if (p.applied.includes(name)) applied += 1;
+  }
+  return { generation: t.metadata.generation ?? 0, matched: matching.size, applied, failed };
+}
+
+export function chunk<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

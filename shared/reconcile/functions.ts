@@ -1,0 +1,55 @@
+// Registers a reconciler with the Functions Framework twice over: an HTTP function for Pub/Sub
+// push (OIDC-verified; the status code is the ack) and a CloudEvent function for Eventarc
+// Pub/Sub triggers (throwing nacks). Both decode the same envelope and call the same runtime.
+import type { HttpFunction, CloudEventFunction } from '@google-cloud/functions-framework';
+import { createPubSubBus } from '../bus/pubsub.ts';
+import { reconcileConfig } from './config.ts';
+import { jsonLogger } from './log.ts';
+import type { MessageKind, ReconcileMessage } from './message.ts';
+import { handleEnvelope, handlePush } from './push.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
+
+export interface FunctionsFramework {
+  http(name: string, fn: HttpFunction): void;
+  cloudEvent<T = unknown>(name: string, fn: CloudEventFunction<T>): void;
+}
+
+const runtimes = new Map<string, Promise<Runtime>>();
+
+/** The local stack and tests install their own runtime (kubeconfig, in-process bus, auth). */
+export function useRuntime(name: string, runtime: Runtime): void {
+  runtimes.set(name, Promise.resolve(runtime));
+}
+
+function runtimeFor(name: string): Promise<Runtime> {
+  let r = runtimes.get(name);
+  if (!r) {
+    r = (async () => {
+      const config = reconcileConfig(process.env);
+      const log = jsonLogger(name);
+      return createRuntime({ config, log, bus: () => createPubSubBus({ projectId: config.pubsubProject, log }) });
+    })();
+    r.catch(() => runtimes.delete(name));
+    runtimes.set(name, r);
+  }
+  return r;
+}
+
+export function registerReconciler(ff: FunctionsFramework, name: string, kind: MessageKind, handle: (rt: Runtime, msg: ReconcileMessage) => Promise<object>): void {
+  ff.http(name, async (req, res) => {
+    let rt: Runtime;
+    try {
+      rt = await runtimeFor(name);
+    } catch (e) {
+      res.status(500).json({ error: `configuration: ${(e as Error).message}` });
+      return;
+    }
+    const answer = await handlePush({ verify: rt.verify, accept: kind, handle: async (m) => ({ ...(await handle(rt, m)) }), log: rt.log }, req.get('authorization'), req.body);
+    res.status(answer.status).json(answer.body);
+  });
+  ff.cloudEvent(`${name}-event`, async (event) => {
+    const rt = await runtimeFor(name);
+    const answer = await handleEnvelope({ accept: kind, handle: async (m) => ({ ...(await handle(rt, m)) }), log: rt.log }, event.data);
+    if (answer.status >= 500) throw new Error(String(answer.body.error ?? `HTTP ${answer.status}`));
+  });
+}

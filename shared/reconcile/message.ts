@@ -1,0 +1,92 @@
+// The message that travels from the relay (and the template fan-out) to the reconcilers. It only
+// names what changed: reconcilers read current state, so a message may be lost, duplicated or
+// reordered without harm.
+
+export const MESSAGE_VERSION = 1;
+
+export type MessageKind = 'Namespace' | 'NamespaceTemplate';
+/** Watch event types, plus SYNC (periodic resync) and FANOUT (a template asks a namespace to converge). */
+export type MessageType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'SYNC' | 'FANOUT';
+
+export interface ReconcileMessage {
+  v: typeof MESSAGE_VERSION;
+  cluster: string;
+  kind: MessageKind;
+  name: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  type: MessageType;
+  /** Why, for logs: `template/<name>@<resourceVersion>` for FANOUT. */
+  cause?: string;
+}
+
+/** What a bus carries: opaque bytes, string attributes (filterable in Pub/Sub), an ordering key. */
+export interface Envelope {
+  data: Buffer;
+  attributes: Record<string, string>;
+  orderingKey: string;
+}
+
+const KINDS = new Set<string>(['Namespace', 'NamespaceTemplate']);
+const TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'SYNC', 'FANOUT']);
+
+/** One ordering key per object: Pub/Sub delivers one object's messages in publish order. */
+export function orderingKey(msg: Pick<ReconcileMessage, 'cluster' | 'kind' | 'name'>): string {
+  return `${msg.cluster}/${msg.kind}/${msg.name}`;
+}
+
+/** Identity of a message, for dedupe: the same object at the same version, for the same reason. */
+export function messageIdentity(msg: ReconcileMessage): string {
+  return [msg.cluster, msg.kind, msg.name, msg.uid ?? '', msg.resourceVersion ?? '', msg.type, msg.cause ?? ''].join('|');
+}
+
+export function encodeMessage(msg: ReconcileMessage): Envelope {
+  const attributes: Record<string, string> = { kind: msg.kind, type: msg.type, cluster: msg.cluster, name: msg.name };
+  return { data: Buffer.from(JSON.stringify(msg)), attributes, orderingKey: orderingKey(msg) };
+}
+
+export type Decoded = { ok: true; message: ReconcileMessage } | { ok: false; reason: string };
+
+/** Never throws: a malformed message is acknowledged and logged, never redelivered forever. */
+export function decodeMessage(data: Buffer | string | undefined): Decoded {
+  if (data === undefined || data.length === 0) return { ok: false, reason: 'empty message data' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.from(data, 'base64').toString('utf8'));
+  } catch {
+    return { ok: false, reason: 'message data is not base64 JSON' };
+  }
+  if (!parsed || typeof parsed !== 'object') return { ok: false, reason: 'message data is not an object' };
+  const m = parsed as Record<string, unknown>;
+  if (m.v !== MESSAGE_VERSION) return { ok: false, reason: `unsupported message version ${String(m.v)}` };
+  if (typeof m.kind !== 'string' || !KINDS.has(m.kind)) return { ok: false, reason: `unknown kind ${String(m.kind)}` };
+  if (typeof m.type !== 'string' || !TYPES.has(m.type)) return { ok: false, reason: `unknown type ${String(m.type)}` };
+  if (typeof m.name !== 'string' || m.name === '' || m.name.length > 253) return { ok: false, reason: 'missing or invalid name' };
+  if (typeof m.cluster !== 'string' || m.cluster === '') return { ok: false, reason: 'missing cluster' };
+  const message: ReconcileMessage = { v: MESSAGE_VERSION, cluster: m.cluster, kind: m.kind as MessageKind, name: m.name, type: m.type as MessageType };
+  if (typeof m.uid === 'string') message.uid = m.uid;
+  if (typeof m.resourceVersion === 'string') message.resourceVersion = m.resourceVersion;
+  if (typeof m.generation === 'number') message.generation = m.generation;
+  if (typeof m.cause === 'string') message.cause = m.cause.slice(0, 300);
+  return { ok: true, message };
+}
+
+/** Small bounded set of recently seen identities (insertion-ordered eviction). */
+export class RecentSet {
+  private readonly seen = new Set<string>();
+  private readonly max: number;
+  constructor(max: number) {
+    this.max = max;
+  }
+  /** true when the identity was already there. */
+  checkAndAdd(identity: string): boolean {
+    if (this.seen.has(identity)) return true;
+    this.seen.add(identity);
+    if (this.seen.size > this.max) this.seen.delete(this.seen.values().next().value as string);
+    return false;
+  }
+  get size(): number {
+    return this.seen.size;
+  }
+}

@@ -1,0 +1,234 @@
+// reconcile-namespace's executor: read the namespace, the templates and what we applied before;
+// let the pure planner decide; carry out exactly the planned writes; report. Level-triggered:
+// the message only names the namespace. Transient failures throw TransientError (the delivery
+// fails, Pub/Sub redelivers); permanent ones are reported once and the delivery is acknowledged.
+import { KEY, PHASE } from '../keys.ts';
+import { applyObject, createObject, deleteObject, EVENTS, listAll, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
+import type { KubeClient, KubeResponse } from '../kube/client.ts';
+import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
+import type { Authorizer } from '../kube/sar.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { APPLYSET_PARENT_NAME, templatesNeedingPermission, type NamespaceTemplate } from '../render/index.ts';
+import { mapLimit } from './concurrency.ts';
+import { classifyApiError, TransientError } from './errors.ts';
+import { RECONCILE_KEY } from './keys.ts';
+import type { Logger } from './log.ts';
+import { parseGroupKind, sortedUnique, type ObjectRef } from './objects.ts';
+import { desiredState, kindsToObserve, namespaceInfo, parentNeedsWrite, parentObject, planNamespace, type DesiredObject, type NamespacePlan } from './plan.ts';
+import { eventObject, namespaceEvent, warningEvents, withRecentFailure, type NamespaceOutcome, type ObjectFailure } from './report.ts';
+
+export const EVENT_COMPONENT = 'furnish-reconciler';
+
+export interface NamespaceDeps {
+  kube: KubeClient;
+  resolver: ResourceResolver;
+  /** Answers `use` on namespacetemplates/<name> for templates with require-permission. */
+  authorizer?: Authorizer;
+  systemNamespaces?: readonly string[];
+  applyConcurrency?: number;
+  readyDespiteFailures?: boolean;
+  log: Logger;
+  now?: () => Date;
+}
+
+export interface NamespaceResult {
+  result: 'converged' | 'failed' | 'skipped' | 'gone';
+  namespace: string;
+  /** Write requests issued (objects, parent, status, events, phase). */
+  writes: number;
+  outcome?: NamespaceOutcome;
+  reason?: string;
+}
+
+/** A failed read: transient ones throw (redelivery), permanent ones end the reconcile as failed. */
+function failRead(what: string, res: KubeResponse<unknown>): never | string {
+  const c = classifyApiError({ status: res.status, reason: res.reason });
+  if (c.class === 'transient') throw new TransientError(`${what}: ${c.why}: ${res.error ?? ''}`, { status: res.status, reason: res.reason, message: res.error });
+  return `${what}: ${c.why}: ${res.error ?? ''}`;
+}
+
+export async function listTemplates(kube: KubeClient): Promise<{ ok: true; templates: NamespaceTemplate[] } | { ok: false; res: KubeResponse<unknown> }> {
+  const { result, items } = await listAll(kube, resourcePath(TEMPLATES));
+  if (!result.ok) return { ok: false, res: { ok: false, status: result.status, data: undefined, reason: result.reason, error: result.error, attempts: 1 } };
+  return { ok: true, templates: items as NamespaceTemplate[] };
+}
+
+async function grantedTemplates(deps: NamespaceDeps, ns: KubeObject, templates: readonly NamespaceTemplate[]): Promise<Set<string>> {
+  const granted = new Set<string>();
+  const creator = ns.metadata.annotations?.[KEY.creator];
+  const needing = templatesNeedingPermission(namespaceInfo(ns), templates, { systemNamespaces: deps.systemNamespaces });
+  if (!deps.authorizer || !creator || needing.length === 0) return granted;
+  await Promise.all(needing.map(async (t) => {
+    const name = t.metadata.name ?? '';
+    const d = await deps.authorizer!.check({ user: { username: creator }, verb: 'use', group: 'furnish.dev', resource: 'namespacetemplates', name });
+    if (d.error) throw new TransientError(`SubjectAccessReview for template ${name}: ${d.error}`, { status: 0, message: d.error });
+    if (d.allowed) granted.add(name);
+  }));
+  return granted;
+}
+
+async function observe(deps: NamespaceDeps, namespace: string, kinds: readonly string[]): Promise<KubeObject[]> {
+  const observed: KubeObject[] = [];
+  for (const gk of kinds) {
+    const { group, kind } = parseGroupKind(gk);
+    const info = await deps.resolver.forGroupKind(group, kind);
+    if (!info) {
+      deps.log.log('WARNING', 'unknown group-kind, not observed', { namespace, groupKind: gk });
+      continue;
+    }
+    const { result, items } = await listAll(deps.kube, resourcePath(info, namespace), { labelSelector: KEY.template });
+    if (!result.ok) {
+      if (result.status === 404) continue;
+      failRead(`list ${gk} in ${namespace}`, { ok: false, status: result.status, data: undefined, reason: result.reason, error: result.error, attempts: 1 });
+      continue;
+    }
+    for (const item of items) observed.push({ ...item, apiVersion: item.apiVersion ?? (info.group ? `${info.group}/${info.version}` : info.version), kind: item.kind ?? kind });
+  }
+  return observed;
+}
+
+interface Execution {
+  writes: number;
+  failures: ObjectFailure[];
+  transient: string[];
+  counts: { applied: number; created: number; pruned: number; orphaned: number };
+}
+
+function recordFailure(exec: Execution, template: string, key: string, hash: string, res: KubeResponse<unknown>): void {
+  const c = classifyApiError({ status: res.status, reason: res.reason });
+  if (c.class === 'transient') exec.transient.push(`${key}: ${c.why}`);
+  else exec.failures.push({ template, key, hash, status: res.status, reason: res.reason ?? c.why, message: res.error ?? '' });
+}
+
+async function writeDesired(deps: NamespaceDeps, exec: Execution, want: DesiredObject, how: 'apply' | 'create'): Promise<void> {
+  const info = await deps.resolver.forObject(want.object.apiVersion, want.object.kind);
+  if (!info) {
+    exec.failures.push({ template: want.template, key: want.key, hash: want.hash, status: 404, reason: 'NotFound', message: `the API server does not serve ${want.object.apiVersion} ${want.object.kind}` });
+    return;
+  }
+  exec.writes += 1;
+  const res = how === 'apply' ? await applyObject(deps.kube, info, want.object) : await createObject(deps.kube, info, want.object);
+  if (res.ok) exec.counts[how === 'apply' ? 'applied' : 'created'] += 1;
+  else if (how === 'create' && res.status === 409 && res.reason === 'AlreadyExists') return;
+  else recordFailure(exec, want.template, want.key, want.hash, res);
+}
+
+async function release(deps: NamespaceDeps, exec: Execution, ref: ObjectRef, how: 'prune' | 'orphan'): Promise<void> {
+  const info = await deps.resolver.forObject(ref.apiVersion, ref.kind);
+  if (!info) return;
+  exec.writes += 1;
+  const res = how === 'prune'
+    ? await deleteObject(deps.kube, info, ref.namespace, ref.name)
+    : await mergePatch(deps.kube, resourcePath(info, ref.namespace, ref.name), { metadata: { labels: { [KEY.template]: null, [KEY.applySetPartOf]: null }, annotations: { [RECONCILE_KEY.hash]: null, [RECONCILE_KEY.deletionPolicy]: null } } });
+  if (res.ok || res.status === 404) exec.counts[how === 'prune' ? 'pruned' : 'orphaned'] += res.ok ? 1 : 0;
+  else recordFailure(exec, ref.template, ref.key, '', res);
+}
+
+async function applyParent(deps: NamespaceDeps, exec: Execution, parent: KubeObject): Promise<void> {
+  exec.writes += 1;
+  const res = await applyObject(deps.kube, { group: '', version: 'v1', plural: 'configmaps', namespaced: true }, parent);
+  if (!res.ok) recordFailure(exec, '(applyset)', `/ConfigMap/${parent.metadata.namespace}/${APPLYSET_PARENT_NAME}`, '', res);
+}
+
+async function execute(deps: NamespaceDeps, plan: NamespacePlan): Promise<Execution> {
+  const exec: Execution = { writes: 0, failures: [], transient: [], counts: { applied: 0, created: 0, pruned: 0, orphaned: 0 } };
+  if (plan.parentBefore) {
+    await applyParent(deps, exec, plan.parentBefore);
+    if (exec.transient.length > 0 || exec.failures.length > 0) return exec;
+  }
+  const limit = deps.applyConcurrency ?? 8;
+  await mapLimit([...plan.apply.map((w) => ['apply', w] as const), ...plan.create.map((w) => ['create', w] as const)], limit, ([how, w]) => writeDesired(deps, exec, w, how));
+  await mapLimit([...plan.prune.map((r) => ['prune', r] as const), ...plan.orphan.map((r) => ['orphan', r] as const)], limit, ([how, r]) => release(deps, exec, r, how));
+  return exec;
+}
+
+async function postEvent(deps: NamespaceDeps, ns: KubeObject, draft: ReturnType<typeof namespaceEvent>, now: Date): Promise<number> {
+  if (!draft) return 0;
+  const res = await createObject(deps.kube, EVENTS, eventObject(draft, ns, now, EVENT_COMPONENT));
+  if (!res.ok && !(res.status === 409)) deps.log.log('WARNING', 'could not record event', { namespace: ns.metadata.name, reason: draft.reason, status: res.status, error: res.error });
+  return 1;
+}
+
+async function recordTemplateFailures(deps: NamespaceDeps, templates: readonly NamespaceTemplate[], outcome: NamespaceOutcome, now: Date): Promise<number> {
+  let writes = 0;
+  const byTemplate = new Map(templates.map((t) => [t.metadata.name ?? '', t]));
+  const firstPerTemplate = new Map<string, ObjectFailure>();
+  for (const f of outcome.failures) if (!firstPerTemplate.has(f.template)) firstPerTemplate.set(f.template, f);
+  for (const [name, f] of firstPerTemplate) {
+    const t = byTemplate.get(name);
+    if (!t) continue;
+    const list = withRecentFailure(t.status, { namespace: outcome.namespace, object: f.key, reason: `${f.reason}: ${f.message}`, time: now.toISOString() });
+    if (!list) continue;
+    writes += 1;
+    const res = await mergePatch(deps.kube, `${resourcePath(TEMPLATES, undefined, name)}/status`, { status: { recentFailures: list } });
+    if (!res.ok) deps.log.log('WARNING', 'could not record template failure', { template: name, status: res.status, error: res.error });
+  }
+  return writes;
+}
+
+export async function reconcileNamespace(deps: NamespaceDeps, name: string): Promise<NamespaceResult> {
+  const now = deps.now?.() ?? new Date();
+  const got = await deps.kube.call<KubeObject>({ method: 'GET', path: resourcePath(NAMESPACES, undefined, name) });
+  if (!got.ok) {
+    if (got.status === 404) return { result: 'gone', namespace: name, writes: 0 };
+    return { result: 'failed', namespace: name, writes: 0, reason: failRead(`get namespace ${name}`, got) };
+  }
+  const ns = got.data!;
+  const listed = await listTemplates(deps.kube);
+  if (!listed.ok) return { result: 'failed', namespace: name, writes: 0, reason: failRead('list namespacetemplates', listed.res) };
+  const { templates } = listed;
+
+  const granted = await grantedTemplates(deps, ns, templates);
+  const desired = desiredState(ns, templates, { systemNamespaces: deps.systemNamespaces, granted: (t) => granted.has(t) });
+  if (desired.skip) return { result: 'skipped', namespace: name, writes: 0, reason: desired.skip };
+
+  const parentRes = await deps.kube.call<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(name)}/configmaps/${APPLYSET_PARENT_NAME}` });
+  if (!parentRes.ok && parentRes.status !== 404) return { result: 'failed', namespace: name, writes: 0, reason: failRead(`get applyset parent in ${name}`, parentRes) };
+  const parent = parentRes.ok ? parentRes.data! : null;
+  const observed = await observe(deps, name, kindsToObserve(parent, desired));
+  const plan = planNamespace({ namespace: ns, desired, observed, parent, templates });
+  const exec = await execute(deps, plan);
+  if (exec.transient.length > 0) {
+    throw new TransientError(`namespace ${name}: ${exec.transient.length} transient failure(s): ${exec.transient.slice(0, 3).join('; ')}`, { status: 503 });
+  }
+
+  for (const p of desired.problems) exec.failures.push({ template: p.template, key: p.path, hash: '', status: 422, reason: 'RenderFailed', message: p.message });
+  const failedTemplates = sortedUnique(exec.failures.map((f) => f.template).filter((t) => t !== '(applyset)'));
+  const appliedTemplates = desired.matched.filter((t) => !failedTemplates.includes(t));
+  const finalParent = parentObject(name, desired.groupKinds, appliedTemplates, failedTemplates);
+  let writes = exec.writes;
+  if (parentNeedsWrite(plan.parentBefore ?? parent, finalParent) && !exec.failures.some((f) => f.template === '(applyset)')) {
+    await applyParent(deps, exec, finalParent);
+    writes += 1;
+  }
+
+  const outcome: NamespaceOutcome = {
+    namespace: name,
+    uid: ns.metadata.uid ?? '',
+    matched: desired.matched,
+    ...exec.counts,
+    unchanged: plan.keep.length,
+    failures: exec.failures,
+    warnings: desired.warnings,
+  };
+  const changed = exec.counts.applied + exec.counts.created + exec.counts.pruned + exec.counts.orphaned > 0;
+  writes += await postEvent(deps, ns, namespaceEvent(outcome, now), now);
+  if (changed) for (const w of warningEvents(outcome)) writes += await postEvent(deps, ns, w, now);
+  writes += await recordTemplateFailures(deps, templates, outcome, now);
+
+  const failed = exec.failures.length > 0;
+  if (plan.setReady && (!failed || deps.readyDespiteFailures)) {
+    writes += 1;
+    const res = await mergePatch(deps.kube, resourcePath(NAMESPACES, undefined, name), { metadata: { labels: { [KEY.phase]: PHASE.ready } } });
+    if (!res.ok) {
+      const c = classifyApiError({ status: res.status, reason: res.reason });
+      if (c.class === 'transient') throw new TransientError(`set phase of ${name}: ${c.why}`, { status: res.status, reason: res.reason });
+      deps.log.log('ERROR', 'could not set phase ready', { namespace: name, status: res.status, error: res.error });
+      return { result: 'failed', namespace: name, writes, outcome, reason: `set phase: ${c.why}` };
+    }
+  }
+  deps.log.log(failed ? 'WARNING' : 'INFO', failed ? 'namespace reconciled with failures' : 'namespace reconciled', {
+    namespace: name, matched: desired.matched, applied: outcome.applied, created: outcome.created, pruned: outcome.pruned, orphaned: outcome.orphaned, unchanged: outcome.unchanged, failures: outcome.failures.length, writes,
+  });
+  return { result: failed ? 'failed' : 'converged', namespace: name, writes, outcome, reason: failed ? `${outcome.failures.length} object(s) failed` : undefined };
+}

@@ -1,0 +1,71 @@
+// Pub/Sub push delivery, decoded once for both reconcilers. The HTTP status is the ack:
+//   2xx  acknowledged (converged, skipped, gone, a permanent failure already reported, or a
+//        message that can never be processed: it is logged, not redelivered forever);
+//   503  transient failure: Pub/Sub redelivers with the subscription's backoff;
+//   500  unexpected error: redelivered too;
+//   400  not a push envelope; 401/403 the OIDC token did not verify.
+import type { PushVerifier } from '../auth/oidc.ts';
+import { TransientError } from './errors.ts';
+import type { Logger } from './log.ts';
+import { decodeMessage, type MessageKind, type ReconcileMessage } from './message.ts';
+
+export interface PushEnvelope {
+  message: { data?: string; attributes?: Record<string, string>; messageId?: string; message_id?: string; orderingKey?: string; publishTime?: string };
+  subscription?: string;
+  deliveryAttempt?: number;
+}
+
+export type EnvelopeCheck = { ok: true; envelope: PushEnvelope } | { ok: false; reason: string };
+
+export function checkEnvelope(body: unknown): EnvelopeCheck {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return { ok: false, reason: 'body is not a Pub/Sub push envelope (expected {message, subscription})' };
+  const message = (body as { message?: unknown }).message;
+  if (!message || typeof message !== 'object' || Array.isArray(message)) return { ok: false, reason: 'envelope has no message object' };
+  const data = (message as { data?: unknown }).data;
+  if (data !== undefined && typeof data !== 'string') return { ok: false, reason: 'message.data must be a base64 string' };
+  return { ok: true, envelope: body as PushEnvelope };
+}
+
+export interface PushAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export type MessageHandler = (msg: ReconcileMessage) => Promise<Record<string, unknown>>;
+
+/** Decodes, authenticates and dispatches one delivery; never throws. */
+export async function handlePush(opts: { verify: PushVerifier; accept: MessageKind; handle: MessageHandler; log: Logger; defaultCluster?: string }, authorization: string | undefined, body: unknown): Promise<PushAnswer> {
+  const auth = await opts.verify(authorization);
+  if (!auth.ok) {
+    opts.log.log('WARNING', 'push request refused', { status: auth.status, reason: auth.reason });
+    return { status: auth.status, body: { error: auth.reason } };
+  }
+  return handleEnvelope(opts, body);
+}
+
+export async function handleEnvelope(opts: { accept: MessageKind; handle: MessageHandler; log: Logger }, body: unknown): Promise<PushAnswer> {
+  const checked = checkEnvelope(body);
+  if (!checked.ok) return { status: 400, body: { error: checked.reason } };
+  const { message } = checked.envelope;
+  const messageId = message.messageId ?? message.message_id ?? '';
+  const decoded = decodeMessage(message.data);
+  if (!decoded.ok) {
+    opts.log.log('ERROR', 'undecodable message acknowledged', { messageId, reason: decoded.reason });
+    return { status: 204, body: { acknowledged: true, error: decoded.reason } };
+  }
+  if (decoded.message.kind !== opts.accept) {
+    opts.log.log('WARNING', 'message of another kind acknowledged', { messageId, kind: decoded.message.kind });
+    return { status: 204, body: { acknowledged: true, ignored: decoded.message.kind } };
+  }
+  try {
+    const result = await opts.handle(decoded.message);
+    return { status: 200, body: { acknowledged: true, ...result } };
+  } catch (e) {
+    if (e instanceof TransientError) {
+      opts.log.log('WARNING', 'transient failure, delivery will be retried', { messageId, name: decoded.message.name, error: e.message });
+      return { status: 503, body: { error: e.message } };
+    }
+    opts.log.log('ERROR', 'reconcile crashed, delivery will be retried', { messageId, name: decoded.message.name, error: (e as Error).stack ?? String(e) });
+    return { status: 500, body: { error: (e as Error).message } };
+  }
+}

@@ -1,0 +1,257 @@
+// The watch relay: lists, then watches namespaces and NamespaceTemplates from a resourceVersion
+// (bookmarks on), reconnects with backoff, relists on 410 Gone, resyncs everything periodically,
+// and publishes one small message per change with an ordering key per object. It remembers
+// names and versions only (VersionIndex), never objects, so memory stays flat as the cluster grows.
+import type { Bus } from '../bus/types.ts';
+import { listEach, NAMESPACES, TEMPLATES } from '../kube/api.ts';
+import type { KubeClient, WatchHandle } from '../kube/client.ts';
+import { resourcePath } from '../kube/resources.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { NamespaceTemplate } from '../render/index.ts';
+import type { RelayConfig } from './config.ts';
+import { templateFingerprint } from './fanout.ts';
+import type { Logger } from './log.ts';
+import { encodeMessage, type MessageKind, type MessageType, type ReconcileMessage } from './message.ts';
+import { backoffDelay, hasAttemptsLeft, PUBLISH_RETRY, WATCH_RECONNECT } from './retry.ts';
+import { VersionIndex, type Change } from './versions.ts';
+
+export interface RelayCounters {
+  eventsSeen: number;
+  bookmarks: number;
+  published: number;
+  publishFailed: number;
+  suppressed: number;
+  relists: number;
+  gone: number;
+  reconnects: number;
+  resyncs: number;
+}
+
+export interface RelayDeps {
+  kube: KubeClient;
+  bus: Bus;
+  config: Pick<RelayConfig, 'cluster' | 'resyncSeconds' | 'watchTimeoutSeconds' | 'pageSize' | 'topics'>;
+  log: Logger;
+  /** Publish SYNC for every object found by the first list (default true): repairs what was missed while down. */
+  syncOnStart?: boolean;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+interface Stream {
+  kind: MessageKind;
+  path: string;
+  index: VersionIndex;
+  resourceVersion: string;
+  watch?: WatchHandle;
+  connected: boolean;
+  listed: boolean;
+}
+
+interface WatchEvent {
+  type?: string;
+  object?: KubeObject & { code?: number; reason?: string };
+}
+
+export interface Relay {
+  start(): Promise<void>;
+  /** Stops watching and flushes every pending publish. */
+  stop(): Promise<void>;
+  /** Lists everything again and publishes SYNC for every object. */
+  resync(): Promise<void>;
+  ready(): boolean;
+  readonly counters: RelayCounters;
+  /** Objects remembered (names and versions), per kind. */
+  sizes(): Record<MessageKind, number>;
+}
+
+export function createRelay(deps: RelayDeps): Relay {
+  const { kube, bus, config, log } = deps;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, reconnects: 0, resyncs: 0 };
+  const streams: Stream[] = [
+    { kind: 'Namespace', path: resourcePath(NAMESPACES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false },
+    { kind: 'NamespaceTemplate', path: resourcePath(TEMPLATES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false },
+  ];
+  /** Templates only (few): what namespaces see of each, to skip status-only changes. */
+  const fingerprints = new Map<string, string>();
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+  let loops: Promise<void>[] = [];
+  let resyncTimer: ReturnType<typeof setInterval> | undefined;
+  let resyncing: Promise<void> | undefined;
+
+  async function publishOnce(kind: MessageKind, change: Change): Promise<void> {
+    const msg: ReconcileMessage = { v: 1, cluster: config.cluster, kind, name: change.name, uid: change.uid, resourceVersion: change.resourceVersion, type: change.type };
+    if (change.generation !== undefined) msg.generation = change.generation;
+    const topic = kind === 'Namespace' ? config.topics.namespaces : config.topics.templates;
+    const envelope = encodeMessage(msg);
+    for (let attempt = 1; ; attempt += 1) {
+      const r = await bus.publish(topic, envelope);
+      if (r.ok) {
+        counters.published += 1;
+        return;
+      }
+      if (!hasAttemptsLeft(PUBLISH_RETRY, attempt) || stopped) {
+        counters.publishFailed += 1;
+        log.log('WARNING', 'publish failed; the next resync repairs it', { kind, name: change.name, error: r.error });
+        return;
+      }
+      await sleep(backoffDelay(PUBLISH_RETRY, attempt));
+    }
+  }
+
+  function publish(kind: MessageKind, change: Change): void {
+    const p = publishOnce(kind, change).finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  }
+
+  /** Templates: a change that namespaces cannot see (status, our own bookkeeping) is not published. */
+  function worthPublishing(s: Stream, obj: KubeObject, type: MessageType): boolean {
+    if (s.kind !== 'NamespaceTemplate') return true;
+    const name = obj.metadata.name ?? '';
+    if (type === 'DELETED') {
+      fingerprints.delete(name);
+      return true;
+    }
+    const fp = templateFingerprint(obj as NamespaceTemplate);
+    const before = fingerprints.get(name);
+    fingerprints.set(name, fp);
+    return type === 'SYNC' || type === 'ADDED' || before !== fp;
+  }
+
+  function seen(obj: KubeObject): { name: string; uid: string; resourceVersion: string; generation?: number } {
+    return { name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', resourceVersion: obj.metadata.resourceVersion ?? '', generation: obj.metadata.generation };
+  }
+
+  /** Lists everything; publishes changes (and SYNC for unchanged objects when `syncAll`). Returns false on failure. */
+  async function relist(s: Stream, syncAll: boolean): Promise<boolean> {
+    counters.relists += 1;
+    const pass = s.index.relist();
+    const res = await listEach(kube, s.path, { limit: config.pageSize }, (obj) => {
+      const change = pass.listed(seen(obj));
+      const type: MessageType | null = change ? change.type : syncAll ? 'SYNC' : null;
+      if (!type) {
+        worthPublishing(s, obj, 'MODIFIED');
+        return;
+      }
+      if (worthPublishing(s, obj, type)) publish(s.kind, { ...seen(obj), type });
+      else counters.suppressed += 1;
+    });
+    if (!res.ok) {
+      log.log('WARNING', 'list failed', { kind: s.kind, status: res.status, error: res.error });
+      return false;
+    }
+    for (const gone of pass.finish()) {
+      if (s.kind === 'NamespaceTemplate') fingerprints.delete(gone.name);
+      publish(s.kind, gone);
+    }
+    s.resourceVersion = res.resourceVersion;
+    s.listed = true;
+    return true;
+  }
+
+  function onEvent(s: Stream, ev: WatchEvent, markGone: () => void): void {
+    const obj = ev.object;
+    if (!obj) return;
+    if (ev.type === 'BOOKMARK') {
+      counters.bookmarks += 1;
+      if (obj.metadata?.resourceVersion) s.resourceVersion = obj.metadata.resourceVersion;
+      return;
+    }
+    if (ev.type === 'ERROR') {
+      if (obj.code === 410 || obj.reason === 'Expired' || obj.reason === 'Gone') markGone();
+      else log.log('WARNING', 'watch error event', { kind: s.kind, code: obj.code, reason: obj.reason });
+      return;
+    }
+    if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED' && ev.type !== 'DELETED') return;
+    counters.eventsSeen += 1;
+    if (obj.metadata?.resourceVersion) s.resourceVersion = obj.metadata.resourceVersion;
+    const change = s.index.observe(ev.type, seen(obj));
+    if (!change) return;
+    if (worthPublishing(s, obj, change.type)) publish(s.kind, change);
+    else counters.suppressed += 1;
+  }
+
+  async function loop(s: Stream): Promise<void> {
+    let failures = 0;
+    let needList = !s.listed;
+    while (!stopped) {
+      if (needList) {
+        if (!(await relist(s, false))) {
+          failures += 1;
+          await sleep(backoffDelay(WATCH_RECONNECT, failures));
+          continue;
+        }
+        needList = false;
+      }
+      let gone = false;
+      const handle = kube.watch({ method: 'GET', path: s.path, query: { watch: 1, resourceVersion: s.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: config.watchTimeoutSeconds } }, (ev) =>
+        onEvent(s, ev as WatchEvent, () => {
+          gone = true;
+          handle.stop();
+        }),
+      );
+      s.watch = handle;
+      s.connected = true;
+      const res = await handle.done;
+      s.connected = false;
+      if (stopped) break;
+      if (gone || res.status === 410) {
+        counters.gone += 1;
+        log.log('INFO', 'resourceVersion expired (410 Gone): relisting', { kind: s.kind, resourceVersion: s.resourceVersion });
+        needList = true;
+        failures = 0;
+        continue;
+      }
+      if (res.ok) {
+        failures = 0;
+        continue;
+      }
+      failures += 1;
+      counters.reconnects += 1;
+      const delay = backoffDelay(WATCH_RECONNECT, failures);
+      log.log('WARNING', 'watch failed; reconnecting', { kind: s.kind, status: res.status, error: res.error, delayMs: delay });
+      await sleep(delay);
+    }
+  }
+
+  async function resync(): Promise<void> {
+    if (resyncing) return resyncing;
+    resyncing = (async () => {
+      counters.resyncs += 1;
+      for (const s of streams) await relist(s, true);
+    })().finally(() => {
+      resyncing = undefined;
+    });
+    return resyncing;
+  }
+
+  return {
+    counters,
+    sizes: () => ({ Namespace: streams[0]!.index.size, NamespaceTemplate: streams[1]!.index.size }),
+    ready: () => !stopped && streams.every((s) => s.listed && s.connected),
+    resync,
+    async start() {
+      for (const s of streams) {
+        for (let attempt = 1; !(await relist(s, deps.syncOnStart ?? true)); attempt += 1) {
+          if (stopped) return;
+          await sleep(backoffDelay(WATCH_RECONNECT, attempt));
+        }
+      }
+      loops = streams.map((s) => loop(s));
+      if (config.resyncSeconds > 0) {
+        resyncTimer = setInterval(() => void resync(), config.resyncSeconds * 1000);
+        resyncTimer.unref?.();
+      }
+    },
+    async stop() {
+      stopped = true;
+      if (resyncTimer) clearInterval(resyncTimer);
+      for (const s of streams) s.watch?.stop();
+      await Promise.all(loops);
+      await resyncing;
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await bus.flush();
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// Wiring of the reconcilers, shared by the Cloud Functions entries, the local stack and tests:
+// one Kubernetes client per cluster (created on first use, kept across invocations), the push
+// verifier, the bus the fan-out publishes to. No decisions here.
+import { createPushVerifier, type PushVerifier } from '../auth/oidc.ts';
+import type { Bus } from '../bus/types.ts';
+import { clientCache, connect, createKubeClient, type KubeClient, type KubeClientOptions } from '../kube/client.ts';
+import { credentialsFor, type SecretReader } from '../kube/credentials.ts';
+import { ResourceResolver } from '../kube/resources.ts';
+import { cachedAuthorizer, createSarAuthorizer, type Authorizer } from '../kube/sar.ts';
+import type { ReconcileConfig } from './config.ts';
+import type { Logger } from './log.ts';
+import type { ReconcileMessage } from './message.ts';
+import { reconcileNamespace, type NamespaceResult } from './namespace.ts';
+import { reconcileTemplate, type TemplateResult } from './template.ts';
+
+export interface ClusterHandle {
+  kube: KubeClient;
+  resolver: ResourceResolver;
+  authorizer: Authorizer;
+}
+
+export interface Runtime {
+  config: ReconcileConfig;
+  log: Logger;
+  verify: PushVerifier;
+  cluster(name: string): Promise<ClusterHandle>;
+  namespace(msg: ReconcileMessage): Promise<NamespaceResult>;
+  template(msg: ReconcileMessage): Promise<TemplateResult>;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  config: ReconcileConfig;
+  log: Logger;
+  /** The bus reconcile-template publishes to; created on first use. */
+  bus: () => Promise<Bus>;
+  /** Override how a cluster's client is made (tests, the local stack). */
+  kubeFor?: (cluster: string) => Promise<KubeClient>;
+  readSecret?: SecretReader;
+  kubeOptions?: KubeClientOptions;
+  verify?: PushVerifier;
+}
+
+export function createRuntime(opts: RuntimeOptions): Runtime {
+  const { config, log } = opts;
+  const kubeFor = opts.kubeFor ?? (async (cluster: string) => {
+    const creds = await credentialsFor(cluster, config.clusters, opts.readSecret);
+    return createKubeClient(await connect(creds), { qps: config.kube.qps, burst: config.kube.burst, timeoutMs: config.kube.timeoutMs, ...opts.kubeOptions });
+  });
+  const clients = clientCache(async (cluster): Promise<ClusterHandle> => {
+    const kube = await kubeFor(cluster);
+    return { kube, resolver: new ResourceResolver(kube), authorizer: cachedAuthorizer(createSarAuthorizer((c) => kube.http(c)), { ttlMs: 10_000 }) };
+  });
+  let bus: Promise<Bus> | undefined;
+  const verify = opts.verify ?? createPushVerifier(config.push);
+  return {
+    config,
+    log,
+    verify,
+    cluster: clients,
+    async namespace(msg) {
+      const c = await clients(msg.cluster || config.cluster);
+      return reconcileNamespace({ kube: c.kube, resolver: c.resolver, authorizer: c.authorizer, systemNamespaces: config.systemNamespaces, applyConcurrency: config.applyConcurrency, readyDespiteFailures: config.readyDespiteFailures, log }, msg.name);
+    },
+    async template(msg) {
+      const c = await clients(msg.cluster || config.cluster);
+      bus ??= opts.bus();
+      return reconcileTemplate({
+        kube: c.kube,
+        bus: await bus,
+        cluster: msg.cluster || config.cluster,
+        namespaceTopic: config.topics.namespaces,
+        systemNamespaces: config.systemNamespaces,
+        concurrency: config.fanout.concurrency,
+        messagesPerSecond: config.fanout.messagesPerSecond,
+        progressEvery: config.fanout.progressEvery,
+        pageSize: config.fanout.pageSize,
+        log,
+      }, msg.name);
+    },
+    async close() {
+      if (bus) await (await bus).close();
+    },
+  };
+}

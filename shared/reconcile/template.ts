@@ -1,0 +1,115 @@
+// reconcile-template's executor: on a template's creation, change or deletion, publish one
+// reconcile message per namespace that matches now or carries the template from before, with
+// bounded concurrency and a client-side rate limit, reporting progress in the template status;
+// on every message (resync included), recount and write the status only if it changed.
+import { KEY } from '../keys.ts';
+import type { Bus } from '../bus/types.ts';
+import { listEach, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { TokenBucket } from '../kube/ratelimit.ts';
+import { resourcePath } from '../kube/resources.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type NamespaceTemplateStatus } from '../render/index.ts';
+import { mapLimit } from './concurrency.ts';
+import { classifyApiError, TransientError } from './errors.ts';
+import { chunk, countTemplate, fanoutNeeded, fanoutTargets, parentRecord, templateFingerprint, type ParentRecord } from './fanout.ts';
+import { RECONCILE_KEY } from './keys.ts';
+import type { Logger } from './log.ts';
+import { encodeMessage, type ReconcileMessage } from './message.ts';
+import { namespaceInfo } from './plan.ts';
+import { statusDiffers, templateStatus } from './report.ts';
+
+export interface TemplateDeps {
+  kube: KubeClient;
+  bus: Bus;
+  cluster: string;
+  namespaceTopic: string;
+  systemNamespaces?: readonly string[];
+  concurrency?: number;
+  messagesPerSecond?: number;
+  progressEvery?: number;
+  pageSize?: number;
+  log: Logger;
+  now?: () => Date;
+}
+
+export interface TemplateResult {
+  template: string;
+  deleted: boolean;
+  fannedOut: boolean;
+  published: number;
+  targets: number;
+  statusWritten: boolean;
+}
+
+function transientOr(what: string, status: number, reason: string | undefined, error: string | undefined): void {
+  const c = classifyApiError({ status, reason });
+  if (c.class === 'transient') throw new TransientError(`${what}: ${c.why}: ${error ?? ''}`, { status, reason, message: error });
+  throw new Error(`${what}: ${c.why}: ${error ?? ''}`);
+}
+
+async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInfo[]; parents: ParentRecord[] }> {
+  const namespaces: NamespaceInfo[] = [];
+  const nsList = await listEach(deps.kube, resourcePath(NAMESPACES), { limit: deps.pageSize }, (ns) => namespaces.push(namespaceInfo(ns)));
+  if (!nsList.ok) transientOr('list namespaces', nsList.status, nsList.reason, nsList.error);
+  const parents: ParentRecord[] = [];
+  const cmList = await listEach(deps.kube, '/api/v1/configmaps', { labelSelector: KEY.applySetId, limit: deps.pageSize }, (cm: KubeObject) => {
+    if (cm.metadata.name === APPLYSET_PARENT_NAME) parents.push(parentRecord(cm));
+  });
+  if (!cmList.ok) transientOr('list applyset parents', cmList.status, cmList.reason, cmList.error);
+  return { namespaces, parents };
+}
+
+async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTemplateStatus): Promise<void> {
+  const res = await mergePatch(deps.kube, `${resourcePath(TEMPLATES, undefined, name)}/status`, { status });
+  if (!res.ok && res.status !== 404) transientOr(`update status of template ${name}`, res.status, res.reason, res.error);
+}
+
+export async function reconcileTemplate(deps: TemplateDeps, name: string): Promise<TemplateResult> {
+  const now = () => deps.now?.() ?? new Date();
+  const got = await deps.kube.call<NamespaceTemplate>({ method: 'GET', path: resourcePath(TEMPLATES, undefined, name) });
+  if (!got.ok && got.status !== 404) transientOr(`get template ${name}`, got.status, got.reason, got.error);
+  const t = got.ok ? got.data! : null;
+  const result: TemplateResult = { template: name, deleted: t === null, fannedOut: false, published: 0, targets: 0, statusWritten: false };
+  const { namespaces, parents } = await readState(deps);
+  let status = t?.status;
+
+  if (fanoutNeeded(t)) {
+    const targets = fanoutTargets(name, t, namespaces, parents, deps.systemNamespaces);
+    result.targets = targets.length;
+    result.fannedOut = true;
+    const bucket = new TokenBucket(deps.messagesPerSecond ?? 2000, Math.max(1, Math.ceil((deps.messagesPerSecond ?? 2000) / 10)));
+    const cause = `template/${name}@${t?.metadata.resourceVersion ?? 'deleted'}`;
+    const every = deps.progressEvery ?? 2000;
+    const counts0 = t ? countTemplate(t, namespaces, parents, deps.systemNamespaces) : null;
+    let failed = 0;
+    for (const batch of chunk(targets, every)) {
+      const results = await mapLimit(batch, deps.concurrency ?? 64, async (ns) => {
+        await bucket.take((ms) => new Promise((r) => setTimeout(r, ms)));
+        const msg: ReconcileMessage = { v: 1, cluster: deps.cluster, kind: 'Namespace', name: ns, type: 'FANOUT', cause };
+        return deps.bus.publish(deps.namespaceTopic, encodeMessage(msg));
+      });
+      result.published += results.filter((r) => r.ok).length;
+      failed += results.filter((r) => !r.ok).length;
+      if (t && counts0 && result.published < targets.length) {
+        status = templateStatus(status, counts0, now(), { published: result.published, total: targets.length, done: false });
+        await patchStatus(deps, name, status);
+      }
+    }
+    await deps.bus.flush();
+    deps.log.log(failed ? 'WARNING' : 'INFO', 'template fan-out', { template: name, deleted: t === null, targets: targets.length, published: result.published, failed });
+    // Failing the delivery makes Pub/Sub redeliver: the whole fan-out runs again, which is harmless.
+    if (failed > 0) throw new TransientError(`template ${name}: ${failed} of ${targets.length} publishes failed`, { status: 503 });
+    if (t) {
+      const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [RECONCILE_KEY.fanoutHash]: templateFingerprint(t) } } });
+      if (!res.ok && res.status !== 404) transientOr(`record fan-out of template ${name}`, res.status, res.reason, res.error);
+    }
+  }
+  if (!t) return result;
+  const next = templateStatus(status, countTemplate(t, namespaces, parents, deps.systemNamespaces), now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined);
+  if (statusDiffers(t.status, next)) {
+    await patchStatus(deps, name, next);
+    result.statusWritten = true;
+  }
+  return result;
+}

@@ -1,0 +1,24 @@
+// What a webhook handler is given besides the request: the cluster's policy settings and the two
+// look-ups it may make (RBAC answers, the NamespaceTemplate list), each behind an interface.
+import type { AdmissionRequest, AdmissionResponse } from '../admission/types.ts';
+import type { PolicySettings } from '../config/types.ts';
+import type { Authorizer } from '../kube/sar.ts';
+import type { NamespaceTemplate } from '../render/types.ts';
+
+export interface TemplateSource {
+  /** Every NamespaceTemplate in the cluster. Rejects when they cannot be read. */
+  list(): Promise<NamespaceTemplate[]>;
+}
+
+export interface WebhookDeps {
+  settings: PolicySettings;
+  authorizer: Authorizer;
+  templates: TemplateSource;
+}
+
+/** A webhook: a plain typed function from a decoded request to a response. */
+export type AdmissionHandler = (request: AdmissionRequest, deps: WebhookDeps) => Promise<AdmissionResponse>;
+
+export function staticTemplates(templates: NamespaceTemplate[]): TemplateSource {
+  return { list: async () => templates };
+}

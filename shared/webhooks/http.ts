@@ -1,0 +1,119 @@
+// The only layer that decodes and encodes. A webhook function is a typed AdmissionHandler wrapped
+// by small decorators: liveness (GET /healthz, no token), bearer-token authentication (401, no
+// decision), and the AdmissionReview codec (415 wrong content type, 413 too large, 400 empty or
+// malformed, 405 not POST). Every refusal is a metav1.Status JSON with a clear message.
+import type { HttpFunction, Request, Response } from '@google-cloud/functions-framework';
+import { AdmissionError, isAdmissionError } from '../admission/errors.ts';
+import { decodeAdmissionReview, parseAdmissionReview } from '../admission/decode.ts';
+import { toReview } from '../admission/response.ts';
+import type { AdmissionResponse, DecodedReview } from '../admission/types.ts';
+import type { WebhookAuthenticator } from '../auth/webhook-token.ts';
+import type { ClusterConfig, WebhookName } from '../config/types.ts';
+import type { AdmissionHandler, WebhookDeps } from './deps.ts';
+
+type Handle = (req: Request, res: Response) => Promise<void>;
+type AuthenticatedHandle = (req: Request, res: Response, cluster: ClusterConfig) => Promise<void>;
+
+const REASONS: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 405: 'MethodNotAllowed', 413: 'RequestEntityTooLarge', 415: 'UnsupportedMediaType', 500: 'InternalError' };
+
+/** Answers with a metav1.Status, the shape kubectl and kube-apiserver print. */
+export function sendStatus(res: Response, code: number, message: string, headers: Record<string, string> = {}): void {
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.status(code).type('application/json').send(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason: REASONS[code] ?? 'Failure', message }));
+}
+
+export function withLiveness(next: Handle): Handle {
+  return async (req, res) => {
+    if (req.method === 'GET' && req.path.endsWith('/healthz')) {
+      res.status(200).type('application/json').send('{"status":"ok"}');
+      return;
+    }
+    await next(req, res);
+  };
+}
+
+export function withBearerAuth(authenticator: WebhookAuthenticator, next: AuthenticatedHandle): Handle {
+  return async (req, res) => {
+    const result = await authenticator.authenticate(req.headers.authorization);
+    if (!result.ok) {
+      sendStatus(res, 401, result.message, { 'www-authenticate': 'Bearer' });
+      return;
+    }
+    await next(req, res, result.cluster);
+  };
+}
+
+function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** The review in an HTTP request, or an AdmissionError saying exactly what is wrong with it. */
+export function readReview(req: Request, maxBodyBytes: number): DecodedReview {
+  const type = mediaType(req.headers['content-type']);
+  if (type !== 'application/json') {
+    throw new AdmissionError('wrong-content-type', `content type must be application/json, got ${type ? JSON.stringify(type) : 'none'}`);
+  }
+  const raw = req.rawBody;
+  const size = raw?.length ?? 0;
+  if (size > maxBodyBytes) throw new AdmissionError('too-large', `request body is ${size} bytes, more than the limit of ${maxBodyBytes}`);
+  if (size === 0) throw new AdmissionError('empty-body', 'request body is empty: expected an AdmissionReview');
+  // The framework has parsed JSON bodies already; anything else is parsed (and refused) here.
+  return typeof req.body === 'object' && req.body !== null && !Buffer.isBuffer(req.body) ? decodeAdmissionReview(req.body) : parseAdmissionReview(raw!, maxBodyBytes);
+}
+
+export function withAdmissionCodec(
+  maxBodyBytes: number,
+  decide: (review: DecodedReview, cluster: ClusterConfig) => Promise<AdmissionResponse>,
+): AuthenticatedHandle {
+  return async (req, res, cluster) => {
+    if (req.method !== 'POST') {
+      sendStatus(res, 405, `method ${req.method} not allowed: POST an AdmissionReview (GET /healthz for liveness)`, { allow: 'POST' });
+      return;
+    }
+    let review: DecodedReview;
+    try {
+      review = readReview(req, maxBodyBytes);
+    } catch (e) {
+      if (!isAdmissionError(e)) throw e;
+      sendStatus(res, e.status, e.message);
+      return;
+    }
+    try {
+      const response = await decide(review, cluster);
+      response.uid = review.request.uid;
+      res.status(200).type('application/json').send(JSON.stringify(toReview(response)));
+    } catch (e) {
+      if (isAdmissionError(e)) {
+        sendStatus(res, e.status, e.message);
+        return;
+      }
+      console.error(JSON.stringify({ severity: 'ERROR', message: 'webhook failed', uid: review.request.uid, error: (e as Error).stack ?? String(e) }));
+      sendStatus(res, 500, `internal error deciding request ${review.request.uid}: ${(e as Error).message}`);
+    }
+  };
+}
+
+export interface WebhookServerOptions {
+  webhook: WebhookName;
+  handler: AdmissionHandler;
+  authenticator: WebhookAuthenticator;
+  depsFor: (cluster: ClusterConfig) => WebhookDeps;
+  maxBodyBytes: number;
+}
+
+/** The HTTP function of one webhook. */
+export function webhookHttpFunction(options: WebhookServerOptions): HttpFunction {
+  const { handler, depsFor } = options;
+  const handle = withLiveness(
+    withBearerAuth(
+      options.authenticator,
+      withAdmissionCodec(options.maxBodyBytes, (review, cluster) => handler(review.request, depsFor(cluster))),
+    ),
+  );
+  return (req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      console.error(JSON.stringify({ severity: 'ERROR', message: 'webhook failed', error: (e as Error).stack ?? String(e) }));
+      if (!res.headersSent) sendStatus(res, 500, 'internal error');
+    });
+  };
+}

@@ -1,0 +1,26 @@
+// The NamespaceTemplate list of a live cluster, read through the KubeHttp seam and remembered
+// briefly (validate-namespace asks on every label change).
+import type { KubeHttp } from '../kube/http.ts';
+import { API_VERSION } from '../render/types.ts';
+import type { NamespaceTemplate } from '../render/types.ts';
+import type { TemplateSource } from './deps.ts';
+
+export const TEMPLATES_PATH = `/apis/${API_VERSION}/namespacetemplates`;
+
+export function clusterTemplates(http: KubeHttp, ttlMs: number, now: () => number = Date.now): TemplateSource {
+  let cached: { at: number; items: NamespaceTemplate[] } | undefined;
+  let inflight: Promise<NamespaceTemplate[]> | undefined;
+  async function fetchAll(): Promise<NamespaceTemplate[]> {
+    const result = await http<{ items?: NamespaceTemplate[] }>({ method: 'GET', path: TEMPLATES_PATH });
+    if (!result.ok || !Array.isArray(result.data?.items)) throw new Error(`GET ${TEMPLATES_PATH}: ${result.error ?? `HTTP ${result.status}`}`);
+    cached = { at: now(), items: result.data.items };
+    return cached.items;
+  }
+  return {
+    list() {
+      if (cached && now() - cached.at < ttlMs) return Promise.resolve(cached.items);
+      inflight ??= fetchAll().finally(() => (inflight = undefined));
+      return inflight;
+    },
+  };
+}

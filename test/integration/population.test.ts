@@ -1,0 +1,182 @@
+// Population end to end inside one process: kube-sim (HTTPS, SSA, watch with bookmarks and 410,
+// request log, faults), the local stack (relay → in-process bus → push → reconcile-namespace and
+// reconcile-template served by the Functions Framework). Namespaces are created as mutate-namespace
+// leaves them (creator annotation, phase=pending); the webhook path is covered in test/e2e.
+import { describe, it, expect, beforeAll, afterAll, beforeEach } from '@jest/globals';
+import { KEY } from '../../shared/keys.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { NamespaceTemplate } from '../../shared/render/types.ts';
+import { RECONCILE_KEY } from '../../shared/reconcile/keys.ts';
+import { encodeMessage } from '../../shared/reconcile/message.ts';
+import { silentLogger } from '../../shared/reconcile/log.ts';
+import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
+import { useTestCluster } from '../support/cluster.ts';
+import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, examples, get, list, managers, NETPOL, patchNamespace, QUOTA, ROLEBINDING, waitFor, waitReady } from './helpers.ts';
+
+const cluster = useTestCluster();
+let stack: LocalStack;
+let admin: KubeClient;
+let seq = 0;
+const uniq = (p: string) => `${p}-${process.pid % 1000}-${++seq}`;
+
+function writesTo(filter: Record<string, unknown> = {}): number {
+  return cluster.log!.writes(filter).length;
+}
+
+/** Waits until the bus has been quiet (nothing queued, nothing in flight) twice in a row. */
+async function settle(): Promise<void> {
+  for (let quiet = 0; quiet < 2; ) {
+    await stack.idle();
+    await new Promise((r) => setTimeout(r, 150));
+    quiet = (await Promise.race([stack.idle().then(() => true), new Promise((r) => setTimeout(() => r(false), 10))])) ? quiet + 1 : 0;
+  }
+}
+
+beforeAll(async () => {
+  admin = await clientFor(cluster.kubeconfigPath, cluster.users.admin.context);
+  stack = await startLocalStack({ kubeconfigPath: cluster.kubeconfigPath, context: cluster.users.admin.context, port: 0, relayPort: 0, webhooks: false, resyncSeconds: 0, log: silentLogger, env: { FURNISH_WATCH_TIMEOUT_SECONDS: '5' } });
+  for (const t of examples()) await applyTemplate(admin, t);
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  admin?.close();
+});
+
+beforeEach(() => cluster.faults?.clear());
+
+describe('population through the relay and the in-process bus', () => {
+  it('a new namespace ends with the examples\' objects, applied by furnish, $(CREATOR) replaced, phase=ready', async () => {
+    const ns = uniq('team');
+    await createNamespace(admin, ns, { [KEY.organization]: 'acme' });
+    await waitReady(admin, ns);
+    for (const name of ['default-deny', 'allow-dns-egress', 'allow-same-namespace']) expect(managers(await get(admin, NETPOL(ns, name)))).toContain('furnish');
+    const rb = await get(admin, ROLEBINDING(ns, 'namespace-admin'));
+    expect((rb?.subjects as { name: string }[])[0]!.name).toBe('alice');
+    expect(rb?.metadata.labels?.[KEY.template]).toBe('security-defaults');
+    expect(rb?.metadata.labels?.[KEY.applySetPartOf]).toMatch(/^applyset-/);
+    expect(await get(admin, QUOTA(ns, 'default-quota'))).toBeDefined();
+    expect((await get(admin, CONFIGMAP(ns, 'team-settings')))?.data).toMatchObject({ owner: 'alice', organization: 'acme', namespace: ns });
+    // privileged requires permission and a label: not here.
+    expect(await get(admin, ROLEBINDING(ns, 'privileged-workloads'))).toBeUndefined();
+    const events = await list(admin, `/api/v1/namespaces/${ns}/events`);
+    expect(events.map((e) => e.reason)).toContain('Populated');
+  });
+
+  it('a duplicated, reordered or resynced message writes nothing', async () => {
+    const ns = uniq('dup');
+    await createNamespace(admin, ns);
+    await waitReady(admin, ns);
+    // Template status counts catch up at a resync; after that, nothing is left to change.
+    await stack.relay.relay.resync();
+    await settle();
+    cluster.log!.reset();
+    const old = encodeMessage({ v: 1, cluster: 'local', kind: 'Namespace', name: ns, resourceVersion: '1', type: 'ADDED' });
+    for (let i = 0; i < 3; i++) await stack.bus.publish('furnish-namespaces', old);
+    await stack.relay.relay.resync();
+    await settle();
+    expect(writesTo()).toBe(0);
+  });
+
+  it('editing a template reaches every matching namespace and writes only what changed', async () => {
+    const names = [uniq('edit'), uniq('edit'), uniq('edit')];
+    for (const n of names) await createNamespace(admin, n, { tier: 'gold' });
+    const t: NamespaceTemplate = { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: uniq('gold') }, spec: { namespaces: { labelSelector: { matchLabels: { tier: 'gold' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gold' }, data: { level: '1' } }] } };
+    await applyTemplate(admin, t);
+    for (const n of names) await waitFor(`gold in ${n}`, async () => (await get(admin, CONFIGMAP(n, 'gold')))?.data?.level === '1');
+    await settle();
+    cluster.log!.reset();
+    await applyTemplate(admin, { ...t, spec: { ...t.spec, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gold' }, data: { level: '2' } }] } });
+    for (const n of names) await waitFor(`gold v2 in ${n}`, async () => (await get(admin, CONFIGMAP(n, 'gold')))?.data?.level === '2');
+    await settle();
+    const configMapWrites = cluster.log!.writes({ resource: 'configmaps' }).filter((e) => (e as { name?: string }).name === 'gold');
+    expect(configMapWrites).toHaveLength(3);
+    await deleteTemplate(admin, t.metadata.name!);
+    for (const n of names) await waitFor(`gold pruned in ${n}`, async () => (await get(admin, CONFIGMAP(n, 'gold'))) === undefined);
+  });
+
+  it('an object removed from a template is pruned; relabelling adds and removes templates', async () => {
+    const ns = uniq('relabel');
+    const name = uniq('silver');
+    await createNamespace(admin, ns, { tier: 'silver' });
+    await applyTemplate(admin, { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { tier: 'silver' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: {} }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'b' }, data: {} }] } });
+    await waitFor('a and b', async () => (await get(admin, CONFIGMAP(ns, 'a'))) && (await get(admin, CONFIGMAP(ns, 'b'))));
+    await applyTemplate(admin, { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { tier: 'silver' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: {} }] } });
+    await waitFor('b pruned', async () => (await get(admin, CONFIGMAP(ns, 'b'))) === undefined);
+    expect(await get(admin, CONFIGMAP(ns, 'a'))).toBeDefined();
+    await patchNamespace(admin, ns, { metadata: { labels: { tier: 'bronze' } } });
+    await waitFor('a pruned after relabel', async () => (await get(admin, CONFIGMAP(ns, 'a'))) === undefined);
+    await patchNamespace(admin, ns, { metadata: { labels: { tier: 'silver' } } });
+    await waitFor('a back after relabel', async () => (await get(admin, CONFIGMAP(ns, 'a'))) !== undefined);
+    await deleteTemplate(admin, name);
+  });
+
+  it('opt-out and apply: disable apply nothing', async () => {
+    const out = uniq('optout');
+    await createNamespace(admin, out, {}, { [KEY.optOut]: 'true' });
+    await waitReady(admin, out);
+    expect(await list(admin, `/apis/networking.k8s.io/v1/namespaces/${out}/networkpolicies`)).toEqual([]);
+    const name = uniq('disabled');
+    const ns = uniq('dis');
+    await createNamespace(admin, ns, { disabled: 'yes' });
+    await applyTemplate(admin, { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name, annotations: { [KEY.apply]: 'disable' } }, spec: { namespaces: { labelSelector: { matchLabels: { disabled: 'yes' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'never' }, data: {} }] } });
+    await waitReady(admin, ns);
+    await settle();
+    expect(await get(admin, CONFIGMAP(ns, 'never'))).toBeUndefined();
+    await deleteTemplate(admin, name);
+  });
+
+  it('a template with an invalid object reports one failure Event and does not loop', async () => {
+    const ns = uniq('invalid');
+    const name = uniq('broken');
+    await createNamespace(admin, ns, { broken: 'yes' });
+    await waitReady(admin, ns);
+    await applyTemplate(admin, { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { broken: 'yes' } } }, templates: [{ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'bad' }, spec: { hard: { pods: 'lots' } } }] } });
+    await waitFor('failure event', async () => (await list(admin, `/api/v1/namespaces/${ns}/events`)).find((e) => e.reason === 'PopulateFailed'));
+    await settle();
+    cluster.log!.reset();
+    await stack.relay.relay.resync();
+    await settle();
+    const failures = (await list(admin, `/api/v1/namespaces/${ns}/events`)).filter((e) => e.reason === 'PopulateFailed');
+    expect(failures).toHaveLength(1);
+    expect(failures[0]!.message).toMatch(/Invalid|422/);
+    const t = (await get(admin, `/apis/furnish.dev/v1alpha1/namespacetemplates/${name}`)) as NamespaceTemplate;
+    expect(t.status?.recentFailures?.length).toBe(1);
+    await waitFor('template status counts failed', async () => ((await get(admin, `/apis/furnish.dev/v1alpha1/namespacetemplates/${name}`)) as NamespaceTemplate).status?.failed === 1);
+    await deleteTemplate(admin, name);
+  });
+
+  it('injected API faults (5xx, 429, dropped watches) still converge', async () => {
+    const remove = [
+      cluster.faults!.inject({ verb: 'patch', status: 503, times: 3 }),
+      cluster.faults!.inject({ verb: 'create', resource: 'events', status: 429, retryAfterSeconds: 0, times: 2 }),
+      cluster.faults!.inject({ verb: 'watch', closeWatchAfterMs: 200, times: 5 }),
+      cluster.faults!.inject({ verb: 'list', resource: 'configmaps', status: 500, times: 2 }),
+    ];
+    const names = [uniq('fault'), uniq('fault')];
+    for (const n of names) await createNamespace(admin, n);
+    for (const n of names) await waitReady(admin, n, 30_000);
+    for (const n of names) expect(await get(admin, NETPOL(n, 'default-deny'))).toBeDefined();
+    remove.forEach((r) => r());
+  });
+
+  it('a resync of a converged cluster writes nothing', async () => {
+    await stack.relay.relay.resync();
+    await settle();
+    cluster.log!.reset();
+    await stack.relay.relay.resync();
+    await settle();
+    expect(writesTo()).toBe(0);
+    expect(stack.relay.relay.counters.resyncs).toBeGreaterThan(0);
+  });
+
+  it('the parent and objects carry the ApplySet bookkeeping kubectl understands', async () => {
+    const ns = uniq('applyset');
+    await createNamespace(admin, ns);
+    await waitReady(admin, ns);
+    const parent = await get(admin, CONFIGMAP(ns, 'furnish-applyset'));
+    expect(parent?.metadata.annotations?.[KEY.applySetGroupKinds]).toContain('NetworkPolicy.networking.k8s.io');
+    expect(parent?.metadata.annotations?.[RECONCILE_KEY.templates]).toBe('security-defaults');
+    expect(parent?.metadata.labels?.[KEY.applySetId]).toBe((await get(admin, NETPOL(ns, 'default-deny')))?.metadata.labels?.[KEY.applySetPartOf]);
+  });
+});

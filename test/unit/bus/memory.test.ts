@@ -1,0 +1,57 @@
+import { describe, it, expect } from '@jest/globals';
+import { createMemoryBus } from '../../../shared/bus/memory.ts';
+import { encodeMessage } from '../../../shared/reconcile/message.ts';
+
+const env = (name: string, rv: string) => encodeMessage({ v: 1, cluster: 'c', kind: 'Namespace', name, resourceVersion: rv, type: 'MODIFIED' });
+
+describe('in-process bus', () => {
+  it('delivers the messages of one ordering key one at a time, in publish order', async () => {
+    const bus = createMemoryBus();
+    const order: string[] = [];
+    let concurrentSameKey = 0;
+    let maxSameKey = 0;
+    bus.subscribe('t', async (d) => {
+      concurrentSameKey += 1;
+      maxSameKey = Math.max(maxSameKey, concurrentSameKey);
+      await new Promise((r) => setTimeout(r, 2));
+      order.push(`${d.orderingKey}:${JSON.parse(d.data.toString()).resourceVersion}`);
+      concurrentSameKey -= 1;
+    }, { concurrency: 8 });
+    for (let i = 1; i <= 5; i++) await bus.publish('t', env('a', String(i)));
+    await bus.idle();
+    expect(order).toEqual(['c/Namespace/a:1', 'c/Namespace/a:2', 'c/Namespace/a:3', 'c/Namespace/a:4', 'c/Namespace/a:5']);
+    expect(maxSameKey).toBe(1);
+  });
+
+  it('redelivers a failed message with backoff, then dead-letters it after maxAttempts', async () => {
+    const bus = createMemoryBus();
+    const attempts: number[] = [];
+    bus.subscribe('t', async (d) => {
+      attempts.push(d.attempt);
+      if (d.attempt < 3) throw new Error('transient');
+    }, { minBackoffMs: 1, maxBackoffMs: 2 });
+    await bus.publish('t', env('a', '1'));
+    await bus.idle();
+    expect(attempts).toEqual([1, 2, 3]);
+    expect(bus.stats).toMatchObject({ published: 1, delivered: 1, redelivered: 2, deadLettered: 0 });
+    bus.subscribe('u', async () => { throw new Error('permanent bug'); }, { maxAttempts: 2, minBackoffMs: 1, maxBackoffMs: 1 });
+    await bus.publish('u', env('b', '1'));
+    await bus.idle();
+    expect(bus.stats.deadLettered).toBe(1);
+  });
+
+  it('bounds concurrency across keys', async () => {
+    const bus = createMemoryBus();
+    let inFlight = 0;
+    let peak = 0;
+    bus.subscribe('t', async () => {
+      inFlight += 1;
+      peak = Math.max(peak, inFlight);
+      await new Promise((r) => setTimeout(r, 1));
+      inFlight -= 1;
+    }, { concurrency: 3 });
+    for (let i = 0; i < 20; i++) await bus.publish('t', env(`n${i}`, '1'));
+    await bus.idle();
+    expect(peak).toBe(3);
+  });
+});

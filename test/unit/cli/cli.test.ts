@@ -1,0 +1,287 @@
+// The real CLI, spawned as a user runs it (bin/furnish.js on the Node that runs the tests), on
+// examples/ and on broken inputs: output, stderr and exit codes.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parse, parseAllDocuments } from 'yaml';
+import { KEY } from '../../../shared/keys.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import { applySetId } from '../../../shared/render/applyset.ts';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+const bin = join(root, 'bin', 'furnish.js');
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function furnish(...args: string[]): Run {
+  const run = spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout: 20_000 });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+function documents(yaml: string): KubeObject[] {
+  return parseAllDocuments(yaml).map((d) => (d as { toJS(): KubeObject }).toJS());
+}
+
+const namesOf = (objects: KubeObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`);
+
+/** A user error reads as a message, never as a stack trace. */
+function expectUserError(run: Run, message: RegExp): void {
+  expect(run.status).toBe(2);
+  expect(run.stderr).toMatch(message);
+  expect(run.stderr).not.toMatch(/\n\s+at /);
+  expect(run.stdout).toBe('');
+}
+
+let dir: string;
+const file = (name: string, text: string): string => {
+  const path = join(dir, name);
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, text);
+  return path;
+};
+const tpl = (name: string, templates: string, extra = ''): string =>
+  `apiVersion: furnish.dev/v1alpha1\nkind: NamespaceTemplate\nmetadata:\n  name: ${name}\n${extra}spec:\n  templates:\n${templates}`;
+const cm = (name: string, data = 'a: b') => `    - apiVersion: v1\n      kind: ConfigMap\n      metadata: { name: ${name} }\n      data: { ${data} }\n`;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'furnish-cli-'));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('furnish (no command, help, unknown command)', () => {
+  it('prints the commands with --help and exits 0', () => {
+    const run = furnish('--help');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/Usage: furnish <command>/);
+    expect(run.stdout).toMatch(/render\s+Print the objects/);
+    expect(run.stdout).toMatch(/validate\s+Check NamespaceTemplates/);
+  });
+
+  it('prints a command help with --help', () => {
+    const run = furnish('render', '--help');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/--templates <file\|dir>/);
+    expect(run.stdout).toMatch(/--grant-all/);
+  });
+
+  it('exits 2 with usage without a command', () => {
+    const run = furnish();
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/Usage: furnish <command>/);
+  });
+
+  it('refuses an unknown command', () => {
+    expectUserError(furnish('apply'), /^furnish: unknown command "apply"; commands: render, validate/);
+  });
+
+  it('refuses an unknown flag', () => {
+    expectUserError(furnish('render', '--templates', 'examples', '--namespace', 'a', '--lables', 'a=b'), /^furnish render: Unknown option '--lables' \(see furnish render --help\)\n$/);
+  });
+
+  it('refuses a stray argument', () => {
+    expectUserError(furnish('validate', 'examples'), /Unexpected argument 'examples'/);
+  });
+});
+
+describe('furnish validate', () => {
+  it('accepts every example', () => {
+    const run = furnish('validate', '--templates', 'examples');
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('ok: 3 NamespaceTemplates valid in 3 files\n');
+    expect(run.status).toBe(0);
+  });
+
+  it('prints file: NamespaceTemplate/name: path: message for each problem and exits 2', () => {
+    const bad = file('bad/one.yaml', tpl('broken', `${cm('Settings')}    - apiVersion: v1\n      kind: Namespace\n      metadata: { name: x }\n`, '  annotations: { furnish.dev/apply: "off" }\n'));
+    const run = furnish('validate', '--templates', bad);
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.split('\n')).toEqual([
+      `${bad}: NamespaceTemplate/broken: metadata.annotations["furnish.dev/apply"]: must be "disable", found "off"`,
+      expect.stringMatching(new RegExp(`^${bad}: NamespaceTemplate/broken: spec.templates\\[0\\].metadata.name: "Settings" is not a valid ConfigMap name`)),
+      `${bad}: NamespaceTemplate/broken: spec.templates[1].kind: Namespace is cluster-scoped: a NamespaceTemplate may only hold namespaced objects`,
+      '3 problems found',
+      '',
+    ]);
+  });
+
+  it('reads directories recursively (*.yaml, *.yml, *.json), multi-document files and Lists', () => {
+    const base = join(dir, 'tree');
+    file('tree/a.yaml', `${tpl('a', cm('a'))}---\n${tpl('b', cm('b'))}---\n`);
+    file('tree/sub/c.yml', tpl('c', cm('c')));
+    file('tree/sub/deeper/d.json', JSON.stringify({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: 'd' }, spec: { templates: [] } }));
+    file('tree/sub/list.yaml', `apiVersion: v1\nkind: List\nitems:\n  - ${JSON.stringify({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: 'e' }, spec: {} })}\n`);
+    file('tree/notes.txt', 'not a manifest');
+    file('tree/kustomization.yaml', 'resources: [a.yaml]\n');
+    const run = furnish('validate', '--templates', base);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('ok: 5 NamespaceTemplates valid in 4 files\n');
+  });
+
+  it('names the file and document of anything that is not a NamespaceTemplate', () => {
+    const mixed = file('mixed.yaml', `${tpl('m', cm('m'))}---\napiVersion: v1\nkind: ConfigMap\nmetadata: { name: x }\n---\n- just\n- a list\n`);
+    const run = furnish('validate', '--templates', mixed);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain(`${mixed}: document 2: v1 ConfigMap is not a NamespaceTemplate\n`);
+    expect(run.stderr).toContain(`${mixed}: document 3: a list, not an object is not a NamespaceTemplate\n`);
+  });
+
+  it('reports bad YAML with its line and column', () => {
+    // Lines 1-10: a valid template; 11: ---; 14: the error.
+    const broken = file('broken.yaml', `${tpl('ok', cm('ok'))}---\nkind: NamespaceTemplate\nmetadata:\n  name: a: b\n`);
+    const run = furnish('validate', '--templates', broken);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe(`${broken}:14:9: invalid YAML: Nested mappings are not allowed in compact mappings\n1 problem found\n`);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('reports a missing file and an empty directory', () => {
+    mkdirSync(join(dir, 'empty'), { recursive: true });
+    const run = furnish('validate', '--templates', 'no-such-file.yaml', '--templates', join(dir, 'empty'));
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('no-such-file.yaml: no such file or directory\n');
+    expect(run.stderr).toContain(`${join(dir, 'empty')}: directory holds no .yaml, .yml or .json file\n`);
+  });
+
+  it('refuses two templates with one name', () => {
+    const one = file('dup/one.yaml', tpl('same', cm('a')));
+    const two = file('dup/two.yaml', tpl('same', cm('b')));
+    const run = furnish('validate', '--templates', join(dir, 'dup'));
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain(`${two}: NamespaceTemplate/same: metadata.name: also defined in ${one} (document 1)\n`);
+  });
+
+  it('needs --templates', () => {
+    expectUserError(furnish('validate'), /^furnish validate: missing --templates/);
+  });
+});
+
+describe('furnish render', () => {
+  const renderExamples = (...args: string[]) => furnish('render', '--templates', 'examples', ...args);
+
+  it('prints the ApplySet parent, then each object after a comment naming its template', () => {
+    const run = renderExamples('--namespace', 'team-a', '--creator', 'alice@example.com', '--organization', 'acme');
+    expect(run.status).toBe(0);
+    const objects = documents(run.stdout);
+    expect(namesOf(objects)).toEqual([
+      'ConfigMap/furnish-applyset',
+      'NetworkPolicy/default-deny',
+      'NetworkPolicy/allow-dns-egress',
+      'NetworkPolicy/allow-same-namespace',
+      'RoleBinding/namespace-admin',
+      'ResourceQuota/default-quota',
+      'LimitRange/default-limits',
+      'ConfigMap/team-settings',
+    ]);
+    const comments = run.stdout.split('\n').filter((l) => l.startsWith('# '));
+    expect(comments).toEqual([
+      '# ApplySet parent: the inventory of what Furnish applied in this namespace',
+      ...Array(6).fill('# from template: security-defaults'),
+      '# from template: starter-settings',
+    ]);
+    for (const o of objects) expect(o.metadata.namespace).toBe('team-a');
+    for (const o of objects.slice(1)) expect(o.metadata.labels![KEY.applySetPartOf]).toBe(applySetId('team-a'));
+    expect(objects[0]!.metadata.annotations![KEY.applySetGroupKinds]).toBe(
+      'ConfigMap,LimitRange,NetworkPolicy.networking.k8s.io,ResourceQuota,RoleBinding.rbac.authorization.k8s.io',
+    );
+    expect(objects[4]!.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice@example.com' }]);
+    expect(objects[7]!.data).toMatchObject({ owner: 'alice@example.com', organization: 'acme', namespace: 'team-a' });
+    expect(run.stderr).toBe('skipped NamespaceTemplate/privileged (not-selected): namespace labels do not match selector "namespace-class=privileged"\n');
+  });
+
+  it('prints a v1 List with --output json, each item labelled with its template', () => {
+    const run = renderExamples('--namespace', 'team-a', '-o', 'json');
+    expect(run.status).toBe(0);
+    const list = JSON.parse(run.stdout) as { apiVersion: string; kind: string; items: KubeObject[] };
+    expect([list.apiVersion, list.kind]).toEqual(['v1', 'List']);
+    expect(list.items[0]!.metadata.name).toBe('furnish-applyset');
+    expect(list.items.slice(1).map((o) => o.metadata.labels![KEY.template])).toEqual(Array(6).fill('security-defaults'));
+    // No organization: starter-settings (selects furnish.dev/organization Exists) is skipped.
+    expect(run.stderr).toMatch(/skipped NamespaceTemplate\/starter-settings \(not-selected\)/);
+  });
+
+  it('skips a template requiring permission unless --granted or --grant-all says so', () => {
+    const privileged = ['--namespace', 'team-a', '--labels', 'namespace-class=privileged'];
+    const denied = renderExamples(...privileged);
+    expect(denied.status).toBe(0);
+    expect(denied.stderr).toMatch(/skipped NamespaceTemplate\/privileged \(permission-required\): .*\(offline: --granted privileged or --grant-all\)/);
+    expect(namesOf(documents(denied.stdout))).not.toContain('RoleBinding/privileged-workloads');
+    for (const granted of [['--granted', 'privileged'], ['--grant-all']]) {
+      const run = renderExamples(...privileged, ...granted);
+      expect(run.status).toBe(0);
+      expect(namesOf(documents(run.stdout))).toContain('RoleBinding/privileged-workloads');
+    }
+  });
+
+  it('keeps a creator that looks like YAML one string value', () => {
+    const creator = 'a"\nkind: ClusterRoleBinding\n---\nkind: ClusterRole';
+    const run = renderExamples('--namespace', 'team-a', '--creator', creator);
+    expect(run.status).toBe(0);
+    const objects = documents(run.stdout);
+    expect(objects.map((o) => o.kind)).not.toContain('ClusterRoleBinding');
+    expect(objects.map((o) => o.kind)).not.toContain('ClusterRole');
+    expect(objects.find((o) => o.kind === 'RoleBinding')!.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: creator }]);
+  });
+
+  it('prints nothing for an opted-out or a system namespace', () => {
+    for (const args of [['--namespace', 'team-a', '--annotations', `${KEY.optOut}=true`], ['--namespace', 'kube-system']]) {
+      const run = renderExamples(...args);
+      expect(run.status).toBe(0);
+      expect(run.stdout).toBe('');
+      expect(run.stderr.trim().split('\n')).toHaveLength(3);
+      expect(run.stderr).toMatch(/\((opted-out|system-namespace)\)/);
+    }
+  });
+
+  it('warns when a later template overrides an object of an earlier one', () => {
+    file('override/a.yaml', tpl('10-base', cm('settings', 'size: small')));
+    file('override/b.yaml', tpl('20-team', cm('settings', 'size: large')));
+    const run = furnish('render', '--templates', join(dir, 'override'), '--namespace', 'team-a');
+    expect(run.status).toBe(0);
+    const objects = documents(run.stdout);
+    expect(objects.map((o) => o.data)).toEqual([undefined, { size: 'large' }]);
+    expect(run.stderr).toBe(
+      'warning: template "20-team" overrides ConfigMap/settings in namespace "team-a" defined by template "10-base" (the later template by name wins)\n',
+    );
+  });
+
+  it('refuses invalid templates with their problems and prints no object', () => {
+    const bad = file('render-bad.yaml', tpl('bad', cm('x', 'who: $(USER)')));
+    const run = furnish('render', '--templates', bad, '--namespace', 'team-a');
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(new RegExp(`^${bad}: NamespaceTemplate/bad: spec.templates\\[0\\].data.who: unknown token \\$\\(USER\\)`));
+  });
+
+  it('refuses a template that cannot be rendered with these values, naming the value', () => {
+    const org = file('render-org.yaml', tpl('org', cm('settings-$(ORGANIZATION)')));
+    const run = furnish('render', '--templates', org, '--namespace', 'team-a', '--organization', 'ACME');
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/NamespaceTemplate\/org: spec.templates\[0\].metadata.name: "settings-ACME" \(from "settings-\$\(ORGANIZATION\)"\) is not a valid ConfigMap name/);
+  });
+
+  it.each([
+    [['--namespace', 'Team_A'], /--namespace: invalid namespace name "Team_A"/],
+    [[], /missing --namespace/],
+    [['--namespace', 'a', '--labels', 'novalue'], /--labels: "novalue" is not key=value/],
+    [['--namespace', 'a', '--labels', 'a=b c'], /--labels: invalid value "b c" for "a"/],
+    [['--namespace', 'a', '--labels', 'kubernetes.io/metadata.name=b'], /must equal the namespace name "a"/],
+    [['--namespace', 'a', '--organization', 'x', '--labels', 'furnish.dev/organization=y'], /--organization and label furnish.dev\/organization disagree/],
+    [['--namespace', 'a', '--output', 'xml'], /--output: "xml" is not one of yaml, json/],
+  ])('refuses bad flags %p', (args, message) => {
+    expectUserError(renderExamples(...args), message);
+  });
+
+  it('reports a missing template file', () => {
+    expectUserError(furnish('render', '--templates', 'missing.yaml', '--namespace', 'a'), /^missing.yaml: no such file or directory\n$/);
+  });
+});

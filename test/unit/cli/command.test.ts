@@ -1,0 +1,64 @@
+// The command table: one more entry is one more command, with help, flag parsing and exit codes.
+import { describe, expect, it } from '@jest/globals';
+import { CliError, listOption, runCli, type CliIo, type Command } from '../../../shared/cli/command.ts';
+import { COMMANDS } from '../../../shared/cli/commands.ts';
+
+function capture(): CliIo & { out: string; err: string } {
+  const io = { out: '', err: '', stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t) };
+  return io;
+}
+
+const admit: Command = {
+  name: 'admit',
+  summary: 'Answer an AdmissionReview offline',
+  options: {
+    review: { type: 'string', value: 'file', description: 'AdmissionReview JSON' },
+    set: { type: 'string', multiple: true, value: 'k=v,...', description: 'values' },
+    dry: { type: 'boolean', description: 'do nothing' },
+  },
+  run(values, io) {
+    if (values.review === 'bad') throw new CliError('review "bad" is not an AdmissionReview');
+    if (values.review === 'bug') throw new TypeError('undefined is not a function');
+    io.stdout(`${JSON.stringify({ review: values.review, set: listOption(values, 'set'), dry: values.dry ?? false })}\n`);
+    return 0;
+  },
+};
+
+describe('runCli', () => {
+  it('runs a command added to the table, with parsed, typed options', async () => {
+    const io = capture();
+    const code = await runCli([admit], ['admit', '--review', 'r.json', '--set', 'a=b,c=d', '--set', 'e=f', '--dry'], io);
+    expect(code).toBe(0);
+    expect(JSON.parse(io.out)).toEqual({ review: 'r.json', set: ['a=b', 'c=d', 'e=f'], dry: true });
+  });
+
+  it('lists the added command in the help and generates its own help', async () => {
+    const main = capture();
+    expect(await runCli([...COMMANDS, admit], ['--help'], main)).toBe(0);
+    expect(main.out).toMatch(/render\s+Print the objects[\s\S]*admit\s+Answer an AdmissionReview offline/);
+    const help = capture();
+    expect(await runCli([admit], ['help', 'admit'], help)).toBe(0);
+    expect(help.out).toContain('Usage: furnish admit [options]');
+    expect(help.out).toMatch(/--set <k=v,...>\s+values \(repeatable\)/);
+    expect(help.out).toMatch(/-h, --help\s+show this help/);
+  });
+
+  it('turns a CliError into one line and exit 2, any other error into exit 1 with its stack', async () => {
+    const user = capture();
+    expect(await runCli([admit], ['admit', '--review', 'bad'], user)).toBe(2);
+    expect(user.err).toBe('furnish admit: review "bad" is not an AdmissionReview\n');
+    const bug = capture();
+    expect(await runCli([admit], ['admit', '--review', 'bug'], bug)).toBe(1);
+    expect(bug.err).toMatch(/^furnish admit: internal error \(please report it\): TypeError: undefined is not a function\n\s+at /);
+  });
+
+  it('refuses a missing option value', async () => {
+    const io = capture();
+    expect(await runCli([admit], ['admit', '--review'], io)).toBe(2);
+    expect(io.err).toBe("furnish admit: Option '--review <value>' argument missing (see furnish admit --help)\n");
+  });
+
+  it('ships render and validate', () => {
+    expect(COMMANDS.map((c) => c.name)).toEqual(['render', 'validate']);
+  });
+});

@@ -1,0 +1,54 @@
+import { describe, it, expect } from '@jest/globals';
+import { classifyApiError } from '../../../shared/reconcile/errors.ts';
+import { API_RETRY, backoffDelay, hasAttemptsLeft, parseRetryAfter } from '../../../shared/reconcile/retry.ts';
+
+describe('classifyApiError', () => {
+  it.each([0, 408, 429, 500, 502, 503, 504])('HTTP %i is transient', (status) => {
+    expect(classifyApiError({ status }).class).toBe('transient');
+  });
+
+  it.each([[400, 'BadRequest'], [403, 'Forbidden'], [404, 'NotFound'], [422, 'Invalid']])('HTTP %i %s is permanent: reported once, acknowledged', (status, reason) => {
+    const c = classifyApiError({ status, reason });
+    expect(c.class).toBe('permanent');
+    expect(c.why).toBe(`HTTP ${status} ${reason}`);
+  });
+
+  it('409 Conflict retries but 409 AlreadyExists is for the caller to accept', () => {
+    expect(classifyApiError({ status: 409, reason: 'Conflict' }).class).toBe('transient');
+    expect(classifyApiError({ status: 409, reason: 'AlreadyExists' }).class).toBe('permanent');
+  });
+
+  it('names a missing response', () => {
+    expect(classifyApiError({ status: 0 }).why).toBe('no response (network or timeout)');
+  });
+});
+
+describe('backoffDelay', () => {
+  const noJitter = { ...API_RETRY, jitter: 0 };
+
+  it('grows exponentially and is capped', () => {
+    expect([1, 2, 3, 4, 10].map((a) => backoffDelay(noJitter, a))).toEqual([100, 200, 400, 800, 2000]);
+  });
+
+  it('jitter stays within [1-jitter, 1] of the exponential delay', () => {
+    expect(backoffDelay(API_RETRY, 3, () => 0)).toBe(200);
+    expect(backoffDelay(API_RETRY, 3, () => 0.999999)).toBe(400);
+  });
+
+  it('honours a longer Retry-After, capped at maxMs', () => {
+    expect(backoffDelay(noJitter, 1, Math.random, 1)).toBe(1000);
+    expect(backoffDelay(noJitter, 1, Math.random, 3600)).toBe(2000);
+  });
+
+  it('counts attempts including the first', () => {
+    expect(hasAttemptsLeft(API_RETRY, 3)).toBe(true);
+    expect(hasAttemptsLeft(API_RETRY, 4)).toBe(false);
+  });
+
+  it('parses Retry-After seconds and ignores dates or junk', () => {
+    expect(parseRetryAfter('2')).toBe(2);
+    expect(parseRetryAfter(['5'])).toBe(5);
+    expect(parseRetryAfter('Wed, 21 Oct 2015 07:28:00 GMT')).toBeUndefined();
+    expect(parseRetryAfter(undefined)).toBeUndefined();
+  });
+});

@@ -1,0 +1,136 @@
+// A small in-memory Kubernetes API for unit tests of the executors: enough of GET/LIST (label
+// selectors `key` and `key=value`, cluster-wide lists), server-side apply (merge of what is
+// sent), create, delete and merge patch (RFC 7386). It plugs in as the client's transport, so
+// the real seam (retries, rate limit, metrics, faults) runs on top of it. Integration tests use
+// kube-sim; this keeps the unit tests fast and network-free.
+import { createKubeClient, type FaultHook, type KubeClient, type KubeRequest } from '../../../shared/kube/client.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+
+interface Route {
+  collection: string;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+function parse(path: string): Route | null {
+  const parts = path.split('/').filter(Boolean);
+  const rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+  const group = parts[0] === 'api' ? '' : parts[1];
+  let namespace: string | undefined;
+  let i = 0;
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    namespace = decodeURIComponent(rest[1]!);
+    i = 2;
+  }
+  const plural = rest[i];
+  if (!plural) return null;
+  return { collection: `${group}/${plural}`, namespace, name: rest[i + 1] ? decodeURIComponent(rest[i + 1]!) : undefined, subresource: rest[i + 2] };
+}
+
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!patch || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const out = new Map<string, unknown>(target && typeof target === 'object' && !Array.isArray(target) ? Object.entries(target) : []);
+  for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
+    if (v === null) out.delete(k);
+    else out.set(k, mergePatch(out.get(k), v));
+  }
+  return Object.fromEntries(out);
+}
+
+function matches(obj: KubeObject, selector: string | undefined): boolean {
+  if (!selector) return true;
+  return selector.split(',').every((term) => {
+    const [k, v] = term.split('=');
+    const labels = obj.metadata.labels ?? {};
+    return v === undefined ? k! in labels : labels[k!] === v;
+  });
+}
+
+const status = (code: number, reason: string, message = reason) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
+
+export interface MemoryApi {
+  client: KubeClient;
+  /** Every request that reached the store (faults excluded). */
+  requests: KubeRequest[];
+  writes(): KubeRequest[];
+  put(obj: KubeObject): void;
+  get(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined;
+  all(kind: string): KubeObject[];
+  /** 422 for objects the API server would refuse. */
+  rejectWhen?: (obj: KubeObject) => string | undefined;
+}
+
+const PLURALS: Record<string, string> = { Namespace: '/namespaces', ConfigMap: '/configmaps', RoleBinding: 'rbac.authorization.k8s.io/rolebindings', NamespaceTemplate: 'furnish.dev/namespacetemplates', Event: '/events', NetworkPolicy: 'networking.k8s.io/networkpolicies' };
+
+export function memoryApi(faults?: FaultHook): MemoryApi {
+  const store = new Map<string, Map<string, KubeObject>>();
+  let rv = 100;
+  const keyOf = (ns: string | undefined, name: string) => `${ns ?? ''}/${name}`;
+  const coll = (c: string) => {
+    let m = store.get(c);
+    if (!m) store.set(c, (m = new Map()));
+    return m;
+  };
+  const requests: KubeRequest[] = [];
+  const api: MemoryApi = {
+    client: undefined as unknown as KubeClient,
+    requests,
+    writes: () => requests.filter((r) => r.method !== 'GET'),
+    put(obj) {
+      const c = PLURALS[obj.kind]!;
+      coll(c).set(keyOf(obj.metadata.namespace, obj.metadata.name!), { ...obj, metadata: { uid: `uid-${obj.metadata.name}`, generation: 1, ...obj.metadata, resourceVersion: String(++rv) } });
+    },
+    get(_apiVersion, kind, namespace, name) {
+      return coll(PLURALS[kind]!).get(keyOf(namespace, name));
+    },
+    all(kind) {
+      return [...coll(PLURALS[kind]!).values()];
+    },
+  };
+  const transport = async (req: KubeRequest): Promise<{ status: number; data: unknown }> => {
+    requests.push(req);
+    const route = parse(req.path);
+    if (!route) return { status: 404, data: status(404, 'NotFound') };
+    const c = coll(route.collection);
+    const existing = route.name ? c.get(keyOf(route.namespace, route.name)) : undefined;
+    const save = (obj: KubeObject, code: number) => {
+      const stored = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++rv), uid: obj.metadata.uid ?? `uid-${obj.metadata.name}` } };
+      c.set(keyOf(obj.metadata.namespace, obj.metadata.name!), stored);
+      return { status: code, data: stored };
+    };
+    switch (req.method) {
+      case 'GET': {
+        if (route.name) return existing ? { status: 200, data: existing } : { status: 404, data: status(404, 'NotFound') };
+        const items = [...c.values()].filter((o) => (route.namespace === undefined || o.metadata.namespace === route.namespace) && matches(o, req.query?.labelSelector as string | undefined));
+        return { status: 200, data: { items, metadata: { resourceVersion: String(rv) } } };
+      }
+      case 'POST': {
+        const obj = req.body as KubeObject;
+        if (c.has(keyOf(route.namespace, obj.metadata.name!))) return { status: 409, data: status(409, 'AlreadyExists') };
+        const bad = api.rejectWhen?.(obj);
+        if (bad) return { status: 422, data: status(422, 'Invalid', bad) };
+        return save({ ...obj, metadata: { ...obj.metadata, namespace: route.namespace } }, 201);
+      }
+      case 'DELETE':
+        if (!existing) return { status: 404, data: status(404, 'NotFound') };
+        c.delete(keyOf(route.namespace, route.name!));
+        return { status: 200, data: existing };
+      case 'PATCH': {
+        if (req.contentType === 'application/apply-patch+yaml') {
+          const obj = req.body as KubeObject;
+          const bad = api.rejectWhen?.(obj);
+          if (bad) return { status: 422, data: status(422, 'Invalid', bad) };
+          const merged = existing ? (mergePatch(existing, obj) as KubeObject) : obj;
+          return save(merged, existing ? 200 : 201);
+        }
+        if (!existing) return { status: 404, data: status(404, 'NotFound') };
+        return save(mergePatch(existing, req.body) as KubeObject, 200);
+      }
+      default:
+        return { status: 405, data: status(405, 'MethodNotAllowed') };
+    }
+  };
+  api.client = createKubeClient({ server: 'https://memory.invalid', agent: undefined as never, headers: async () => ({}) }, { transport, faults, sleep: async () => {}, qps: 1e9, burst: 1e9 });
+  return api;
+}

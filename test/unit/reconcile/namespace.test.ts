@@ -1,0 +1,139 @@
+import { describe, it, expect } from '@jest/globals';
+import { KEY } from '../../../shared/keys.ts';
+import { ResourceResolver } from '../../../shared/kube/resources.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import type { NamespaceTemplate } from '../../../shared/render/types.ts';
+import { TransientError } from '../../../shared/reconcile/errors.ts';
+import { RECONCILE_KEY } from '../../../shared/reconcile/keys.ts';
+import { collectingLogger } from '../../../shared/reconcile/log.ts';
+import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
+import type { FaultHook } from '../../../shared/kube/client.ts';
+import { memoryApi, type MemoryApi } from './memory-api.ts';
+
+function ns(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'pending', ...labels }, annotations: { [KEY.creator]: 'alice', ...annotations } } };
+}
+
+function tpl(name: string, objects: KubeObject[], spec: Partial<NamespaceTemplate['spec']> = {}): NamespaceTemplate {
+  return { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: {} }, templates: objects, deletionPolicy: 'Delete', mode: 'Enforce', ...spec } };
+}
+
+const cm = (name: string, data: Record<string, string> = { owner: '$(CREATOR)' }): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
+const rb: KubeObject = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'creator' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'User', name: '$(CREATOR)' }] };
+
+function setup(faults?: FaultHook): { api: MemoryApi; deps: NamespaceDeps; log: ReturnType<typeof collectingLogger> } {
+  const api = memoryApi(faults);
+  const log = collectingLogger();
+  return { api, log, deps: { kube: api.client, resolver: new ResourceResolver(api.client), log, now: () => new Date('2026-01-01T00:00:00Z') } };
+}
+
+describe('reconcileNamespace', () => {
+  it('applies every object with field manager furnish, $(CREATOR) replaced, then sets phase=ready', async () => {
+    const { api, deps } = setup();
+    api.put(ns('team-a'));
+    api.put(tpl('base', [cm('owner'), rb]));
+    const r = await reconcileNamespace(deps, 'team-a');
+    expect(r.result).toBe('converged');
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'owner')?.data).toEqual({ owner: 'alice' });
+    expect((api.get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'team-a', 'creator')?.subjects as { name: string }[])[0]!.name).toBe('alice');
+    expect(api.get('v1', 'Namespace', undefined, 'team-a')?.metadata.labels?.[KEY.phase]).toBe('ready');
+    const applies = api.writes().filter((w) => w.contentType === 'application/apply-patch+yaml');
+    expect(applies.every((w) => w.query?.fieldManager === 'furnish' && w.query?.force === true)).toBe(true);
+    const parent = api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')!;
+    expect(parent.metadata.annotations?.[RECONCILE_KEY.templates]).toBe('base');
+    const events = api.all('Event');
+    expect(events).toHaveLength(1);
+    expect(events[0]!.reason).toBe('Populated');
+    expect(events[0]!.message).toContain('applied 2');
+  });
+
+  it('a second run, a duplicated message or a resync writes nothing', async () => {
+    const { api, deps } = setup();
+    api.put(ns('team-a'));
+    api.put(tpl('base', [cm('owner'), rb]));
+    await reconcileNamespace(deps, 'team-a');
+    const before = api.writes().length;
+    const again = await reconcileNamespace(deps, 'team-a');
+    await reconcileNamespace(deps, 'team-a');
+    expect(again.writes).toBe(0);
+    expect(api.writes().length).toBe(before);
+  });
+
+  it('prunes an object removed from the template and records it', async () => {
+    const { api, deps } = setup();
+    api.put(ns('team-a'));
+    api.put(tpl('base', [cm('owner'), rb]));
+    await reconcileNamespace(deps, 'team-a');
+    api.put(tpl('base', [cm('owner')]));
+    const r = await reconcileNamespace(deps, 'team-a');
+    expect(r.outcome?.pruned).toBe(1);
+    expect(api.get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'team-a', 'creator')).toBeUndefined();
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')?.metadata.annotations?.[KEY.applySetGroupKinds]).toBe('ConfigMap');
+  });
+
+  it('an invalid object is reported once (one Warning Event, template status) and the delivery is acknowledged', async () => {
+    const { api, deps } = setup();
+    api.rejectWhen = (o) => (o.metadata.name === 'bad' ? 'data: Invalid value' : undefined);
+    api.put(ns('team-a'));
+    api.put(tpl('broken', [cm('bad'), cm('good')]));
+    const first = await reconcileNamespace(deps, 'team-a');
+    expect(first.result).toBe('failed');
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'good')).toBeDefined();
+    expect(api.get('v1', 'Namespace', undefined, 'team-a')?.metadata.labels?.[KEY.phase]).toBe('pending');
+    await reconcileNamespace(deps, 'team-a');
+    await reconcileNamespace(deps, 'team-a');
+    const warnings = api.all('Event').filter((e) => e.type === 'Warning');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.message).toContain('Invalid');
+    const status = (api.get('furnish.dev/v1alpha1', 'NamespaceTemplate', undefined, 'broken') as NamespaceTemplate).status;
+    expect(status?.recentFailures).toHaveLength(1);
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')?.metadata.annotations?.[RECONCILE_KEY.failedTemplates]).toBe('broken');
+  });
+
+  it('transient API errors are retried inside the seam and converge', async () => {
+    let failures = 0;
+    const { api, deps } = setup((req) => (req.method === 'PATCH' && failures++ < 3 ? { status: 503, error: 'injected' } : undefined));
+    api.put(ns('team-a'));
+    api.put(tpl('base', [cm('owner')]));
+    expect((await reconcileNamespace(deps, 'team-a')).result).toBe('converged');
+    expect(api.client.metrics.retries).toBe(3);
+  });
+
+  it('transient errors that outlast the retries fail the delivery (TransientError) so Pub/Sub redelivers', async () => {
+    const { api, deps } = setup((req) => (req.method === 'PATCH' ? { status: 429, retryAfterSeconds: 0 } : undefined));
+    api.put(ns('team-a'));
+    api.put(tpl('base', [cm('owner')]));
+    await expect(reconcileNamespace(deps, 'team-a')).rejects.toBeInstanceOf(TransientError);
+    expect(api.get('v1', 'Namespace', undefined, 'team-a')?.metadata.labels?.[KEY.phase]).toBe('pending');
+  });
+
+  it('opt-out applies nothing but still marks the namespace ready', async () => {
+    const { api, deps } = setup();
+    api.put(ns('team-a', {}, { [KEY.optOut]: 'true' }));
+    api.put(tpl('base', [cm('owner')]));
+    await reconcileNamespace(deps, 'team-a');
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'owner')).toBeUndefined();
+    expect(api.get('v1', 'Namespace', undefined, 'team-a')?.metadata.labels?.[KEY.phase]).toBe('ready');
+  });
+
+  it('system namespaces and vanished namespaces are acknowledged without a write', async () => {
+    const { api, deps } = setup();
+    api.put(ns('kube-system'));
+    expect((await reconcileNamespace(deps, 'kube-system')).result).toBe('skipped');
+    expect((await reconcileNamespace(deps, 'nope')).result).toBe('gone');
+    expect(api.writes()).toEqual([]);
+  });
+
+  it('CreateOnly leaves an existing object as the user changed it', async () => {
+    const { api, deps } = setup();
+    api.put(ns('team-a'));
+    api.put(tpl('seed', [cm('seed')], { mode: 'CreateOnly' }));
+    await reconcileNamespace(deps, 'team-a');
+    const seed = api.get('v1', 'ConfigMap', 'team-a', 'seed')!;
+    api.put({ ...seed, data: { owner: 'changed by user' } });
+    api.put(tpl('seed', [cm('seed', { owner: 'new default' })], { mode: 'CreateOnly' }));
+    const r = await reconcileNamespace(deps, 'team-a');
+    expect(r.writes).toBe(0);
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'seed')?.data).toEqual({ owner: 'changed by user' });
+  });
+});

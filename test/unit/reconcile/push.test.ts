@@ -1,0 +1,83 @@
+import { describe, it, expect, beforeAll } from '@jest/globals';
+import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { createPushVerifier, type PushVerifier } from '../../../shared/auth/oidc.ts';
+import type { PushAuthSettings } from '../../../shared/reconcile/config.ts';
+import { TransientError } from '../../../shared/reconcile/errors.ts';
+import { collectingLogger } from '../../../shared/reconcile/log.ts';
+import { encodeMessage, type ReconcileMessage } from '../../../shared/reconcile/message.ts';
+import { handlePush, type MessageHandler } from '../../../shared/reconcile/push.ts';
+
+const settings: PushAuthSettings = { mode: 'oidc', issuer: 'https://accounts.google.com', audience: 'https://reconcile.example/push', jwksUrl: 'https://unused.invalid', serviceAccountEmail: 'pusher@p.iam.gserviceaccount.com' };
+let verify: PushVerifier;
+let sign: (claims: Record<string, unknown>, opts?: { audience?: string; issuer?: string; expiresIn?: string }) => Promise<string>;
+
+beforeAll(async () => {
+  const { privateKey, publicKey } = await generateKeyPair('RS256');
+  const jwk: JWK = { ...(await exportJWK(publicKey)), kid: 'test', alg: 'RS256' };
+  verify = createPushVerifier(settings, createLocalJWKSet({ keys: [jwk] }));
+  sign = (claims, opts = {}) =>
+    new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'test' }).setIssuer(opts.issuer ?? 'https://accounts.google.com').setAudience(opts.audience ?? settings.audience).setSubject('1234').setIssuedAt().setExpirationTime(opts.expiresIn ?? '5m').sign(privateKey);
+});
+
+const good = { email: 'pusher@p.iam.gserviceaccount.com', email_verified: true };
+
+describe('Pub/Sub push OIDC verification', () => {
+  it('accepts a Google-style token for our audience from the push service account', async () => {
+    expect(await verify(`Bearer ${await sign(good)}`)).toMatchObject({ ok: true, email: good.email });
+  });
+
+  it.each([
+    ['no header', async () => undefined, 401, 'missing bearer token'],
+    ['wrong audience', async () => `Bearer ${await sign(good, { audience: 'https://other' })}`, 401, 'invalid token'],
+    ['wrong issuer', async () => `Bearer ${await sign(good, { issuer: 'https://evil.example' })}`, 401, 'invalid token'],
+    ['expired', async () => `Bearer ${await sign(good, { expiresIn: '-10m' })}`, 401, 'invalid token'],
+    ['another service account', async () => `Bearer ${await sign({ ...good, email: 'x@y.z' })}`, 403, 'is not the push service account'],
+    ['unverified e-mail', async () => `Bearer ${await sign({ ...good, email_verified: false })}`, 403, 'is not the push service account'],
+  ])('refuses %s', async (_what, header, status, reason) => {
+    const r = await verify(await header());
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.status).toBe(status);
+      expect(r.reason).toContain(reason);
+    }
+  });
+
+  it('mode off accepts anything (local stack and emulator only)', async () => {
+    expect((await createPushVerifier({ ...settings, mode: 'off' })(undefined)).ok).toBe(true);
+  });
+});
+
+describe('handlePush: the status code is the ack', () => {
+  const msg: ReconcileMessage = { v: 1, cluster: 'local', kind: 'Namespace', name: 'team-a', type: 'ADDED' };
+  const envelope = (m: unknown = msg) => ({ message: { data: Buffer.from(JSON.stringify(m)).toString('base64'), messageId: '1', attributes: encodeMessage(msg).attributes }, subscription: 'projects/p/subscriptions/s' });
+  const run = async (handle: MessageHandler, body: unknown = envelope(), auth?: string) => handlePush({ verify, accept: 'Namespace', handle, log: collectingLogger() }, auth ?? `Bearer ${await sign(good)}`, body);
+
+  it('200 when the reconcile finished (converged or a permanent failure reported)', async () => {
+    const seen: string[] = [];
+    const r = await run(async (m) => {
+      seen.push(m.name);
+      return { result: 'converged' };
+    });
+    expect(r).toEqual({ status: 200, body: { acknowledged: true, result: 'converged' } });
+    expect(seen).toEqual(['team-a']);
+  });
+
+  it('503 on a transient failure so Pub/Sub redelivers, 500 on a crash', async () => {
+    expect((await run(async () => { throw new TransientError('api down', { status: 503 }); })).status).toBe(503);
+    expect((await run(async () => { throw new Error('bug'); })).status).toBe(500);
+  });
+
+  it('400 for a body that is not a push envelope; 204 (ack, logged) for undecodable data', async () => {
+    const handle: MessageHandler = async () => ({});
+    expect((await run(handle, { hello: 1 })).status).toBe(400);
+    expect((await run(handle, { message: { data: 'bm90IGpzb24=' } })).status).toBe(204);
+    expect((await run(handle, envelope({ ...msg, kind: 'NamespaceTemplate' }))).status).toBe(204);
+  });
+
+  it('401 before anything is decoded when the token is missing', async () => {
+    let called = false;
+    const r = await handlePush({ verify, accept: 'Namespace', handle: async () => ((called = true), {}), log: collectingLogger() }, undefined, envelope());
+    expect(r.status).toBe(401);
+    expect(called).toBe(false);
+  });
+});

@@ -1,0 +1,144 @@
+// The relay against a scripted HTTP API server: list, watch from the list's resourceVersion with
+// bookmarks, reconnect after a dropped watch, relist on 410 Gone, resync, flush on stop.
+import { describe, it, expect, afterEach } from '@jest/globals';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { Agent } from 'node:http';
+import { createMemoryBus } from '../../../shared/bus/memory.ts';
+import { createKubeClient, type KubeClient } from '../../../shared/kube/client.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import { decodeMessage, type ReconcileMessage } from '../../../shared/reconcile/message.ts';
+import { silentLogger } from '../../../shared/reconcile/log.ts';
+import { createRelay, type Relay } from '../../../shared/reconcile/relay.ts';
+import { metricsText } from '../../../shared/reconcile/relay-http.ts';
+
+interface Script {
+  namespaces: Map<string, KubeObject>;
+  rv: number;
+  /** What to do with the next watch request on namespaces. */
+  watches: ((res: ServerResponse, fromRv: string) => void)[];
+  watchRequests: string[];
+  lists: number;
+}
+
+const nsObj = (name: string, rv: number): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv) } });
+
+function apiServer(script: Script): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const templates = url.pathname.includes('namespacetemplates');
+    if (url.searchParams.get('watch')) {
+      if (templates) return; // never answers: a quiet watch
+      script.watchRequests.push(url.searchParams.get('resourceVersion') ?? '');
+      const next = script.watches.shift();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (next) next(res, url.searchParams.get('resourceVersion') ?? '');
+      return;
+    }
+    if (!templates) script.lists += 1;
+    const items = templates ? [] : [...script.namespaces.values()];
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ items, metadata: { resourceVersion: String(script.rv) } }));
+  });
+  return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })));
+}
+
+const event = (res: ServerResponse, type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
+
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.reverse()) await c();
+  cleanup = [];
+});
+
+async function setup(script: Script): Promise<{ relay: Relay; received: ReconcileMessage[]; kube: KubeClient }> {
+  const { server, url } = await apiServer(script);
+  const kube = createKubeClient({ server: url, agent: new Agent({ keepAlive: true }), headers: async () => ({}) }, { sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
+  const bus = createMemoryBus();
+  const received: ReconcileMessage[] = [];
+  bus.subscribe('ns', async (d) => {
+    const m = decodeMessage(d.data);
+    if (m.ok) received.push(m.message);
+  });
+  const relay = createRelay({ kube, bus, config: { cluster: 'c', resyncSeconds: 0, watchTimeoutSeconds: 30, pageSize: 100, topics: { namespaces: 'ns', templates: 'tpl' } }, log: silentLogger, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
+  cleanup.push(async () => {
+    await relay.stop();
+    kube.close();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+  return { relay, received, kube };
+}
+
+const until = async (cond: () => boolean, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+describe('watch relay', () => {
+  it('lists, watches from the list version, follows bookmarks, and publishes one small message per change', async () => {
+    const script: Script = { namespaces: new Map([['a', nsObj('a', 5)]]), rv: 10, watches: [], watchRequests: [], lists: 0 };
+    script.watches.push((res) => {
+      event(res, 'ADDED', nsObj('b', 11));
+      event(res, 'BOOKMARK', { kind: 'Namespace', metadata: { resourceVersion: '15' } });
+      event(res, 'MODIFIED', nsObj('a', 16));
+      event(res, 'MODIFIED', nsObj('a', 16)); // a replay: same version
+      event(res, 'DELETED', nsObj('b', 17));
+      res.end();
+    });
+    const { relay, received } = await setup(script);
+    await relay.start();
+    await until(() => received.length >= 4);
+    expect(received.map((m) => `${m.type} ${m.name}@${m.resourceVersion}`)).toEqual(['ADDED a@5', 'ADDED b@11', 'MODIFIED a@16', 'DELETED b@17']);
+    expect(script.watchRequests[0]).toBe('10');
+    await until(() => script.watchRequests.length >= 2);
+    expect(script.watchRequests[1]).toBe('17');
+    expect(relay.counters).toMatchObject({ eventsSeen: 4, bookmarks: 1, published: 4, publishFailed: 0 });
+    expect(relay.sizes().Namespace).toBe(1);
+  });
+
+  it('relists on 410 Gone and publishes only what changed meanwhile, deletions included', async () => {
+    const script: Script = { namespaces: new Map([['a', nsObj('a', 5)], ['b', nsObj('b', 6)]]), rv: 10, watches: [], watchRequests: [], lists: 0 };
+    script.watches.push((res) => {
+      script.namespaces.delete('b');
+      script.namespaces.set('c', nsObj('c', 30));
+      script.rv = 31;
+      event(res, 'ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+      res.end();
+    });
+    const { relay, received } = await setup(script);
+    await relay.start();
+    await until(() => received.length >= 4);
+    expect(received.map((m) => `${m.type} ${m.name}`)).toEqual(['ADDED a', 'ADDED b', 'ADDED c', 'DELETED b']);
+    expect(relay.counters.gone).toBe(1);
+    await until(() => script.watchRequests.length >= 2);
+    expect(script.watchRequests[1]).toBe('31');
+  });
+
+  it('reconnects with backoff after a dropped connection, resuming from the last version', async () => {
+    const script: Script = { namespaces: new Map(), rv: 10, watches: [], watchRequests: [], lists: 0 };
+    script.watches.push((res) => {
+      event(res, 'ADDED', nsObj('a', 12));
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    const { relay, received } = await setup(script);
+    await relay.start();
+    await until(() => script.watchRequests.length >= 2);
+    expect(script.watchRequests[1]).toBe('12');
+    expect(received.map((m) => m.name)).toEqual(['a']);
+  });
+
+  it('a resync publishes SYNC for every object; stop flushes; metrics expose the counters', async () => {
+    const script: Script = { namespaces: new Map([['a', nsObj('a', 5)], ['b', nsObj('b', 6)]]), rv: 10, watches: [], watchRequests: [], lists: 0 };
+    const { relay, received } = await setup(script);
+    await relay.start();
+    await until(() => received.length === 2);
+    await relay.resync();
+    await until(() => received.length === 4);
+    expect(received.slice(2).map((m) => `${m.type} ${m.name}`)).toEqual(['SYNC a', 'SYNC b']);
+    const text = metricsText(relay, { published: 4, failed: 0, delivered: 4, redelivered: 0, deadLettered: 0 });
+    expect(text).toContain('furnish_relay_published_total 4');
+    expect(text).toContain('furnish_relay_known_objects{kind="Namespace"} 2');
+  });
+});

@@ -1,0 +1,99 @@
+import { describe, it, expect } from '@jest/globals';
+import { createMemoryBus } from '../../../shared/bus/memory.ts';
+import { KEY } from '../../../shared/keys.ts';
+import { ResourceResolver } from '../../../shared/kube/resources.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import type { NamespaceTemplate } from '../../../shared/render/types.ts';
+import { decodeMessage } from '../../../shared/reconcile/message.ts';
+import { RECONCILE_KEY } from '../../../shared/reconcile/keys.ts';
+import { silentLogger } from '../../../shared/reconcile/log.ts';
+import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
+import { reconcileTemplate, type TemplateDeps } from '../../../shared/reconcile/template.ts';
+import { memoryApi } from './memory-api.ts';
+
+const ns = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'pending', ...labels }, annotations: { [KEY.creator]: 'alice' } } });
+const tpl = (name: string, selector: Record<string, string>, data: Record<string, string> = { a: '1' }): NamespaceTemplate => ({
+  apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: selector } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-cm` }, data }] },
+});
+
+function setup() {
+  const api = memoryApi();
+  const bus = createMemoryBus();
+  const received: string[] = [];
+  bus.subscribe('ns', async (d) => {
+    const m = decodeMessage(d.data);
+    if (m.ok) {
+      received.push(m.message.name);
+      await reconcileNamespace({ kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger }, m.message.name);
+    }
+  });
+  const deps: TemplateDeps = { kube: api.client, bus, cluster: 'local', namespaceTopic: 'ns', log: silentLogger, progressEvery: 2, concurrency: 4, messagesPerSecond: 1e6 };
+  return { api, bus, received, deps };
+}
+
+describe('reconcileTemplate', () => {
+  it('publishes one message per matching namespace, records the fan-out and the counts', async () => {
+    const { api, bus, received, deps } = setup();
+    for (const n of ['a', 'b', 'c']) api.put(ns(n, { tier: 'gold' }));
+    api.put(ns('d', { tier: 'silver' }));
+    api.put(tpl('gold', { tier: 'gold' }));
+    const r = await reconcileTemplate(deps, 'gold');
+    expect(r).toMatchObject({ fannedOut: true, targets: 3, published: 3 });
+    await bus.idle();
+    expect(received.sort()).toEqual(['a', 'b', 'c']);
+    const t = api.get('', 'NamespaceTemplate', undefined, 'gold') as NamespaceTemplate;
+    expect(t.metadata.annotations?.[RECONCILE_KEY.fanoutHash]).toMatch(/^[0-9a-f]{32}$/);
+    expect(t.status?.matched).toBe(3);
+    expect(t.status?.conditions?.find((c) => c.type === 'Propagated')?.status).toBe('True');
+    // The next message (resync, or our own status write) fans out nothing; the counts now show the work done.
+    const again = await reconcileTemplate(deps, 'gold');
+    expect(again.fannedOut).toBe(false);
+    const counted = api.get('', 'NamespaceTemplate', undefined, 'gold') as NamespaceTemplate;
+    expect(counted.status).toMatchObject({ matched: 3, applied: 3, failed: 0 });
+    expect(counted.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    const writes = api.writes().length;
+    expect((await reconcileTemplate(deps, 'gold')).statusWritten).toBe(false);
+    expect(api.writes().length).toBe(writes);
+  });
+
+  it('a changed selector reaches the namespaces that matched before and those that match now', async () => {
+    const { api, bus, received, deps } = setup();
+    api.put(ns('a', { tier: 'gold' }));
+    api.put(ns('b', { tier: 'silver' }));
+    api.put(tpl('t', { tier: 'gold' }));
+    await reconcileTemplate(deps, 't');
+    await bus.idle();
+    received.length = 0;
+    const moved = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
+    api.put({ ...moved, spec: { ...moved.spec, namespaces: { labelSelector: { matchLabels: { tier: 'silver' } } } } });
+    const r = await reconcileTemplate(deps, 't');
+    expect(r.targets).toBe(2);
+    await bus.idle();
+    expect(received.sort()).toEqual(['a', 'b']);
+    expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
+    expect(api.get('v1', 'ConfigMap', 'b', 't-cm')).toBeDefined();
+  });
+
+  it('a deleted template reaches every namespace that carried it, whose objects are pruned', async () => {
+    const { api, bus, deps } = setup();
+    api.put(ns('a', { tier: 'gold' }));
+    api.put(tpl('t', { tier: 'gold' }));
+    await reconcileTemplate(deps, 't');
+    await bus.idle();
+    expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeDefined();
+    await api.client.call({ method: 'DELETE', path: '/apis/furnish.dev/v1alpha1/namespacetemplates/t' });
+    const r = await reconcileTemplate(deps, 't');
+    expect(r).toMatchObject({ deleted: true, targets: 1 });
+    await bus.idle();
+    expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
+  });
+
+  it('reports progress while publishing in batches', async () => {
+    const { api, deps } = setup();
+    for (const n of ['a', 'b', 'c', 'd', 'e']) api.put(ns(n, { tier: 'gold' }));
+    api.put(tpl('gold', { tier: 'gold' }));
+    await reconcileTemplate(deps, 'gold');
+    const statusWrites = api.writes().filter((w) => w.path.endsWith('/status')).map((w) => (w.body as { status: NamespaceTemplate['status'] }).status?.conditions?.find((c) => c.type === 'Propagated')?.message);
+    expect(statusWrites).toEqual(['published 2 of 5 reconcile messages', 'published 4 of 5 reconcile messages', 'published 5 of 5 reconcile messages']);
+  });
+});

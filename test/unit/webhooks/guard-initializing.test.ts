@@ -1,0 +1,55 @@
+import { describe, expect, it } from '@jest/globals';
+import { guardInitializing } from '../../../shared/webhooks/handlers/guard-initializing.ts';
+import { allowReconciler, allowSystemPrincipals, guardOutcome, requireInitialize } from '../../../shared/webhooks/rules/guard-initializing.ts';
+import { admissionRequest, fakeAuthorizer, testDeps, testSettings } from '../../support/fixtures.ts';
+
+const settings = testSettings();
+
+describe('guard-initializing rules', () => {
+  it('allow-reconciler: the reconciler furnishes the namespace', () => {
+    const user = { username: 'system:serviceaccount:furnish-system:furnish-reconciler' };
+    expect(allowReconciler({ user, namespace: 'n', settings })).toMatchObject({ allow: expect.stringContaining('reconciler') });
+    expect(allowReconciler({ user: { username: 'alice' }, namespace: 'n', settings })).toBeUndefined();
+  });
+
+  it('allow-system-principals: the controllers that create `default` and kube-root-ca.crt (and empty deleted namespaces)', () => {
+    for (const name of ['service-account-controller', 'root-ca-cert-publisher', 'namespace-controller']) {
+      expect(allowSystemPrincipals({ user: { username: `system:serviceaccount:kube-system:${name}` }, namespace: 'n', settings })).toBeDefined();
+    }
+    expect(allowSystemPrincipals({ user: { username: 'system:serviceaccount:kube-system:evil' }, namespace: 'n', settings })).toBeUndefined();
+  });
+
+  it('require-initialize: everyone else needs verb initialize on the namespace', () => {
+    const user = { username: 'alice' };
+    expect(requireInitialize({ user, namespace: 'team-a', settings })).toMatchObject({ requires: { user, verb: 'initialize', group: '', resource: 'namespaces', name: 'team-a' } });
+    expect(guardOutcome({ user, namespace: 'team-a', settings })).toMatchObject({ rule: 'require-initialize' });
+  });
+});
+
+describe('guard-initializing handler on what kube-apiserver sent', () => {
+  it('lets the controllers create the default ServiceAccount and kube-root-ca.crt without asking', async () => {
+    const authorizer = fakeAuthorizer();
+    for (const name of [
+      '005-guard-CREATE-serviceaccounts-default-system_serviceaccount_kube_system_service_account_controller',
+      '006-guard-CREATE-configmaps-kube-root-ca.crt-system_serviceaccount_kube_system_root_ca_cert_publisher',
+    ] as const) {
+      expect(await guardInitializing(admissionRequest(name), testDeps({ authorizer }))).toMatchObject({ allowed: true });
+    }
+    expect(authorizer.calls).toEqual([]);
+  });
+
+  it('refuses alice writing a ConfigMap into a pending namespace, including server-side apply', async () => {
+    for (const name of ['021-guard-CREATE-configmaps-app-config-alice', '022-guard-CREATE-configmaps-ssa-config-alice', '023-guard-UPDATE-configmaps-ssa-config-alice'] as const) {
+      const response = await guardInitializing(admissionRequest(name), testDeps());
+      expect(response).toMatchObject({ allowed: false, status: { code: 403 } });
+      expect(response.status!.message).toBe(
+        'namespace "team-a" is still being furnished; retry in a few seconds (user "alice" may not write into namespace "team-a" while it is pending: needs verb "initialize" on namespaces, resourceName "team-a")',
+      );
+    }
+  });
+
+  it('allows principals holding initialize', async () => {
+    const deps = testDeps({ grants: [{ user: 'admin', verb: 'initialize', resource: 'namespaces', name: 'team-a' }] });
+    expect(await guardInitializing(admissionRequest('026-guard-CREATE-configmaps-app-config-admin'), deps)).toMatchObject({ allowed: true });
+  });
+});
