@@ -1,7 +1,7 @@
 // ApplySet (KEP-3659): one parent ConfigMap per namespace names the inventory of everything
 // Furnish applied there, so `kubectl apply --prune --applyset` and Furnish's own pruning agree on
 // what belongs to the set.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { KubeObject } from '../kube/types.ts';
 import { KEY } from '../keys.ts';
 import { formatGroupKind } from './kinds.ts';
@@ -17,7 +17,7 @@ export const APPLYSET_TOOLING = 'furnish/v1alpha1';
  */
 export function applySetId(namespace: string): string {
   const { kind, group } = APPLYSET_PARENT_KIND;
-  const digest = createHash('sha256').update(`${APPLYSET_PARENT_NAME}.${namespace}.${kind}.${group}`).digest('base64url');
+  const digest = hash('sha256', `${APPLYSET_PARENT_NAME}.${namespace}.${kind}.${group}`, 'base64url');
   return `applyset-${digest}-v1`;
 }
 

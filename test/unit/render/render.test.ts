@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { parse, stringify } from 'yaml';
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
@@ -174,6 +175,17 @@ describe('content hash', () => {
   it('canonical JSON sorts keys at every depth and keeps array order', () => {
     expect(canonicalJson({ b: 1, a: [{ d: 1, c: 'x' }, 2], e: undefined, f: null })).toBe('{"a":[{"c":"x","d":1},2],"b":1,"f":null}');
     expect(contentHash({ a: 1, b: 2 })).toBe(contentHash({ b: 2, a: 1 }));
+  });
+
+  it('canonical JSON escapes strings exactly as JSON.stringify does', () => {
+    for (const s of ['plain', 'q"uote', 'back\\slash', 'new\nline', '\u0000\u001f', 'lone \ud800 surrogate', 'ünïcødé 🚀']) {
+      expect(canonicalJson({ [s]: s })).toBe(JSON.stringify({ [s]: s }));
+    }
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(JSON.parse(canonicalJson(value))).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+    );
   });
 });
 
