@@ -132,7 +132,7 @@ function pushBody(d: { id: string; data: Buffer; attributes: Record<string, stri
   return JSON.stringify({ message: { data: d.data.toString('base64'), attributes: d.attributes, messageId: d.id, orderingKey: d.orderingKey }, subscription });
 }
 
-async function memoryBusToPush(bus: SubscribableBus, config: ReconcileConfig, base: string): Promise<void> {
+export async function memoryBusToPush(bus: SubscribableBus, config: ReconcileConfig, base: string): Promise<void> {
   const route = (topic: string, fn: string) =>
     bus.subscribe(topic, async (d) => {
       const res = await fetch(`${base}/${fn}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: pushBody(d, `projects/local/subscriptions/${fn}`) });
@@ -236,6 +236,38 @@ async function serveWebhooks(kube: KubeClient, port: number, env: Record<string,
   };
 }
 
+export interface ServedReconcilers {
+  url: string;
+  runtime: Runtime;
+  stop(): Promise<void>;
+}
+
+/** reconcile-namespace and reconcile-template on one local HTTP server (push format, auth off). */
+export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: string; context?: string }; config: ReconcileConfig; bus: Bus; port: number; log: Logger; kubeOptions?: KubeClientOptions }): Promise<ServedReconcilers> {
+  const { config, log, credentials } = opts;
+  const runtime = createRuntime({
+    config,
+    log,
+    bus: async () => opts.bus,
+    kubeFor: async () => createKubeClient(await connect(credentials), { qps: config.kube.qps, burst: config.kube.burst, ...opts.kubeOptions }),
+  });
+  for (const name of RECONCILERS) {
+    await import(`../functions/${name}/index.ts`);
+    useRuntime(name, runtime);
+  }
+  const http = createHttpServer(await functionRouter(RECONCILERS));
+  http.keepAliveTimeout = 65_000;
+  const port = await listen(http, opts.port);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    runtime,
+    async stop() {
+      await close(http);
+      (await runtime.cluster(config.cluster).catch(() => null))?.kube.close();
+    },
+  };
+}
+
 export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
   const env = { ...process.env, ...opts.env };
   const log = opts.log ?? jsonLogger('furnish-local');
@@ -252,20 +284,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const bus: Bus = memory ?? (await (await import('../shared/bus/pubsub.ts')).createPubSubBus({ projectId: config.pubsubProject, log, maxMilliseconds: 5 }));
 
   const credentials = { kubeconfigPath: opts.kubeconfigPath ?? env.KUBECONFIG?.split(':')[0], context: opts.context };
-  const runtime = createRuntime({
-    config,
-    log,
-    bus: async () => bus,
-    kubeFor: async () => createKubeClient(await connect(credentials), { qps: config.kube.qps, burst: config.kube.burst, ...opts.kubeOptions }),
-  });
-  for (const name of RECONCILERS) {
-    await import(`../functions/${name}/index.ts`);
-    useRuntime(name, runtime);
-  }
-  const http = createHttpServer(await functionRouter(RECONCILERS));
-  http.keepAliveTimeout = 65_000;
-  const port = await listen(http, opts.port ?? Number(env.FURNISH_START_PORT ?? 8080));
-  const base = `http://127.0.0.1:${port}`;
+  const reconcilers = await serveReconcilers({ credentials, config, bus, port: opts.port ?? Number(env.FURNISH_START_PORT ?? 8080), log, kubeOptions: opts.kubeOptions });
+  const { runtime, url: base } = reconcilers;
   if (memory) await memoryBusToPush(memory, config, base);
   else await emulatorPush(emulator!, config.pubsubProject, config, base);
   log.log('INFO', 'reconcilers served', { url: base, functions: RECONCILERS, bus: busKind, emulator });
@@ -292,7 +312,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
         await memory?.idle();
         await bus.close();
         await webhooks?.stop();
-        await close(http);
+        await reconcilers.stop();
         kube.close();
         log.log('INFO', 'local stack stopped', {});
       })();

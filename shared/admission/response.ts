@@ -37,15 +37,19 @@ export function encodePatch(operations: PatchOperation[]): string {
   return Buffer.from(JSON.stringify(operations)).toString('base64');
 }
 
-/** Allows, carrying the JSONPatch from `original` to `mutated` (no patch when nothing changed). */
+/**
+ * Allows, carrying the JSONPatch from `original` to `mutated` (no patch when nothing changed).
+ * `at` is where `original` sits in the request's object (`/metadata` when only metadata is diffed).
+ */
 export function allowWithPatch<T extends object>(
   request: Pick<AdmissionRequest, 'uid'>,
   original: T,
   mutated: T,
   extras: ResponseExtras = {},
+  at = '',
 ): AdmissionResponse {
   const response = allow(request, extras);
-  const operations = diff(original, mutated);
+  const operations = at ? diff(original, mutated).map((op) => ({ ...op, path: at + op.path })) : diff(original, mutated);
   if (operations.length > 0) {
     response.patch = encodePatch(operations);
     response.patchType = 'JSONPatch';
@@ -53,16 +57,20 @@ export function allowWithPatch<T extends object>(
   return response;
 }
 
-/** Clone–mutate–diff: `mutate` changes a deep clone, the response carries the difference. */
+/**
+ * Clone–mutate–diff: `mutate` changes a deep clone, the response carries the difference. Pass the
+ * part of the object the webhook may change and where it sits (`at`) to clone and diff only that.
+ */
 export function mutateClone<T extends object>(
   request: Pick<AdmissionRequest, 'uid'>,
   original: T,
   mutate: (draft: T) => void,
   extras: ResponseExtras = {},
+  at = '',
 ): AdmissionResponse {
   const draft = structuredClone(original);
   mutate(draft);
-  return allowWithPatch(request, original, draft, extras);
+  return allowWithPatch(request, original, draft, extras, at);
 }
 
 export function toReview(response: AdmissionResponse): AdmissionReview {

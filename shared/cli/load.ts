@@ -1,10 +1,12 @@
 // Reading manifests for the CLI: files or directories (recursively: *.yaml, *.yml, *.json),
 // multi-document YAML (JSON is read by the same YAML 1.2 parser), every problem located by file
 // and line or document number, collected rather than thrown so that one run reports them all.
+// NamespaceTemplates for render and validate; objects of any kind for `admit --cluster`.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { parseAllDocuments, type YAMLError } from 'yaml';
-import { isRecord } from '../render/json.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { isRecord, type JsonRecord } from '../render/json.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
 
 export interface LoadProblem {
@@ -31,6 +33,13 @@ export interface SourceTemplate {
   template: NamespaceTemplate;
 }
 
+export interface SourceObject {
+  file: string;
+  /** `document 2` or `document 2, items[0]` (a List). */
+  where: string;
+  object: KubeObject;
+}
+
 export interface Loaded<T> {
   items: T[];
   problems: LoadProblem[];
@@ -47,10 +56,11 @@ export function formatLoadProblem(p: LoadProblem): string {
   return p.where ? `${p.file}: ${p.where}: ${p.message}` : `${p.file}: ${p.message}`;
 }
 
-function fileErrorMessage(err: unknown): string {
+export function fileErrorMessage(err: unknown): string {
   const code = (err as { code?: string }).code;
   if (code === 'ENOENT') return 'no such file or directory';
   if (code === 'EACCES') return 'permission denied';
+  if (code === 'EISDIR') return 'is a directory, expected a file';
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -133,34 +143,82 @@ function describeKind(value: unknown): string {
   return `${String(value.apiVersion ?? '(no apiVersion)')} ${String(value.kind ?? '(no kind)')}`;
 }
 
+/** What one document holds: its value, or each item of a List, with where it is in the file. */
+function entriesOf(doc: SourceDocument, isList: (value: JsonRecord) => boolean): { where: string; value: unknown }[] {
+  const where = `document ${doc.document}`;
+  const value = doc.value;
+  if (!isRecord(value) || !isList(value) || !Array.isArray(value.items)) return [{ where, value }];
+  return value.items.map((item: unknown, i) => ({ where: `${where}, items[${i}]`, value: item }));
+}
+
+/**
+ * The entries of a document that `refusal` accepts (it returns undefined for them), built by
+ * `make`; every other entry is a problem saying why, located by file and entry.
+ */
+function sortEntries<T>(
+  doc: SourceDocument,
+  isList: (value: JsonRecord) => boolean,
+  refusal: (value: unknown) => string | undefined,
+  make: (where: string, value: JsonRecord) => T,
+): Loaded<T> {
+  const loaded: Loaded<T> = { items: [], problems: [] };
+  for (const { where, value } of entriesOf(doc, isList)) {
+    const refused = refusal(value);
+    if (refused === undefined) loaded.items.push(make(where, value as JsonRecord));
+    else loaded.problems.push({ file: doc.file, where, message: refused });
+  }
+  return loaded;
+}
+
+const isTemplateList = (value: JsonRecord): boolean => LIST_KINDS.has(value.kind as string);
+
 /** The NamespaceTemplates of one document: itself, or the items of a List of them. */
 export function templatesOf(doc: SourceDocument): Loaded<SourceTemplate> {
-  const where = `document ${doc.document}`;
-  const notTemplate = (value: unknown, at: string): LoadProblem => ({
-    file: doc.file,
-    where: at,
-    message: `${describeKind(value)} is not a ${TEMPLATE_KIND}`,
-  });
-  const value = doc.value;
-  if (isRecord(value) && value.kind === TEMPLATE_KIND) return { items: [{ file: doc.file, where, template: value as NamespaceTemplate }], problems: [] };
-  if (!isRecord(value) || !LIST_KINDS.has(value.kind as string) || !Array.isArray(value.items)) return { items: [], problems: [notTemplate(value, where)] };
-  const loaded: Loaded<SourceTemplate> = { items: [], problems: [] };
-  value.items.forEach((item: unknown, i) => {
-    const at = `${where}, items[${i}]`;
-    if (isRecord(item) && item.kind === TEMPLATE_KIND) loaded.items.push({ file: doc.file, where: at, template: item as NamespaceTemplate });
-    else loaded.problems.push(notTemplate(item, at));
-  });
+  return sortEntries(
+    doc,
+    isTemplateList,
+    (value) => (isRecord(value) && value.kind === TEMPLATE_KIND ? undefined : `${describeKind(value)} is not a ${TEMPLATE_KIND}`),
+    (where, value) => ({ file: doc.file, where, template: value as NamespaceTemplate }),
+  );
+}
+
+/** `kubectl get -o yaml` writes `List`; the API server writes `RoleList`, `ClusterRoleBindingList`... */
+const isAnyList = (value: JsonRecord): boolean => typeof value.kind === 'string' && value.kind.endsWith('List');
+
+/** Why a value cannot stand for an object of a cluster; undefined when it can. */
+function objectRefusal(value: unknown): string | undefined {
+  if (!isRecord(value) || typeof value.apiVersion !== 'string' || typeof value.kind !== 'string') {
+    return `${describeKind(value)} is not a Kubernetes object (apiVersion and kind are required)`;
+  }
+  const meta = value.metadata;
+  // Look-ups find objects by name (a binding's roleRef names its role): a nameless one would be lost.
+  if (!isRecord(meta) || typeof meta.name !== 'string' || meta.name === '') return `${describeKind(value)} has no metadata.name`;
+  return undefined;
+}
+
+/** The Kubernetes objects of one document: itself, or the items of a List (any `*List` kind). */
+export function objectsOf(doc: SourceDocument): Loaded<SourceObject> {
+  return sortEntries(doc, isAnyList, objectRefusal, (where, value) => ({ file: doc.file, where, object: value as KubeObject }));
+}
+
+/** What `of` finds in every document of every file named by `paths`, with every problem. */
+function loadEach<T>(paths: readonly string[], of: (doc: SourceDocument) => Loaded<T>): Loaded<T> {
+  const docs = loadDocuments(paths);
+  const loaded: Loaded<T> = { items: [], problems: [...docs.problems] };
+  for (const doc of docs.items) {
+    const found = of(doc);
+    loaded.items.push(...found.items);
+    loaded.problems.push(...found.problems);
+  }
   return loaded;
 }
 
 /** Every NamespaceTemplate named by `paths`; any other document is a problem naming its file and index. */
 export function loadTemplates(paths: readonly string[]): Loaded<SourceTemplate> {
-  const docs = loadDocuments(paths);
-  const loaded: Loaded<SourceTemplate> = { items: [], problems: [...docs.problems] };
-  for (const doc of docs.items) {
-    const found = templatesOf(doc);
-    loaded.items.push(...found.items);
-    loaded.problems.push(...found.problems);
-  }
-  return loaded;
+  return loadEach(paths, templatesOf);
+}
+
+/** Every Kubernetes object named by `paths`, of any kind; Lists are flattened into their items. */
+export function loadObjects(paths: readonly string[]): Loaded<SourceObject> {
+  return loadEach(paths, objectsOf);
 }

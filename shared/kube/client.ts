@@ -50,6 +50,8 @@ export interface KubeMetrics {
   throttledMs: number;
   byStatus: Record<string, number>;
   byVerb: Record<string, number>;
+  /** Write requests per resource (`configmaps`, `namespaces/status`, ...). */
+  writesByResource: Record<string, number>;
 }
 
 export interface WatchHandle {
@@ -143,8 +145,16 @@ export function queryString(query: KubeRequest['query']): string {
   return parts.length ? `?${parts.join('&')}` : '';
 }
 
+/** `configmaps` for /api/v1/namespaces/x/configmaps/y, `namespacetemplates/status` for a status write. */
+export function resourceOfPath(path: string): string {
+  const segs = path.split('?')[0]!.split('/').filter(Boolean);
+  const rest = segs[0] === 'api' ? segs.slice(2) : segs.slice(3);
+  const r = rest[0] === 'namespaces' && rest.length >= 3 ? rest.slice(2) : rest;
+  return r[2] ? `${r[0]}/${r[2]}` : (r[0] ?? '');
+}
+
 function emptyMetrics(): KubeMetrics {
-  return { requests: 0, writes: 0, retries: 0, failures: 0, throttledMs: 0, byStatus: {}, byVerb: {} };
+  return { requests: 0, writes: 0, retries: 0, failures: 0, throttledMs: 0, byStatus: {}, byVerb: {}, writesByResource: {} };
 }
 
 interface RawAnswer {
@@ -211,7 +221,11 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
 
   function record(req: KubeRequest, status: number): void {
     metrics.requests += 1;
-    if (req.method !== 'GET') metrics.writes += 1;
+    if (req.method !== 'GET') {
+      metrics.writes += 1;
+      const resource = resourceOfPath(req.path);
+      metrics.writesByResource[resource] = (metrics.writesByResource[resource] ?? 0) + 1;
+    }
     metrics.byStatus[String(status)] = (metrics.byStatus[String(status)] ?? 0) + 1;
     metrics.byVerb[req.method] = (metrics.byVerb[req.method] ?? 0) + 1;
   }

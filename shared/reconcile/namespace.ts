@@ -197,7 +197,8 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string): Pro
   const appliedTemplates = desired.matched.filter((t) => !failedTemplates.includes(t));
   const finalParent = parentObject(name, desired.groupKinds, appliedTemplates, failedTemplates);
   let writes = exec.writes;
-  if (parentNeedsWrite(plan.parentBefore ?? parent, finalParent) && !exec.failures.some((f) => f.template === '(applyset)')) {
+  const parentWanted = Boolean(parent ?? plan.parentBefore) || desired.groupKinds.length > 0 || failedTemplates.length > 0;
+  if (parentWanted && parentNeedsWrite(plan.parentBefore ?? parent, finalParent) && !exec.failures.some((f) => f.template === '(applyset)')) {
     await applyParent(deps, exec, finalParent);
     writes += 1;
   }

@@ -160,7 +160,7 @@ export function planNamespace(input: PlanInput): NamespacePlan {
   }
   const before = parentGroupKinds(input.parent);
   const grown = sortedUnique([...before, ...desired.groupKinds]);
-  if (grown.length !== before.length || !input.parent) {
+  if (grown.length !== before.length || (!input.parent && grown.length > 0)) {
     plan.parentBefore = parentObject(namespace.metadata.name ?? '', grown, splitList(input.parent?.metadata.annotations?.[RECONCILE_KEY.templates]), splitList(input.parent?.metadata.annotations?.[RECONCILE_KEY.failedTemplates]));
   }
   return plan;

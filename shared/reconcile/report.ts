@@ -83,7 +83,10 @@ export function eventObject(draft: EventDraft, ns: KubeObject, now: Date, compon
     apiVersion: 'v1',
     kind: 'Event',
     metadata: { name: draft.name, namespace: ns.metadata.name ?? '' },
-    involvedObject: { apiVersion: 'v1', kind: 'Namespace', name: ns.metadata.name, uid: ns.metadata.uid },
+    // In the namespace itself, so its users see it (`kubectl get events -n <ns>`); the API server
+    // requires involvedObject.namespace to equal the Event's namespace. `kubectl describe namespace`
+    // searches every namespace by involvedObject name, kind and uid, so it finds it too.
+    involvedObject: { apiVersion: 'v1', kind: 'Namespace', name: ns.metadata.name, namespace: ns.metadata.name, uid: ns.metadata.uid },
     type: draft.type,
     reason: draft.reason,
     message: draft.message,

@@ -16,8 +16,11 @@ export interface WebhookDeps {
   templates: TemplateSource;
 }
 
-/** A webhook: a plain typed function from a decoded request to a response. */
-export type AdmissionHandler = (request: AdmissionRequest, deps: WebhookDeps) => Promise<AdmissionResponse>;
+/**
+ * A webhook: a plain typed function from a decoded request to a response. Handlers that need no
+ * look-up answer synchronously (no promise on the hot path).
+ */
+export type AdmissionHandler = (request: AdmissionRequest, deps: WebhookDeps) => AdmissionResponse | Promise<AdmissionResponse>;
 
 export function staticTemplates(templates: NamespaceTemplate[]): TemplateSource {
   return { list: async () => templates };

@@ -7,12 +7,15 @@ import { AdmissionError, isAdmissionError } from '../admission/errors.ts';
 import { decodeAdmissionReview, parseAdmissionReview } from '../admission/decode.ts';
 import { toReview } from '../admission/response.ts';
 import type { AdmissionResponse, DecodedReview } from '../admission/types.ts';
-import type { WebhookAuthenticator } from '../auth/webhook-token.ts';
+import type { AuthResult, WebhookAuthenticator } from '../auth/webhook-token.ts';
 import type { ClusterConfig, WebhookName } from '../config/types.ts';
 import type { AdmissionHandler, WebhookDeps } from './deps.ts';
 
-type Handle = (req: Request, res: Response) => Promise<void>;
-type AuthenticatedHandle = (req: Request, res: Response, cluster: ClusterConfig) => Promise<void>;
+// Decorators stay synchronous on the hot path (a recently verified token, a handler that needs no
+// look-up): the functions framework runs every request in a domain, where each promise costs.
+type Handle = (req: Request, res: Response) => void | Promise<void>;
+type AuthenticatedHandle = (req: Request, res: Response, cluster: ClusterConfig) => void | Promise<void>;
+type Decide = (review: DecodedReview, cluster: ClusterConfig) => AdmissionResponse | Promise<AdmissionResponse>;
 
 const REASONS: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 405: 'MethodNotAllowed', 413: 'RequestEntityTooLarge', 415: 'UnsupportedMediaType', 500: 'InternalError' };
 
@@ -23,23 +26,25 @@ export function sendStatus(res: Response, code: number, message: string, headers
 }
 
 export function withLiveness(next: Handle): Handle {
-  return async (req, res) => {
+  return (req, res) => {
     if (req.method === 'GET' && req.path.endsWith('/healthz')) {
       res.status(200).type('application/json').send('{"status":"ok"}');
       return;
     }
-    await next(req, res);
+    return next(req, res);
   };
 }
 
 export function withBearerAuth(authenticator: WebhookAuthenticator, next: AuthenticatedHandle): Handle {
-  return async (req, res) => {
-    const result = await authenticator.authenticate(req.headers.authorization);
-    if (!result.ok) {
-      sendStatus(res, 401, result.message, { 'www-authenticate': 'Bearer' });
-      return;
-    }
-    await next(req, res, result.cluster);
+  const proceed = (req: Request, res: Response, result: AuthResult) => {
+    if (result.ok) return next(req, res, result.cluster);
+    sendStatus(res, 401, result.message, { 'www-authenticate': 'Bearer' });
+  };
+  return (req, res) => {
+    const header = req.headers.authorization;
+    const known = authenticator.cached(header);
+    if (known) return proceed(req, res, known);
+    return authenticator.authenticate(header).then((result) => proceed(req, res, result));
   };
 }
 
@@ -61,11 +66,22 @@ export function readReview(req: Request, maxBodyBytes: number): DecodedReview {
   return typeof req.body === 'object' && req.body !== null && !Buffer.isBuffer(req.body) ? decodeAdmissionReview(req.body) : parseAdmissionReview(raw!, maxBodyBytes);
 }
 
-export function withAdmissionCodec(
-  maxBodyBytes: number,
-  decide: (review: DecodedReview, cluster: ClusterConfig) => Promise<AdmissionResponse>,
-): AuthenticatedHandle {
-  return async (req, res, cluster) => {
+function answer(res: Response, review: DecodedReview, response: AdmissionResponse): void {
+  response.uid = review.request.uid;
+  res.status(200).type('application/json').send(JSON.stringify(toReview(response)));
+}
+
+function fail(res: Response, review: DecodedReview, e: unknown): void {
+  if (isAdmissionError(e)) {
+    sendStatus(res, e.status, e.message);
+    return;
+  }
+  console.error(JSON.stringify({ severity: 'ERROR', message: 'webhook failed', uid: review.request.uid, error: (e as Error).stack ?? String(e) }));
+  sendStatus(res, 500, `internal error deciding request ${review.request.uid}: ${(e as Error).message}`);
+}
+
+export function withAdmissionCodec(maxBodyBytes: number, decide: Decide): AuthenticatedHandle {
+  return (req, res, cluster) => {
     if (req.method !== 'POST') {
       sendStatus(res, 405, `method ${req.method} not allowed: POST an AdmissionReview (GET /healthz for liveness)`, { allow: 'POST' });
       return;
@@ -78,18 +94,20 @@ export function withAdmissionCodec(
       sendStatus(res, e.status, e.message);
       return;
     }
+    let decided: AdmissionResponse | Promise<AdmissionResponse>;
     try {
-      const response = await decide(review, cluster);
-      response.uid = review.request.uid;
-      res.status(200).type('application/json').send(JSON.stringify(toReview(response)));
+      decided = decide(review, cluster);
     } catch (e) {
-      if (isAdmissionError(e)) {
-        sendStatus(res, e.status, e.message);
-        return;
-      }
-      console.error(JSON.stringify({ severity: 'ERROR', message: 'webhook failed', uid: review.request.uid, error: (e as Error).stack ?? String(e) }));
-      sendStatus(res, 500, `internal error deciding request ${review.request.uid}: ${(e as Error).message}`);
+      fail(res, review, e);
+      return;
     }
+    if (decided instanceof Promise) {
+      return decided.then(
+        (response) => answer(res, review, response),
+        (e: unknown) => fail(res, review, e),
+      );
+    }
+    answer(res, review, decided);
   };
 }
 
@@ -99,6 +117,11 @@ export interface WebhookServerOptions {
   authenticator: WebhookAuthenticator;
   depsFor: (cluster: ClusterConfig) => WebhookDeps;
   maxBodyBytes: number;
+}
+
+function crashed(res: Response, e: unknown): void {
+  console.error(JSON.stringify({ severity: 'ERROR', message: 'webhook failed', error: (e as Error).stack ?? String(e) }));
+  if (!res.headersSent) sendStatus(res, 500, 'internal error');
 }
 
 /** The HTTP function of one webhook. */
@@ -111,9 +134,11 @@ export function webhookHttpFunction(options: WebhookServerOptions): HttpFunction
     ),
   );
   return (req, res) => {
-    handle(req, res).catch((e: unknown) => {
-      console.error(JSON.stringify({ severity: 'ERROR', message: 'webhook failed', error: (e as Error).stack ?? String(e) }));
-      if (!res.headersSent) sendStatus(res, 500, 'internal error');
-    });
+    try {
+      const pending = handle(req, res);
+      if (pending) pending.catch((e: unknown) => crashed(res, e));
+    } catch (e) {
+      crashed(res, e);
+    }
   };
 }

@@ -12,7 +12,7 @@ export function describeProblems(name: string, problems: readonly ValidationProb
   return `NamespaceTemplate "${name}" is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}): ${list}`;
 }
 
-export const validateNamespaceTemplate: AdmissionHandler = async (request) => {
+export const validateNamespaceTemplate: AdmissionHandler = (request) => {
   requireResource(request, 'validate-template', GROUP, 'namespacetemplates');
   const { operation } = request;
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || request.subResource) return allow(request);

@@ -97,9 +97,13 @@ export function mutationsFor(input: NamespaceMutationInput): MutationOutcome[] {
   return MUTATE_NAMESPACE_RULES.map((rule) => rule(input));
 }
 
-type MutableMeta = { labels?: Record<string, string>; annotations?: Record<string, string> };
+/** The part of a namespace's metadata mutate-namespace may change. */
+export interface MetadataMaps {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
 
-function applyMap(meta: MutableMeta, field: 'labels' | 'annotations', values: Record<string, string | null> | undefined): void {
+function applyMap(meta: MetadataMaps, field: 'labels' | 'annotations', values: Record<string, string | null> | undefined): void {
   if (!values) return;
   for (const [key, value] of Object.entries(values)) {
     if (value === null) {
@@ -112,7 +116,7 @@ function applyMap(meta: MutableMeta, field: 'labels' | 'annotations', values: Re
 }
 
 /** Applies the changes to a (cloned) object's metadata. */
-export function applyChanges(meta: MutableMeta, outcomes: readonly MutationOutcome[]): void {
+export function applyChanges(meta: MetadataMaps, outcomes: readonly MutationOutcome[]): void {
   for (const o of outcomes) {
     if (!isChange(o)) continue;
     applyMap(meta, 'labels', o.labels);

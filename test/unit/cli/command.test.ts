@@ -58,7 +58,7 @@ describe('runCli', () => {
     expect(io.err).toBe("furnish admit: Option '--review <value>' argument missing (see furnish admit --help)\n");
   });
 
-  it('ships render and validate', () => {
-    expect(COMMANDS.map((c) => c.name)).toEqual(['render', 'validate']);
+  it('ships render, validate and admit', () => {
+    expect(COMMANDS.map((c) => c.name)).toEqual(['render', 'validate', 'admit']);
   });
 });

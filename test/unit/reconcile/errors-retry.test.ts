@@ -52,3 +52,23 @@ describe('backoffDelay', () => {
     expect(parseRetryAfter(undefined)).toBeUndefined();
   });
 });
+
+describe('TokenBucket and the client seam', () => {
+  it('lets a burst through, then spaces requests at the sustained rate', async () => {
+    const { TokenBucket } = await import('../../../shared/kube/ratelimit.ts');
+    let now = 0;
+    const bucket = new TokenBucket(10, 2, () => now);
+    expect([bucket.reserve(), bucket.reserve()]).toEqual([0, 0]);
+    expect(bucket.reserve()).toBe(100);
+    now = 1000;
+    expect(bucket.reserve()).toBe(0);
+  });
+
+  it('names the resource a write went to', async () => {
+    const { resourceOfPath } = await import('../../../shared/kube/client.ts');
+    expect(resourceOfPath('/api/v1/namespaces/team-a/configmaps/x')).toBe('configmaps');
+    expect(resourceOfPath('/api/v1/namespaces/team-a')).toBe('namespaces');
+    expect(resourceOfPath('/apis/furnish.dev/v1alpha1/namespacetemplates/t/status')).toBe('namespacetemplates/status');
+    expect(resourceOfPath('/apis/networking.k8s.io/v1/namespaces/a/networkpolicies?fieldManager=furnish')).toBe('networkpolicies');
+  });
+});

@@ -137,3 +137,14 @@ describe('reconcileNamespace', () => {
     expect(api.get('v1', 'ConfigMap', 'team-a', 'seed')?.data).toEqual({ owner: 'changed by user' });
   });
 });
+
+describe('reconcileNamespace bookkeeping', () => {
+  it('a namespace no template matches gets phase=ready and nothing else', async () => {
+    const { api, deps } = setup();
+    api.put(ns('plain', { tier: 'none' }));
+    api.put(tpl('gold', [cm('x')], { namespaces: { labelSelector: { matchLabels: { tier: 'gold' } } } }));
+    const r = await reconcileNamespace(deps, 'plain');
+    expect(r.writes).toBe(1);
+    expect(api.writes().map((w) => w.path)).toEqual(['/api/v1/namespaces/plain']);
+  });
+});

@@ -117,7 +117,8 @@ describe('mutate-namespace handler on what kube-apiserver sent', () => {
   });
 
   it('refuses to judge another resource (a misregistered rule) with a 400', async () => {
-    await expect(mutateNamespace(admissionRequest('014-mutate-CREATE-namespacetemplates-default-admin'), testDeps())).rejects.toMatchObject({
+    const judge = async () => mutateNamespace(admissionRequest('014-mutate-CREATE-namespacetemplates-default-admin'), testDeps());
+    await expect(judge()).rejects.toMatchObject({
       status: 400,
       message: 'webhook mutate-namespace judges namespaces, not namespacetemplates.furnish.dev (kind NamespaceTemplate): check its rules',
     });

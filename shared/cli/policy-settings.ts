@@ -1,0 +1,87 @@
+// `furnish admit --config`: the policy settings a cluster's webhooks run with, from a YAML or JSON
+// file holding the keys of one cluster entry of the functions' configuration file
+// (FURNISH_CONFIG_FILE), so that such an entry can be copied as it is. Missing settings get the
+// functions' defaults, computed the same way (config/load.ts): the guard's reconciler follows
+// furnishNamespace. The FURNISH_* environment is not read: a CI run must not depend on it.
+import { readFileSync } from 'node:fs';
+import { defaultPolicySettings, type PolicySettings } from '../config/types.ts';
+import { isRecord, type JsonRecord } from '../render/json.ts';
+import { CliError } from './command.ts';
+import { fileErrorMessage, formatLoadProblem, parseDocuments } from './load.ts';
+
+const POLICY_KEYS = ['systemNamespaces', 'autoOptOutPrincipals', 'guard', 'furnishNamespace'];
+const GUARD_KEYS = ['reconciler', 'systemPrincipals'];
+/** The rest of a cluster entry: how the functions reach and trust the cluster, nothing that decides. */
+const CONNECTION_KEYS = ['id', 'jwt', 'api', 'sarCacheTtlMs', 'templateCacheTtlMs'];
+
+type Fail = (path: string, problem: string) => never;
+
+function failFor(file: string): Fail {
+  return (path, problem) => {
+    throw new CliError(`--config ${file}: ${path ? `${path}: ` : ''}${problem}`);
+  };
+}
+
+/** The one mapping of the file; an empty file is an empty mapping (every default). */
+function readMapping(file: string, fail: Fail): JsonRecord {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    return fail('', fileErrorMessage(err));
+  }
+  const { items, problems } = parseDocuments(file, text);
+  if (problems.length > 0) throw new CliError(`--config ${formatLoadProblem(problems[0]!)}`);
+  if (items.length > 1) fail('', `holds ${items.length} documents, expected one mapping`);
+  const value = items[0]?.value ?? {};
+  if (!isRecord(value)) return fail('', 'must hold a mapping of policy settings');
+  return value;
+}
+
+/** A typo must not fall back to a default silently. */
+function checkKeys(obj: JsonRecord, known: readonly string[], path: string, fail: Fail): void {
+  for (const key of Object.keys(obj)) {
+    if (known.includes(key)) continue;
+    // The whole functions configuration holds several clusters: which one is meant is not ours to guess.
+    const hint = key === 'clusters' ? ' (give one entry of clusters, not the whole configuration)' : '';
+    fail(`${path}${key}`, `is not a policy setting; settings: ${[...POLICY_KEYS, ...GUARD_KEYS.map((k) => `guard.${k}`)].join(', ')}${hint}`);
+  }
+}
+
+function stringList(obj: JsonRecord, key: string, path: string, fail: Fail): string[] | undefined {
+  const value = obj[key];
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) return fail(path, 'must be a list of strings');
+  value.forEach((item: unknown, i) => {
+    if (typeof item !== 'string' || item === '') fail(`${path}[${i}]`, 'must be a non-empty string');
+  });
+  return value as string[];
+}
+
+function nonEmptyString(obj: JsonRecord, key: string, fail: Fail): string | undefined {
+  const value = obj[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || value.trim() === '') return fail(key, 'must be a non-empty string');
+  return value;
+}
+
+/** Complete settings (every default filled in), so nothing depends on how admitOffline merges. */
+export function readPolicySettings(file: string): PolicySettings {
+  // Annotated: TypeScript narrows after a call to a never-returning function only then.
+  const fail: Fail = failFor(file);
+  const raw = readMapping(file, fail);
+  checkKeys(raw, [...POLICY_KEYS, ...CONNECTION_KEYS], '', fail);
+  const guard = raw.guard ?? {};
+  if (!isRecord(guard)) fail('guard', 'must be a mapping');
+  checkKeys(guard, GUARD_KEYS, 'guard.', fail);
+  const defaults = defaultPolicySettings(nonEmptyString(raw, 'furnishNamespace', fail));
+  return {
+    systemNamespaces: stringList(raw, 'systemNamespaces', 'systemNamespaces', fail) ?? defaults.systemNamespaces,
+    autoOptOutPrincipals: stringList(raw, 'autoOptOutPrincipals', 'autoOptOutPrincipals', fail) ?? defaults.autoOptOutPrincipals,
+    guard: {
+      reconciler: stringList(guard, 'reconciler', 'guard.reconciler', fail) ?? defaults.guard.reconciler,
+      systemPrincipals: stringList(guard, 'systemPrincipals', 'guard.systemPrincipals', fail) ?? defaults.guard.systemPrincipals,
+    },
+    furnishNamespace: defaults.furnishNamespace,
+  };
+}

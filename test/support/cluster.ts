@@ -1,0 +1,105 @@
+// The cluster every integration and end-to-end suite talks to. With FURNISH_TEST_KUBECONFIG set,
+// it is that real cluster (users = its contexts; no request log, no fault injection); otherwise
+// an in-process kube-sim, so the same suites run unchanged on a laptop, in CI and against a
+// real API server.
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { startCluster, type Fault, type RequestLogEntry } from './kube-sim/index.ts';
+import type { KeyPairPem } from './kube-sim/pki.ts';
+import type { Sim } from './kube-sim/sim.ts';
+
+export type { Fault, RequestLogEntry };
+
+export interface TestUser {
+  name: string;
+  groups: string[];
+  token: string;
+  context: string;
+}
+
+export type LogFilter = Partial<Pick<RequestLogEntry, 'verb' | 'resource' | 'namespace' | 'user'>>;
+
+export interface RequestLog {
+  entries: RequestLogEntry[];
+  count(filter?: LogFilter): number;
+  /** create/update/patch/delete, excluding dryRun. */
+  writes(filter?: LogFilter): number;
+  reset(): void;
+}
+
+export interface TestCluster {
+  /** Contexts named after users; current context admin. */
+  kubeconfigPath: string;
+  /** https://127.0.0.1:PORT */
+  server: string;
+  /** The cluster CA. */
+  caPem: string;
+  users: Record<string, TestUser>;
+  /** undefined against a real cluster. */
+  log?: RequestLog;
+  /** undefined against a real cluster. */
+  faults?: { inject(f: Fault): () => void; clear(): void };
+  isSimulated: boolean;
+  /** kube-sim only: direct access to storage, registry and the admission log. */
+  sim?: Sim;
+  /** kube-sim only: a serving certificate signed by the cluster CA, for webhook servers. */
+  issueCertificate?: (hosts?: string[]) => KeyPairPem;
+  stop(): Promise<void>;
+}
+
+export interface TestClusterOptions {
+  users?: Array<{ name: string; groups?: string[] }>;
+  /** false: act like a cluster older than 1.22, without the `kubernetes.io/metadata.name` label. */
+  metadataNameLabel?: boolean;
+}
+
+const DEFAULT_TEST_USERS = [
+  { name: 'admin', groups: ['system:masters'] },
+  { name: 'alice', groups: ['dev'] },
+  { name: 'bob', groups: ['dev'] },
+  { name: 'mallory', groups: [] },
+];
+
+export async function useTestCluster(opts: TestClusterOptions = {}): Promise<TestCluster> {
+  const external = process.env.FURNISH_TEST_KUBECONFIG;
+  if (external) return externalCluster(external);
+  const cluster = await startCluster({
+    users: opts.users ?? DEFAULT_TEST_USERS,
+    ...(opts.metadataNameLabel !== undefined ? { metadataNameLabel: opts.metadataNameLabel } : {}),
+  });
+  return {
+    kubeconfigPath: cluster.kubeconfigPath,
+    server: cluster.server,
+    caPem: cluster.caPem,
+    users: Object.fromEntries(Object.values(cluster.users).map((u) => [u.name, { name: u.name, groups: u.groups, token: u.token, context: u.context }])),
+    log: cluster.log,
+    faults: cluster.faults,
+    isSimulated: true,
+    sim: cluster.sim,
+    issueCertificate: cluster.issueCertificate,
+    stop: () => cluster.stop(),
+  };
+}
+
+interface Kubeconfig {
+  'current-context'?: string;
+  clusters?: Array<{ name: string; cluster: { server: string; 'certificate-authority-data'?: string; 'certificate-authority'?: string } }>;
+  contexts?: Array<{ name: string; context: { cluster: string; user: string } }>;
+  users?: Array<{ name: string; user: { token?: string } }>;
+}
+
+/** A real cluster: one TestUser per context (groups unknown: the kubeconfig does not say). */
+function externalCluster(kubeconfigPath: string): TestCluster {
+  const config = parse(readFileSync(kubeconfigPath, 'utf8')) as Kubeconfig;
+  const contexts = config.contexts ?? [];
+  const current = contexts.find((c) => c.name === config['current-context']) ?? contexts[0];
+  const cluster = config.clusters?.find((c) => c.name === current?.context.cluster)?.cluster;
+  if (!cluster) throw new Error(`FURNISH_TEST_KUBECONFIG=${kubeconfigPath}: no cluster for the current context`);
+  const caPem = cluster['certificate-authority-data']
+    ? Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8')
+    : cluster['certificate-authority'] ? readFileSync(cluster['certificate-authority'], 'utf8') : '';
+  const users = Object.fromEntries(contexts.map((c) => [c.name, {
+    name: c.name, groups: [], context: c.name, token: config.users?.find((u) => u.name === c.context.user)?.user.token ?? '',
+  }]));
+  return { kubeconfigPath, server: cluster.server, caPem, users, isSimulated: false, stop: async () => {} };
+}

@@ -1,0 +1,267 @@
+// Dynamic admission, as the API server calls it: every Mutating then every Validating webhook
+// whose rules, namespaceSelector and objectSelector match, over HTTPS verified with the
+// configuration's caBundle, with an admission.k8s.io/v1 AdmissionReview; JSONPatch responses are
+// applied, denials and call failures become the Status errors kubectl prints.
+import { randomUUID } from 'node:crypto';
+import https from 'node:https';
+import type { KubeObject, StringMap } from '../../../shared/kube/types.ts';
+import type { Authenticated } from './authn.ts';
+import { ApiError, badRequest, internalError } from './errors.ts';
+import { applyJsonPatch } from './patch.ts';
+import type { ResourceType } from './resources.ts';
+import { fromLabelSelector, matchesLabels } from './selectors.ts';
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+export interface AdmissionAttributes {
+  operation: Operation;
+  type: ResourceType;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+  object: KubeObject | null;
+  oldObject: KubeObject | null;
+  user: Authenticated;
+  dryRun: boolean;
+  options: Record<string, unknown>;
+}
+
+export interface AdmissionEnvironment {
+  configurations(kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration'): KubeObject[];
+  namespaceLabels(name: string): StringMap | undefined;
+  /** Collects response warnings for the `Warning` header. */
+  warn(message: string): void;
+  /** Every review sent, for tests that assert on what a webhook saw. */
+  record?(webhook: string, review: AdmissionReview): void;
+}
+
+interface Rule {
+  operations?: string[];
+  apiGroups?: string[];
+  apiVersions?: string[];
+  resources?: string[];
+  scope?: 'Cluster' | 'Namespaced' | '*';
+}
+
+interface Webhook {
+  name: string;
+  clientConfig: { url?: string; caBundle?: string; service?: { name: string; namespace: string; path?: string; port?: number } };
+  rules?: Rule[];
+  failurePolicy?: 'Fail' | 'Ignore';
+  timeoutSeconds?: number;
+  sideEffects?: string;
+  namespaceSelector?: Record<string, unknown>;
+  objectSelector?: Record<string, unknown>;
+  admissionReviewVersions?: string[];
+}
+
+export interface AdmissionReview {
+  kind: 'AdmissionReview';
+  apiVersion: 'admission.k8s.io/v1';
+  request: Record<string, unknown>;
+}
+
+interface AdmissionResponse {
+  uid?: string;
+  allowed?: boolean;
+  status?: { code?: number; message?: string; reason?: string; details?: unknown; status?: string };
+  patch?: string;
+  patchType?: string;
+  warnings?: string[];
+}
+
+/** kube-apiserver never sends the webhook configurations themselves (nor reviews) to webhooks. */
+const EXEMPT_KINDS = new Set(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+
+function includesOrStar(list: string[] | undefined, value: string): boolean {
+  return (list ?? []).some((v) => v === '*' || v === value);
+}
+
+function resourceMatches(patterns: string[] | undefined, resource: string, subresource: string | undefined): boolean {
+  return (patterns ?? []).some((p) => {
+    const [res, sub] = p.split('/') as [string, string | undefined];
+    if (sub === undefined) return !subresource && (res === '*' || res === resource);
+    return (res === '*' || res === resource) && (sub === '*' || sub === subresource);
+  });
+}
+
+function ruleMatches(rule: Rule, a: AdmissionAttributes): boolean {
+  const scope = rule.scope ?? '*';
+  const namespacedRequest = a.type.namespaced;
+  if (scope === 'Cluster' && namespacedRequest) return false;
+  if (scope === 'Namespaced' && !namespacedRequest) return false;
+  return includesOrStar(rule.operations, a.operation) && includesOrStar(rule.apiGroups, a.type.group)
+    && includesOrStar(rule.apiVersions, a.type.version) && resourceMatches(rule.resources, a.type.plural, a.subresource);
+}
+
+/** For a Namespace its own labels; for namespaced objects their namespace's; cluster-scoped: always. */
+function namespaceSelectorMatches(webhook: Webhook, a: AdmissionAttributes, env: AdmissionEnvironment): boolean {
+  const selector = fromLabelSelector(webhook.namespaceSelector);
+  if (selector.length === 0) return true;
+  if (a.type.kind === 'Namespace' && !a.type.group) return matchesLabels(selector, (a.object ?? a.oldObject)?.metadata.labels);
+  if (!a.type.namespaced || !a.namespace) return true;
+  return matchesLabels(selector, env.namespaceLabels(a.namespace));
+}
+
+function objectSelectorMatches(webhook: Webhook, a: AdmissionAttributes): boolean {
+  const selector = fromLabelSelector(webhook.objectSelector);
+  if (selector.length === 0) return true;
+  return [a.object, a.oldObject].some((o) => o !== null && matchesLabels(selector, o.metadata.labels));
+}
+
+function matches(webhook: Webhook, a: AdmissionAttributes, env: AdmissionEnvironment): boolean {
+  return (webhook.rules ?? []).some((r) => ruleMatches(r, a)) && namespaceSelectorMatches(webhook, a, env) && objectSelectorMatches(webhook, a);
+}
+
+export function buildReview(a: AdmissionAttributes): AdmissionReview {
+  const gvk = { group: a.type.group, version: a.type.version, kind: a.type.kind };
+  const gvr = { group: a.type.group, version: a.type.version, resource: a.type.plural };
+  const namespace = a.type.kind === 'Namespace' && !a.type.group ? a.name : a.namespace;
+  const userInfo: Record<string, unknown> = { username: a.user.username };
+  if (a.user.uid) userInfo.uid = a.user.uid;
+  userInfo.groups = a.user.groups;
+  if (a.user.extra) userInfo.extra = a.user.extra;
+  return {
+    kind: 'AdmissionReview',
+    apiVersion: 'admission.k8s.io/v1',
+    request: {
+      uid: randomUUID(),
+      kind: gvk,
+      resource: gvr,
+      ...(a.subresource ? { subResource: a.subresource } : {}),
+      requestKind: gvk,
+      requestResource: gvr,
+      ...(a.subresource ? { requestSubResource: a.subresource } : {}),
+      ...(a.name ? { name: a.name } : {}),
+      ...(namespace ? { namespace } : {}),
+      operation: a.operation,
+      userInfo,
+      object: a.object,
+      oldObject: a.oldObject,
+      dryRun: a.dryRun,
+      options: a.options,
+    },
+  };
+}
+
+function webhookUrl(webhook: Webhook, timeoutSeconds: number): URL {
+  if (!webhook.clientConfig.url) {
+    const s = webhook.clientConfig.service;
+    throw new Error(`failed to call webhook: service ${s?.namespace}/${s?.name} cannot be resolved: kube-sim has no Services; use clientConfig.url`);
+  }
+  const url = new URL(webhook.clientConfig.url);
+  url.searchParams.set('timeout', `${timeoutSeconds}s`);
+  return url;
+}
+
+function post(url: URL, body: string, caBundle: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = https.request(url, {
+      method: 'POST',
+      headers: {
+        'User-Agent': 'kube-apiserver-admission',
+        Accept: 'application/json, */*',
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(body),
+      },
+      ...(caBundle ? { ca: Buffer.from(caBundle, 'base64').toString('utf8') } : {}),
+      timeout: timeoutMs,
+      agent: false,
+    }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (c: Buffer) => chunks.push(c));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      response.on('error', reject);
+    });
+    request.on('timeout', () => request.destroy(new Error('context deadline exceeded')));
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+class CallFailure extends Error {}
+
+async function call(webhook: Webhook, review: AdmissionReview): Promise<AdmissionResponse> {
+  const timeoutSeconds = webhook.timeoutSeconds ?? 10;
+  let url: URL | undefined;
+  try {
+    url = webhookUrl(webhook, timeoutSeconds);
+    const { status, text } = await post(url, JSON.stringify(review), webhook.clientConfig.caBundle, timeoutSeconds * 1000);
+    if (status < 200 || status >= 300) throw new Error(`expected response code 200, got ${status}: ${text.slice(0, 200)}`);
+    const answer = JSON.parse(text) as { response?: AdmissionResponse };
+    if (!answer.response) throw new Error('webhook response was absent');
+    if (answer.response.uid !== review.request.uid) {
+      throw new Error(`expected response.uid="${String(review.request.uid)}", got "${String(answer.response.uid)}"`);
+    }
+    return answer.response;
+  } catch (error) {
+    const reason = (error as Error).message;
+    const detail = url && !reason.startsWith('expected') && !reason.startsWith('webhook response') ? `Post "${url.href}": ${reason}` : reason;
+    throw new CallFailure(`failed calling webhook "${webhook.name}": failed to call webhook: ${detail}`);
+  }
+}
+
+/** A denial, as ToStatusErr: code at least 400, message prefixed with the webhook's name. */
+function denial(webhook: Webhook, status: AdmissionResponse['status']): ApiError {
+  const code = status?.code && status.code >= 400 ? status.code : 400;
+  const deniedBy = `admission webhook "${webhook.name}" denied the request`;
+  const message = status?.message ? `${deniedBy}: ${status.message}` : status?.reason ? `${deniedBy}: ${status.reason}` : `${deniedBy} without explanation`;
+  return new ApiError({
+    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message,
+    ...(status?.reason ? { reason: status.reason } : {}),
+    ...(status?.details ? { details: status.details as Record<string, never> } : {}),
+    code,
+  });
+}
+
+function webhooksOf(kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration', env: AdmissionEnvironment): Webhook[] {
+  return env.configurations(kind)
+    .sort((x, y) => (x.metadata.name! < y.metadata.name! ? -1 : 1))
+    .flatMap((config) => (config.webhooks ?? []) as Webhook[]);
+}
+
+async function consult(webhook: Webhook, a: AdmissionAttributes, env: AdmissionEnvironment): Promise<AdmissionResponse | undefined> {
+  if (a.dryRun && !['None', 'NoneOnDryRun'].includes(webhook.sideEffects ?? 'Unknown')) {
+    throw badRequest(`admission webhook "${webhook.name}" does not support dry run`);
+  }
+  const review = buildReview(a);
+  env.record?.(webhook.name, review);
+  try {
+    const response = await call(webhook, review);
+    for (const w of response.warnings ?? []) env.warn(w);
+    return response;
+  } catch (error) {
+    if (!(error instanceof CallFailure)) throw error;
+    if ((webhook.failurePolicy ?? 'Fail') === 'Ignore') return undefined;
+    throw internalError(error.message);
+  }
+}
+
+/** Runs the mutating webhooks in order; returns the object with every JSONPatch applied. */
+export async function admitMutating(a: AdmissionAttributes, env: AdmissionEnvironment): Promise<KubeObject | null> {
+  if (EXEMPT_KINDS.has(a.type.kind)) return a.object;
+  let object = a.object;
+  for (const webhook of webhooksOf('MutatingWebhookConfiguration', env)) {
+    const attrs = { ...a, object };
+    if (!matches(webhook, attrs, env)) continue;
+    const response = await consult(webhook, attrs, env);
+    if (!response) continue;
+    if (!response.allowed) throw denial(webhook, response.status);
+    if (response.patch && object) {
+      if (response.patchType && response.patchType !== 'JSONPatch') throw internalError(`unsupported patch type "${response.patchType}"`);
+      const operations = JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) as unknown;
+      object = applyJsonPatch(object as unknown as Record<string, unknown>, operations) as unknown as KubeObject;
+    }
+  }
+  return object;
+}
+
+/** Runs the validating webhooks; the first denial wins. */
+export async function admitValidating(a: AdmissionAttributes, env: AdmissionEnvironment): Promise<void> {
+  if (EXEMPT_KINDS.has(a.type.kind)) return;
+  for (const webhook of webhooksOf('ValidatingWebhookConfiguration', env)) {
+    if (!matches(webhook, a, env)) continue;
+    const response = await consult(webhook, a, env);
+    if (response && !response.allowed) throw denial(webhook, response.status);
+  }
+}

@@ -1,0 +1,165 @@
+// The few controllers whose effects clients observe through the API: CRDs becoming served kinds,
+// the namespace controller (terminating namespaces are emptied, then removed), the garbage
+// collector (ownerReferences), and the controllers that put the `default` ServiceAccount and the
+// `kube-root-ca.crt` ConfigMap into every new namespace.
+import type { KubeObject, ObjectMeta } from '../../../shared/kube/types.ts';
+import { withImplicitGroups } from './authn.ts';
+import { resourceTypeFromCrd } from './crd.ts';
+import { ApiError } from './errors.ts';
+import { nowTime } from './managed-fields.ts';
+import { createObject, type ApiRequest, type DeletionHooks } from './operations.ts';
+import { typeKey, type ResourceType } from './resources.ts';
+import type { Sim } from './sim.ts';
+import type { StoredEvent } from './store.ts';
+
+const CRD_KEY = typeKey('apiextensions.k8s.io', 'customresourcedefinitions');
+const NAMESPACE_KEY = typeKey('', 'namespaces');
+const RETRY_MS = 100;
+const MAX_RETRIES = 300;
+
+interface OwnerReference {
+  uid: string;
+}
+
+export class Controllers implements DeletionHooks {
+  private readonly sim: Sim;
+  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  private readonly orphaned = new Set<string>();
+  private readonly unsubscribe: () => void;
+  private stopped = false;
+
+  constructor(sim: Sim) {
+    this.sim = sim;
+    this.unsubscribe = sim.store.subscribe((event) => this.observe(event));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe();
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  /** Runs `work` later, unless the cluster has stopped by then. */
+  private later(work: () => void | Promise<void>, delayMs = 0): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (!this.stopped) void work();
+    }, delayMs);
+    this.timers.add(timer);
+  }
+
+  private observe(event: StoredEvent): void {
+    if (event.typeKey === CRD_KEY) this.syncCrd(event);
+    if (event.type === 'DELETED' && event.object.metadata.uid) {
+      const uid = event.object.metadata.uid;
+      this.later(() => this.collectGarbage(uid));
+    }
+    if (event.typeKey === NAMESPACE_KEY && event.type === 'ADDED' && this.sim.options.namespaceDefaultObjects) {
+      this.later(() => this.furnishNamespace(event.object.metadata.name!, 0));
+    }
+  }
+
+  // --- CRDs ------------------------------------------------------------------------------
+
+  private syncCrd(event: StoredEvent): void {
+    const type = resourceTypeFromCrd(event.object);
+    if (!type) return;
+    if (event.type !== 'DELETED') {
+      this.sim.registry.add(type);
+      return;
+    }
+    this.sim.registry.remove(type.group, type.plural);
+    const key = typeKey(type.group, type.plural);
+    for (const obj of this.sim.store.list(key)) this.sim.store.delete(key, obj.metadata.namespace, obj.metadata.name!);
+  }
+
+  // --- namespaces ------------------------------------------------------------------------
+
+  namespaceTerminating(name: string): void {
+    this.later(() => this.finalizeNamespace(name), this.sim.options.namespaceDeletionDelayMs);
+  }
+
+  /** Deletes every object in the namespace; objects with finalizers hold the namespace until they go. */
+  private finalizeNamespace(name: string): void {
+    let remaining = 0;
+    for (const type of this.sim.registry.all().filter((t) => t.namespaced)) {
+      const key = typeKey(type.group, type.plural);
+      for (const obj of this.sim.store.list(key, name)) {
+        remaining += 1;
+        if ((obj.metadata.finalizers ?? []).length === 0) this.sim.store.delete(key, name, obj.metadata.name!);
+        else if (!obj.metadata.deletionTimestamp) this.sim.store.update(key, { ...obj, metadata: { ...obj.metadata, deletionTimestamp: nowTime(), deletionGracePeriodSeconds: 0 } });
+        else continue;
+        remaining -= 1;
+      }
+    }
+    if (remaining > 0) {
+      this.later(() => this.finalizeNamespace(name), RETRY_MS);
+      return;
+    }
+    this.sim.store.delete(NAMESPACE_KEY, undefined, name);
+  }
+
+  // --- garbage collection ----------------------------------------------------------------
+
+  deleted(_type: ResourceType, obj: KubeObject, propagationPolicy: string | undefined): void {
+    if (propagationPolicy === 'Orphan' && obj.metadata.uid) this.orphaned.add(obj.metadata.uid);
+  }
+
+  private ownerExists(uid: string): boolean {
+    return this.sim.store.typeKeys().some((key) => this.sim.store.list(key).some((o) => o.metadata.uid === uid));
+  }
+
+  /** Dependents lose the reference to a deleted owner; those left with no live owner are deleted. */
+  private collectGarbage(ownerUid: string): void {
+    const orphan = this.orphaned.delete(ownerUid);
+    for (const key of this.sim.store.typeKeys()) {
+      for (const obj of this.sim.store.list(key)) {
+        const refs = (obj.metadata.ownerReferences ?? []) as OwnerReference[];
+        if (!refs.some((r) => r.uid === ownerUid)) continue;
+        const remaining = refs.filter((r) => r.uid !== ownerUid);
+        if (orphan || remaining.some((r) => this.ownerExists(r.uid))) {
+          const metadata: ObjectMeta = { ...obj.metadata, ownerReferences: remaining };
+          if (remaining.length === 0) delete metadata.ownerReferences;
+          this.sim.store.update(key, { ...obj, metadata });
+        } else if ((obj.metadata.finalizers ?? []).length > 0) {
+          if (!obj.metadata.deletionTimestamp) this.sim.store.update(key, { ...obj, metadata: { ...obj.metadata, deletionTimestamp: nowTime() } });
+        } else {
+          this.sim.store.delete(key, obj.metadata.namespace, obj.metadata.name!);
+        }
+      }
+    }
+  }
+
+  // --- the default ServiceAccount and root CA ConfigMap ----------------------------------
+
+  private controllerRequest(controller: string, type: ResourceType, namespace: string, body: KubeObject): ApiRequest {
+    const username = `system:serviceaccount:kube-system:${controller}`;
+    return {
+      verb: 'create', type, namespace, body, query: new URLSearchParams(), userAgent: 'kube-controller-manager/v1.32.0 (linux/amd64) kubernetes/kube-sim',
+      user: { username, uid: `${controller}-uid`, groups: withImplicitGroups(username, []) },
+    };
+  }
+
+  /** Creates what kube-controller-manager creates in a new namespace, retrying like a controller when admission refuses. */
+  private async furnishNamespace(namespace: string, attempt: number): Promise<void> {
+    const ns = this.sim.namespace(namespace);
+    if (!ns || ns.metadata.deletionTimestamp) return;
+    const wanted: Array<[string, ResourceType, KubeObject]> = [
+      ['service-account-controller', this.sim.registry.get('', 'v1', 'serviceaccounts')!,
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace } }],
+      ['root-ca-cert-publisher', this.sim.registry.get('', 'v1', 'configmaps')!,
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace, annotations: { 'kubernetes.io/description': 'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.' } }, data: { 'ca.crt': this.sim.caPem } }],
+    ];
+    let failed = false;
+    for (const [controller, type, body] of wanted) {
+      if (this.sim.store.get(typeKey(type.group, type.plural), namespace, body.metadata.name!)) continue;
+      try {
+        await createObject(this.sim, this.controllerRequest(controller, type, namespace, body));
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.code !== 409) failed = true;
+      }
+    }
+    if (failed && attempt < MAX_RETRIES && !this.stopped) this.later(() => this.furnishNamespace(namespace, attempt + 1), RETRY_MS);
+  }
+}

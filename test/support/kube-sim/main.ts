@@ -1,0 +1,55 @@
+// `npm run kube-sim -- [--user NAME[:GROUP,...]]... [--dir DIR] [--port N] [--no-metadata-name-label]`
+// Runs kube-sim in the foreground, prints `kubeconfig: PATH` and `server: URL` (one line each),
+// and stays up until interrupted.
+import { startCluster, type StartOptions, type UserSpec } from './index.ts';
+
+const USAGE = 'usage: npm run kube-sim -- [--user NAME[:GROUP,...]]... [--dir DIR] [--port N] [--no-metadata-name-label] [--no-namespace-default-objects]';
+
+export function parseArgs(argv: string[]): StartOptions {
+  const users: UserSpec[] = [];
+  const options: StartOptions = {};
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    const value = (): string => {
+      const next = argv[i + 1];
+      if (next === undefined) throw new Error(`${arg} needs a value\n${USAGE}`);
+      i += 1;
+      return next;
+    };
+    switch (arg) {
+      case '--user': {
+        const [name, groups] = value().split(':');
+        users.push({ name: name!, groups: groups ? groups.split(',').filter((g) => g !== '') : [] });
+        break;
+      }
+      case '--dir': options.dir = value(); break;
+      case '--port': options.port = Number(value()); break;
+      case '--no-metadata-name-label': options.metadataNameLabel = false; break;
+      case '--no-namespace-default-objects': options.namespaceDefaultObjects = false; break;
+      case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(0); break;
+      default: throw new Error(`unknown argument ${arg}\n${USAGE}`);
+    }
+  }
+  if (users.length > 0) options.users = users;
+  return options;
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const cluster = await startCluster(parseArgs(process.argv.slice(2)));
+  process.stdout.write(`kubeconfig: ${cluster.kubeconfigPath}\nserver: ${cluster.server}\n`);
+  process.stdout.write(`users: ${Object.values(cluster.users).map((u) => `${u.name}${u.groups.length ? `:${u.groups.join(',')}` : ''}`).join(' ')}\n`);
+  process.stdout.write(`ready in ${Math.round(performance.now() - started)} ms; Ctrl-C to stop\n`);
+  const shutdown = (): void => {
+    void cluster.stop().then(() => process.exit(0));
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,93 @@
+// What tests observe and steer: the request log (one entry per API request, counted by verb and
+// resource) and fault injection (latency, 5xx, 429 with Retry-After, watches closed early).
+
+export interface RequestLogEntry {
+  verb: string;
+  resource: string;
+  namespace?: string;
+  name?: string;
+  user: string;
+  status: number;
+  dryRun: boolean;
+}
+
+export type LogFilter = Partial<Pick<RequestLogEntry, 'verb' | 'resource' | 'namespace' | 'user'>>;
+
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+function matches(entry: RequestLogEntry, filter: LogFilter): boolean {
+  return (Object.keys(filter) as Array<keyof LogFilter>).every((k) => filter[k] === undefined || entry[k] === filter[k]);
+}
+
+export class RequestLog {
+  readonly entries: RequestLogEntry[] = [];
+
+  add(entry: RequestLogEntry): void {
+    this.entries.push(entry);
+  }
+
+  count(filter: LogFilter = {}): number {
+    return this.entries.filter((e) => matches(e, filter)).length;
+  }
+
+  /** Writes that reached storage's door: create/update/patch/delete, dry runs excluded. */
+  writes(filter: LogFilter = {}): number {
+    return this.entries.filter((e) => WRITE_VERBS.has(e.verb) && !e.dryRun && matches(e, filter)).length;
+  }
+
+  reset(): void {
+    this.entries.length = 0;
+  }
+}
+
+export interface Fault {
+  verb?: string;
+  resource?: string;
+  namespace?: string;
+  /** How many requests it affects; unlimited when absent. */
+  times?: number;
+  latencyMs?: number;
+  /** 5xx or 429. */
+  status?: number;
+  retryAfterSeconds?: number;
+  /** For watches: end the stream this long after it starts. */
+  closeWatchAfterMs?: number;
+}
+
+interface ActiveFault {
+  fault: Fault;
+  remaining: number;
+}
+
+export interface RequestTarget {
+  verb: string;
+  resource: string;
+  namespace?: string;
+}
+
+export class Faults {
+  private active: ActiveFault[] = [];
+
+  inject(fault: Fault): () => void {
+    const entry: ActiveFault = { fault, remaining: fault.times ?? Number.POSITIVE_INFINITY };
+    this.active.push(entry);
+    return () => {
+      this.active = this.active.filter((a) => a !== entry);
+    };
+  }
+
+  clear(): void {
+    this.active = [];
+  }
+
+  /** The faults that hit this request (each consumes one of its `times`). */
+  take(target: RequestTarget): Fault[] {
+    const hits = this.active.filter(({ fault, remaining }) => remaining > 0
+      && (fault.verb === undefined || fault.verb === target.verb)
+      && (fault.resource === undefined || fault.resource === target.resource)
+      && (fault.namespace === undefined || fault.namespace === target.namespace));
+    for (const hit of hits) hit.remaining -= 1;
+    this.active = this.active.filter((a) => a.remaining > 0);
+    return hits.map((h) => h.fault);
+  }
+}

@@ -1,0 +1,117 @@
+// The state of one simulated cluster: the registry of served kinds, the store, the RBAC
+// authorizer, and the options that change behaviour. Operations (operations.ts), lifecycle
+// controllers (controllers.ts), watches and the HTTP layer all work on a Sim.
+import type { KubeObject, StringMap } from '../../../shared/kube/types.ts';
+import type { AdmissionEnvironment, AdmissionReview } from './admission.ts';
+import type { SimUser } from './authn.ts';
+import { defaultRbacObjects, RbacAuthorizer, type RbacSource } from './rbac.ts';
+import { builtinTypes, ResourceRegistry, typeKey, type ResourceType } from './resources.ts';
+import { Store } from './store.ts';
+
+export interface SimOptions {
+  /** Set `kubernetes.io/metadata.name` on namespaces, as every cluster since 1.22 does. */
+  metadataNameLabel: boolean;
+  /** How long a deleted namespace stays Terminating before its contents and itself are removed. */
+  namespaceDeletionDelayMs: number;
+  /** Create the `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap in new namespaces. */
+  namespaceDefaultObjects: boolean;
+  /** Interval of BOOKMARK events on watches that allow them. */
+  bookmarkIntervalMs: number;
+  /** Server-side timeout of a watch without `timeoutSeconds`. */
+  defaultWatchTimeoutSeconds: number;
+  /** The version reported by /version. */
+  gitVersion: string;
+}
+
+export const DEFAULT_OPTIONS: SimOptions = {
+  metadataNameLabel: true,
+  namespaceDeletionDelayMs: 0,
+  namespaceDefaultObjects: true,
+  bookmarkIntervalMs: 5000,
+  defaultWatchTimeoutSeconds: 1800,
+  gitVersion: 'v1.32.0-kube-sim',
+};
+
+/** Namespaces every cluster starts with. */
+export const SYSTEM_NAMESPACES = ['default', 'kube-node-lease', 'kube-public', 'kube-system'];
+/** The NamespaceLifecycle plugin refuses to delete these. */
+export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-public', 'kube-system']);
+
+export interface AdmissionRecord {
+  webhook: string;
+  review: AdmissionReview;
+}
+
+export class Sim {
+  readonly registry = new ResourceRegistry(builtinTypes());
+  readonly store: Store;
+  readonly rbac: RbacAuthorizer;
+  readonly options: SimOptions;
+  readonly users: SimUser[];
+  readonly caPem: string;
+  /** Every AdmissionReview sent to a webhook, in order (tests read and clear it). */
+  readonly admissionLog: AdmissionRecord[] = [];
+
+  constructor(options: SimOptions, users: SimUser[], caPem: string, historyLimit?: number) {
+    this.options = options;
+    this.users = users;
+    this.caPem = caPem;
+    this.store = new Store(historyLimit !== undefined ? { historyLimit } : {});
+    const source: RbacSource = { list: (kind, namespace) => this.store.list(this.keyOfKind(kind), namespace) };
+    this.rbac = new RbacAuthorizer(source);
+  }
+
+  keyOf(type: ResourceType): string {
+    return typeKey(type.group, type.plural);
+  }
+
+  private keyOfKind(kind: 'Role' | 'RoleBinding' | 'ClusterRole' | 'ClusterRoleBinding'): string {
+    return typeKey('rbac.authorization.k8s.io', `${kind.toLowerCase()}s`);
+  }
+
+  typeOfKind(apiVersion: string, kind: string): ResourceType | undefined {
+    return this.registry.byKind(apiVersion, kind);
+  }
+
+  namespace(name: string): KubeObject | undefined {
+    return this.store.get(typeKey('', 'namespaces'), undefined, name);
+  }
+
+  namespaceLabels(name: string): StringMap | undefined {
+    return this.namespace(name)?.metadata.labels;
+  }
+
+  /** What admission needs from the cluster, plus a sink for this request's warnings. */
+  admissionEnvironment(warnings: string[]): AdmissionEnvironment {
+    return {
+      configurations: (kind) => this.store.list(typeKey('admissionregistration.k8s.io', `${kind.toLowerCase()}s`)),
+      namespaceLabels: (name) => this.namespaceLabels(name),
+      warn: (message) => warnings.push(message),
+      record: (webhook, review) => this.admissionLog.push({ webhook, review: structuredClone(review) }),
+    };
+  }
+
+  /** The objects of a fresh cluster, written straight to storage like kube-apiserver's bootstrap. */
+  bootstrap(): void {
+    for (const name of SYSTEM_NAMESPACES) {
+      const labels = this.options.metadataNameLabel ? { 'kubernetes.io/metadata.name': name } : undefined;
+      this.seed({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(labels ? { labels } : {}) }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+    }
+    for (const obj of defaultRbacObjects()) this.seed(obj);
+  }
+
+  /**
+   * Stores an object directly, with no admission, authorization or validation (test set-up).
+   * Fills uid and creationTimestamp when missing.
+   */
+  seed(obj: KubeObject): KubeObject {
+    const type = this.typeOfKind(obj.apiVersion, obj.kind);
+    if (!type) throw new Error(`kube-sim serves no ${obj.apiVersion} ${obj.kind}`);
+    const stored = structuredClone(obj);
+    stored.metadata.uid ??= crypto.randomUUID();
+    stored.metadata.creationTimestamp ??= new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    if (type.generation) stored.metadata.generation ??= 1;
+    const key = this.keyOf(type);
+    return this.store.get(key, stored.metadata.namespace, stored.metadata.name!) ? this.store.update(key, stored) : this.store.create(key, stored);
+  }
+}

@@ -1,0 +1,129 @@
+// Storage, like etcd behind kube-apiserver: one monotonically increasing resourceVersion for the
+// whole cluster, objects keyed by namespace and name, and a bounded history of changes from which
+// watches resume. A watch from a resourceVersion older than the history gets 410 Expired, just as
+// a real cluster answers once etcd has compacted.
+import type { KubeObject } from '../../../shared/kube/types.ts';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface StoredEvent {
+  rv: number;
+  type: WatchEventType;
+  typeKey: string;
+  object: KubeObject;
+  /** The object before a MODIFIED, so a filtered watch can turn it into ADDED or DELETED. */
+  previous?: KubeObject;
+}
+
+export type Listener = (event: StoredEvent) => void;
+
+export function objectKey(namespace: string | undefined, name: string): string {
+  return `${namespace ?? ''}/${name}`;
+}
+
+const clone = <T>(value: T): T => structuredClone(value);
+
+export class Store {
+  private rv: number;
+  private readonly objects = new Map<string, Map<string, KubeObject>>();
+  private readonly history: StoredEvent[] = [];
+  private readonly historyLimit: number;
+  private readonly listeners = new Set<Listener>();
+
+  constructor(options: { historyLimit?: number; firstResourceVersion?: number } = {}) {
+    this.historyLimit = options.historyLimit ?? 10_000;
+    this.rv = options.firstResourceVersion ?? 100;
+  }
+
+  currentResourceVersion(): number {
+    return this.rv;
+  }
+
+  /** Watches may start at any resourceVersion from this one on. */
+  oldestResumableResourceVersion(): number {
+    const first = this.history[0];
+    return first ? first.rv - 1 : this.rv;
+  }
+
+  get(typeKey: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    const found = this.objects.get(typeKey)?.get(objectKey(namespace, name));
+    return found && clone(found);
+  }
+
+  /** Sorted by namespace then name, like etcd's key order. */
+  list(typeKey: string, namespace?: string): KubeObject[] {
+    const all = [...(this.objects.get(typeKey)?.entries() ?? [])]
+      .filter(([, obj]) => namespace === undefined || obj.metadata.namespace === namespace)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return all.map(([, obj]) => clone(obj));
+  }
+
+  /** Every stored kind, for namespace deletion and garbage collection. */
+  typeKeys(): string[] {
+    return [...this.objects.keys()];
+  }
+
+  create(typeKey: string, obj: KubeObject): KubeObject {
+    const stored = this.stamp(obj);
+    this.bucket(typeKey).set(objectKey(stored.metadata.namespace, stored.metadata.name!), stored);
+    this.record({ rv: this.rv, type: 'ADDED', typeKey, object: stored });
+    return clone(stored);
+  }
+
+  update(typeKey: string, obj: KubeObject): KubeObject {
+    const key = objectKey(obj.metadata.namespace, obj.metadata.name!);
+    const previous = this.bucket(typeKey).get(key);
+    const stored = this.stamp(obj);
+    this.bucket(typeKey).set(key, stored);
+    this.record({ rv: this.rv, type: 'MODIFIED', typeKey, object: stored, ...(previous ? { previous } : {}) });
+    return clone(stored);
+  }
+
+  delete(typeKey: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    const key = objectKey(namespace, name);
+    const existing = this.bucket(typeKey).get(key);
+    if (!existing) return undefined;
+    this.bucket(typeKey).delete(key);
+    const stored = this.stamp(existing);
+    this.record({ rv: this.rv, type: 'DELETED', typeKey, object: stored });
+    return clone(stored);
+  }
+
+  /** Events of one kind after `rv`, or undefined when the history no longer reaches back that far. */
+  eventsSince(typeKey: string, rv: number): StoredEvent[] | undefined {
+    if (rv < this.oldestResumableResourceVersion()) return undefined;
+    return this.history.filter((e) => e.typeKey === typeKey && e.rv > rv).map(clone);
+  }
+
+  subscribe(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Forget history so that any watch from before now is too old (for 410 tests). */
+  compact(): void {
+    this.history.length = 0;
+  }
+
+  private bucket(typeKey: string): Map<string, KubeObject> {
+    let bucket = this.objects.get(typeKey);
+    if (!bucket) {
+      bucket = new Map();
+      this.objects.set(typeKey, bucket);
+    }
+    return bucket;
+  }
+
+  private stamp(obj: KubeObject): KubeObject {
+    this.rv += 1;
+    const stored = clone(obj);
+    stored.metadata.resourceVersion = String(this.rv);
+    return stored;
+  }
+
+  private record(event: StoredEvent): void {
+    this.history.push(event);
+    if (this.history.length > this.historyLimit) this.history.splice(0, this.history.length - this.historyLimit);
+    for (const listener of this.listeners) listener(clone(event));
+  }
+}
