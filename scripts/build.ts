@@ -13,8 +13,12 @@ import { WEBHOOKS } from '../shared/config/types.ts';
 
 const root = join(import.meta.dirname, '..');
 
-/** Packages the runtime provides or that must stay outside the bundle. */
-export const EXTERNAL = ['@google-cloud/functions-framework'];
+/**
+ * Packages left outside the bundle, installed from the bundle's package.json: the framework
+ * Cloud Functions runs the bundle with, and `yaml`, which the webhooks load only when their
+ * configuration file is YAML (bundled, its 250 KiB would be parsed at every cold start).
+ */
+export const EXTERNAL = ['@google-cloud/functions-framework', 'yaml'];
 /** Packages a webhook bundle must never contain. */
 export const FORBIDDEN_IN_WEBHOOKS = ['@kubernetes/client-node'];
 

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { parseAllDocuments } from 'yaml';
 import type { Bus, SubscribableBus } from '../shared/bus/types.ts';
-import { connect, createKubeClient, type KubeClient, type KubeClientOptions } from '../shared/kube/client.ts';
+import { bearerCredentials, connect, createKubeClient, type KubeClient, type KubeClientOptions } from '../shared/kube/client.ts';
 import type { KubeObject } from '../shared/kube/types.ts';
 import { reconcileConfig, relayConfig, type ReconcileConfig } from '../shared/reconcile/config.ts';
 import { useRuntime } from '../shared/reconcile/functions.ts';
@@ -167,7 +167,7 @@ interface Webhooks {
  * configuration, so locally the URL carries a random path secret and this shim turns it into the
  * webhook JWT (HS256, local secret). Local only: the cloud deployment verifies the real token.
  */
-async function serveWebhooks(kube: KubeClient, port: number, env: Record<string, string | undefined>, log: Logger): Promise<Webhooks | null> {
+async function serveWebhooks(kube: KubeClient, credentials: { kubeconfigPath?: string; context?: string }, port: number, env: Record<string, string | undefined>, log: Logger): Promise<Webhooks | null> {
   const dir = mkdtempSync(join(tmpdir(), 'furnish-start-'));
   try {
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=furnish-local', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
@@ -183,7 +183,11 @@ async function serveWebhooks(kube: KubeClient, port: number, env: Record<string,
   const server = createHttpsServer({ key, cert });
   const actualPort = await listen(server, port);
   const publicUrl = `https://127.0.0.1:${actualPort}`;
+  // The webhooks ask the API server (SubjectAccessReviews, templates) as the kubeconfig's user.
+  const api = await bearerCredentials(credentials);
   Object.assign(process.env, { FURNISH_CLUSTER_ID: env.FURNISH_CLUSTER_ID ?? 'local', FURNISH_JWT_SECRET: secret, FURNISH_PUBLIC_URL: publicUrl, FURNISH_API_SERVER: kube.server });
+  if (api.caPem) process.env.FURNISH_API_CA = api.caPem;
+  if (api.token) process.env.FURNISH_API_TOKEN = api.token;
   const loaded: string[] = [];
   for (const name of WEBHOOK_NAMES) {
     if (!existsSync(join(ROOT, 'functions', name, 'index.ts'))) continue;
@@ -201,11 +205,12 @@ async function serveWebhooks(kube: KubeClient, port: number, env: Record<string,
   const router = await functionRouter(loaded);
   const key256 = new TextEncoder().encode(secret);
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const [, given, name, ...rest] = (req.url ?? '').split('/');
+    const [path = '', query] = (req.url ?? '').split('?');
+    const [, given, name, ...rest] = path.split('/');
     if (given !== pathSecret || !name) return void res.writeHead(404).end();
     void new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(env.FURNISH_CLUSTER_ID ?? 'local').setAudience(`${publicUrl}/${name}`).setIssuedAt().setExpirationTime('5m').sign(key256).then((jwt) => {
       req.headers.authorization = `Bearer ${jwt}`;
-      req.url = `/${[name, ...rest].join('/')}`;
+      req.url = `/${[name, ...rest].join('/')}${query === undefined ? '' : `?${query}`}`;
       router(req, res);
     });
   });
@@ -290,7 +295,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   else await emulatorPush(emulator!, config.pubsubProject, config, base);
   log.log('INFO', 'reconcilers served', { url: base, functions: RECONCILERS, bus: busKind, emulator });
 
-  const webhooks = opts.webhooks === false ? null : await serveWebhooks(kube, opts.webhookPort ?? Number(env.FURNISH_WEBHOOK_PORT ?? 8443), env, log);
+  const webhooks = opts.webhooks === false ? null : await serveWebhooks(kube, credentials, opts.webhookPort ?? Number(env.FURNISH_WEBHOOK_PORT ?? 8443), env, log);
   const { startRelay } = await import('../functions/watch-relay/index.ts');
   const relay = await startRelay({
     config: { ...relayConfig(env), bus: busKind, pubsubProject: config.pubsubProject, port: opts.relayPort ?? Number(env.FURNISH_RELAY_PORT ?? 8081), resyncSeconds: opts.resyncSeconds ?? Number(env.FURNISH_RESYNC_SECONDS ?? 600) },

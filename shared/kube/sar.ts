@@ -26,6 +26,8 @@ export interface AccessDecision {
 
 export interface Authorizer {
   check(check: AccessCheck): Promise<AccessDecision>;
+  /** The answer without waiting when one is at hand (a cache hit), else undefined. */
+  cached?(check: AccessCheck): AccessDecision | undefined;
 }
 
 /** The RBAC a check needs, as the denial messages spell it: `verb "use" on namespacetemplates.furnish.dev, resourceName "x"`. */
@@ -85,12 +87,18 @@ export function cachedAuthorizer(inner: Authorizer, options: CacheOptions = {}):
   const max = options.maxEntries ?? 1000;
   const now = options.now ?? Date.now;
   const entries = new Map<string, { at: number; decision: AccessDecision }>();
+  function fresh(key: string): AccessDecision | undefined {
+    const hit = entries.get(key);
+    if (hit && now() - hit.at < ttl) return hit.decision;
+    if (hit) entries.delete(key);
+    return undefined;
+  }
   return {
+    cached: (check) => fresh(accessCheckKey(check)),
     async check(check) {
       const key = accessCheckKey(check);
-      const hit = entries.get(key);
-      if (hit && now() - hit.at < ttl) return hit.decision;
-      if (hit) entries.delete(key);
+      const hit = fresh(key);
+      if (hit) return hit;
       const decision = await inner.check(check);
       if (decision.error) return decision;
       if (entries.size >= max) entries.delete(entries.keys().next().value!);

@@ -17,6 +17,23 @@ export function templateFingerprint(t: NamespaceTemplate): string {
   return createHash('sha256').update(JSON.stringify(relevant)).digest('hex').slice(0, 32);
 }
 
+/**
+ * What the namespace reconciler sees of a namespace: labels (phase aside), the annotations it
+ * reads, deletion. The reconciler's own phase=ready write leaves it unchanged, so the relay does
+ * not send the namespace straight back (see namespaceChangeMatters).
+ */
+export function namespaceFingerprint(ns: KubeObject): string {
+  const { [KEY.phase]: _phase, ...labels } = ns.metadata.labels ?? {};
+  const a = ns.metadata.annotations ?? {};
+  const relevant = { labels, creator: a[KEY.creator] ?? null, optOut: a[KEY.optOut] ?? null, deleting: Boolean(ns.metadata.deletionTimestamp) };
+  return createHash('sha256').update(JSON.stringify(relevant)).digest('hex').slice(0, 16);
+}
+
+/** A namespace change is worth a reconcile when what it sees moved, or while it is not ready. */
+export function namespaceChangeMatters(ns: KubeObject, before: string | undefined, now: string): boolean {
+  return before !== now || ns.metadata.labels?.[KEY.phase] !== 'ready';
+}
+
 /** A deleted template always fans out; otherwise only when its fingerprint moved since the last fan-out. */
 export function fanoutNeeded(t: NamespaceTemplate | null): boolean {
   if (!t) return true;

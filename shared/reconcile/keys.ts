@@ -9,6 +9,8 @@ export const RECONCILE_KEY = {
   templates: 'furnish.dev/templates',
   /** annotation on the ApplySet parent: templates that failed permanently, comma-separated. */
   failedTemplates: 'furnish.dev/failed-templates',
+  /** annotation on the ApplySet parent: keys (`group/Kind/namespace/name`) of every object applied, comma-separated. */
+  inventory: 'furnish.dev/inventory',
   /** annotation on a NamespaceTemplate: fingerprint of what the last fan-out propagated. */
   fanoutHash: 'furnish.dev/fanout-hash',
 } as const;

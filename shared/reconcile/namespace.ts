@@ -13,8 +13,8 @@ import { mapLimit } from './concurrency.ts';
 import { classifyApiError, TransientError } from './errors.ts';
 import { RECONCILE_KEY } from './keys.ts';
 import type { Logger } from './log.ts';
-import { parseGroupKind, sortedUnique, type ObjectRef } from './objects.ts';
-import { desiredState, kindsToObserve, namespaceInfo, parentNeedsWrite, parentObject, planNamespace, type DesiredObject, type NamespacePlan } from './plan.ts';
+import { keyOf, parseGroupKind, parseKey, sortedUnique, type ObjectRef } from './objects.ts';
+import { desiredState, namespaceInfo, parentNeedsWrite, parentObject, planNamespace, toObserve, type DesiredObject, type NamespacePlan, type Observation } from './plan.ts';
 import { eventObject, namespaceEvent, warningEvents, withRecentFailure, type NamespaceOutcome, type ObjectFailure } from './report.ts';
 
 export const EVENT_COMPONENT = 'furnish-reconciler';
@@ -67,7 +67,24 @@ async function grantedTemplates(deps: NamespaceDeps, ns: KubeObject, templates: 
   return granted;
 }
 
-async function observe(deps: NamespaceDeps, namespace: string, kinds: readonly string[]): Promise<KubeObject[]> {
+/** Reads what the plan needs: each inventoried or desired object by name, or (no inventory) every labelled object of the kinds. */
+async function observe(deps: NamespaceDeps, namespace: string, what: Observation): Promise<KubeObject[]> {
+  if (what.by === 'inventory') {
+    const found = await mapLimit(what.keys, deps.applyConcurrency ?? 8, async (key) => {
+      const { group, kind, name } = parseKey(key);
+      const info = await deps.resolver.forGroupKind(group, kind);
+      if (!info) return null;
+      const res = await deps.kube.call<KubeObject>({ method: 'GET', path: resourcePath(info, namespace, name) });
+      if (res.ok) return { ...res.data!, apiVersion: res.data!.apiVersion ?? (info.group ? `${info.group}/${info.version}` : info.version), kind: res.data!.kind ?? kind };
+      if (res.status !== 404) failRead(`get ${key}`, res);
+      return null;
+    });
+    return found.filter((o): o is KubeObject => o !== null);
+  }
+  return observeKinds(deps, namespace, what.groupKinds);
+}
+
+async function observeKinds(deps: NamespaceDeps, namespace: string, kinds: readonly string[]): Promise<KubeObject[]> {
   const observed: KubeObject[] = [];
   for (const gk of kinds) {
     const { group, kind } = parseGroupKind(gk);
@@ -185,7 +202,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string): Pro
   const parentRes = await deps.kube.call<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(name)}/configmaps/${APPLYSET_PARENT_NAME}` });
   if (!parentRes.ok && parentRes.status !== 404) return { result: 'failed', namespace: name, writes: 0, reason: failRead(`get applyset parent in ${name}`, parentRes) };
   const parent = parentRes.ok ? parentRes.data! : null;
-  const observed = await observe(deps, name, kindsToObserve(parent, desired));
+  const observed = await observe(deps, name, toObserve(parent, desired));
   const plan = planNamespace({ namespace: ns, desired, observed, parent, templates });
   const exec = await execute(deps, plan);
   if (exec.transient.length > 0) {
@@ -195,9 +212,13 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string): Pro
   for (const p of desired.problems) exec.failures.push({ template: p.template, key: p.path, hash: '', status: 422, reason: 'RenderFailed', message: p.message });
   const failedTemplates = sortedUnique(exec.failures.map((f) => f.template).filter((t) => t !== '(applyset)'));
   const appliedTemplates = desired.matched.filter((t) => !failedTemplates.includes(t));
-  const finalParent = parentObject(name, desired.groupKinds, appliedTemplates, failedTemplates);
+  // Still ours afterwards: everything desired, and live objects kept because their template could not render here.
+  const released = new Set([...plan.prune, ...plan.orphan].map((r) => r.key));
+  const inventory = sortedUnique([...desired.objects.map((o) => o.key), ...observed.filter((o) => o.metadata.labels?.[KEY.template] && !released.has(keyOf(o))).map(keyOf)]);
+  const groupKinds = sortedUnique([...desired.groupKinds, ...inventory.map((k) => { const p = parseKey(k); return p.group ? `${p.kind}.${p.group}` : p.kind; })]);
+  const finalParent = parentObject(name, { groupKinds, inventory, applied: appliedTemplates, failed: failedTemplates });
   let writes = exec.writes;
-  const parentWanted = Boolean(parent ?? plan.parentBefore) || desired.groupKinds.length > 0 || failedTemplates.length > 0;
+  const parentWanted = Boolean(parent ?? plan.parentBefore) || groupKinds.length > 0 || failedTemplates.length > 0;
   if (parentWanted && parentNeedsWrite(plan.parentBefore ?? parent, finalParent) && !exec.failures.some((f) => f.template === '(applyset)')) {
     await applyParent(deps, exec, finalParent);
     writes += 1;

@@ -18,6 +18,12 @@ export function keyOf(obj: KubeObject): string {
   return objectKey({ group: groupOf(obj.apiVersion), kind: obj.kind }, obj.metadata.namespace ?? '', obj.metadata.name ?? '');
 }
 
+/** Inverse of keyOf. */
+export function parseKey(key: string): { group: string; kind: string; namespace: string; name: string } {
+  const [group = '', kind = '', namespace = '', ...name] = key.split('/');
+  return { group, kind, namespace, name: name.join('/') };
+}
+
 /** ApplySet's spelling of a group-kind: `Kind.group`, or `Kind` for the core group. */
 export function groupKindOf(apiVersion: string, kind: string): string {
   return formatGroupKind({ group: groupOf(apiVersion), kind });

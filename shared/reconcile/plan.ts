@@ -81,9 +81,22 @@ export function desiredState(ns: KubeObject, templates: readonly NamespaceTempla
   };
 }
 
-/** Group-kinds to list before planning: what the parent says we applied, plus what we want. */
-export function kindsToObserve(parent: KubeObject | null, desired: DesiredState): string[] {
-  return sortedUnique([...parentGroupKinds(parent), ...desired.groupKinds]);
+/** What to read before planning. */
+export type Observation =
+  /** The parent records the inventory: GET each object in it and each desired one. */
+  | { by: 'inventory'; keys: string[] }
+  /** No inventory (a parent written by another tool, or none): LIST these group-kinds by our label. */
+  | { by: 'kinds'; groupKinds: string[] };
+
+export function toObserve(parent: KubeObject | null, desired: DesiredState): Observation {
+  const inventory = parentInventory(parent);
+  if (inventory || !parent) return { by: 'inventory', keys: sortedUnique([...(inventory ?? []), ...desired.objects.map((o) => o.key)]) };
+  return { by: 'kinds', groupKinds: sortedUnique([...parentGroupKinds(parent), ...desired.groupKinds]) };
+}
+
+export function parentInventory(parent: KubeObject | null): string[] | null {
+  const raw = parent?.metadata.annotations?.[RECONCILE_KEY.inventory];
+  return raw === undefined ? null : splitList(raw);
 }
 
 export function parentGroupKinds(parent: KubeObject | null): string[] {
@@ -153,6 +166,8 @@ export function planNamespace(input: PlanInput): NamespacePlan {
   const unrenderable = new Set(desired.problems.map((p) => p.template));
   for (const [key, obj] of live) {
     if (wanted.has(key)) continue;
+    // Only objects that still carry our label are ours to prune: someone took it off, it is theirs.
+    if (!obj.metadata.labels?.[KEY.template]) continue;
     const ref = refOf(obj, KEY.template);
     if (unrenderable.has(ref.template)) continue;
     if (pruneDecision(ref, obj, input.templates) === 'Orphan') plan.orphan.push(ref);
@@ -160,17 +175,36 @@ export function planNamespace(input: PlanInput): NamespacePlan {
   }
   const before = parentGroupKinds(input.parent);
   const grown = sortedUnique([...before, ...desired.groupKinds]);
-  if (grown.length !== before.length || (!input.parent && grown.length > 0)) {
-    plan.parentBefore = parentObject(namespace.metadata.name ?? '', grown, splitList(input.parent?.metadata.annotations?.[RECONCILE_KEY.templates]), splitList(input.parent?.metadata.annotations?.[RECONCILE_KEY.failedTemplates]));
+  const inventory = parentInventory(input.parent) ?? [];
+  const grownInventory = sortedUnique([...inventory, ...desired.objects.map((o) => o.key)]);
+  if (grown.length !== before.length || grownInventory.length !== inventory.length || (!input.parent && grown.length > 0)) {
+    plan.parentBefore = parentObject(namespace.metadata.name ?? '', {
+      groupKinds: grown,
+      inventory: grownInventory,
+      applied: splitList(input.parent?.metadata.annotations?.[RECONCILE_KEY.templates]),
+      failed: splitList(input.parent?.metadata.annotations?.[RECONCILE_KEY.failedTemplates]),
+    });
   }
   return plan;
 }
 
+export interface ParentContent {
+  groupKinds: readonly string[];
+  /** Keys of the objects applied (ours, labelled), for observing by GET rather than LIST. */
+  inventory: readonly string[];
+  applied: readonly string[];
+  failed: readonly string[];
+}
+
 /** The ApplySet parent with Furnish's bookkeeping: which templates are applied, which failed. */
-export function parentObject(namespace: string, groupKinds: readonly string[], applied: readonly string[], failed: readonly string[]): KubeObject {
-  const parent = applySetParent(namespace, groupKinds.map(parseGroupKind));
-  const annotations: Record<string, string> = { ...parent.metadata.annotations, [RECONCILE_KEY.templates]: sortedUnique(applied).join(',') };
-  if (failed.length > 0) annotations[RECONCILE_KEY.failedTemplates] = sortedUnique(failed).join(',');
+export function parentObject(namespace: string, content: ParentContent): KubeObject {
+  const parent = applySetParent(namespace, content.groupKinds.map(parseGroupKind));
+  const annotations: Record<string, string> = {
+    ...parent.metadata.annotations,
+    [RECONCILE_KEY.templates]: sortedUnique(content.applied).join(','),
+    [RECONCILE_KEY.inventory]: sortedUnique(content.inventory).join(','),
+  };
+  if (content.failed.length > 0) annotations[RECONCILE_KEY.failedTemplates] = sortedUnique(content.failed).join(',');
   return { ...parent, metadata: { ...parent.metadata, annotations } };
 }
 

@@ -15,6 +15,7 @@ export function metricsText(relay: Relay, bus: BusStats, memory: NodeJS.MemoryUs
     ['furnish_relay_suppressed_total', c.suppressed],
     ['furnish_relay_relists_total', c.relists],
     ['furnish_relay_gone_total', c.gone],
+    ['furnish_relay_watches_total', c.watches],
     ['furnish_relay_reconnects_total', c.reconnects],
     ['furnish_relay_resyncs_total', c.resyncs],
     ['furnish_relay_bus_published_total', bus.published],

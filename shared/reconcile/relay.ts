@@ -9,7 +9,7 @@ import { resourcePath } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { NamespaceTemplate } from '../render/index.ts';
 import type { RelayConfig } from './config.ts';
-import { templateFingerprint } from './fanout.ts';
+import { namespaceChangeMatters, namespaceFingerprint, templateFingerprint } from './fanout.ts';
 import type { Logger } from './log.ts';
 import { encodeMessage, type MessageKind, type MessageType, type ReconcileMessage } from './message.ts';
 import { backoffDelay, hasAttemptsLeft, PUBLISH_RETRY, WATCH_RECONNECT } from './retry.ts';
@@ -23,6 +23,8 @@ export interface RelayCounters {
   suppressed: number;
   relists: number;
   gone: number;
+  /** Watch requests opened (the first per kind, then one per reconnect or server-side timeout). */
+  watches: number;
   reconnects: number;
   resyncs: number;
 }
@@ -67,13 +69,13 @@ export interface Relay {
 export function createRelay(deps: RelayDeps): Relay {
   const { kube, bus, config, log } = deps;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, reconnects: 0, resyncs: 0 };
+  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, watches: 0, reconnects: 0, resyncs: 0 };
   const streams: Stream[] = [
     { kind: 'Namespace', path: resourcePath(NAMESPACES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false },
     { kind: 'NamespaceTemplate', path: resourcePath(TEMPLATES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false },
   ];
-  /** Templates only (few): what namespaces see of each, to skip status-only changes. */
-  const fingerprints = new Map<string, string>();
+  /** Per kind, name → short hash of what the reconcilers read, to skip changes they cannot see. */
+  const fingerprints: Record<MessageKind, Map<string, string>> = { Namespace: new Map(), NamespaceTemplate: new Map() };
   const inFlight = new Set<Promise<void>>();
   let stopped = false;
   let loops: Promise<void>[] = [];
@@ -105,18 +107,22 @@ export function createRelay(deps: RelayDeps): Relay {
     inFlight.add(p);
   }
 
-  /** Templates: a change that namespaces cannot see (status, our own bookkeeping) is not published. */
+  /**
+   * A change the reconcilers cannot see is not published: a template's status or Furnish's own
+   * bookkeeping on it, a namespace's phase becoming ready (the reconciler's own write).
+   */
   function worthPublishing(s: Stream, obj: KubeObject, type: MessageType): boolean {
-    if (s.kind !== 'NamespaceTemplate') return true;
     const name = obj.metadata.name ?? '';
+    const known = fingerprints[s.kind];
     if (type === 'DELETED') {
-      fingerprints.delete(name);
+      known.delete(name);
       return true;
     }
-    const fp = templateFingerprint(obj as NamespaceTemplate);
-    const before = fingerprints.get(name);
-    fingerprints.set(name, fp);
-    return type === 'SYNC' || type === 'ADDED' || before !== fp;
+    const fp = s.kind === 'NamespaceTemplate' ? templateFingerprint(obj as NamespaceTemplate) : namespaceFingerprint(obj);
+    const before = known.get(name);
+    known.set(name, fp);
+    if (type === 'SYNC' || type === 'ADDED') return true;
+    return s.kind === 'Namespace' ? namespaceChangeMatters(obj, before, fp) : before !== fp;
   }
 
   function seen(obj: KubeObject): { name: string; uid: string; resourceVersion: string; generation?: number } {
@@ -142,7 +148,7 @@ export function createRelay(deps: RelayDeps): Relay {
       return false;
     }
     for (const gone of pass.finish()) {
-      if (s.kind === 'NamespaceTemplate') fingerprints.delete(gone.name);
+      fingerprints[s.kind].delete(gone.name);
       publish(s.kind, gone);
     }
     s.resourceVersion = res.resourceVersion;
@@ -193,6 +199,7 @@ export function createRelay(deps: RelayDeps): Relay {
       );
       s.watch = handle;
       s.connected = true;
+      counters.watches += 1;
       const res = await handle.done;
       s.connected = false;
       if (stopped) break;

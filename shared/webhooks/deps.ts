@@ -8,6 +8,8 @@ import type { NamespaceTemplate } from '../render/types.ts';
 export interface TemplateSource {
   /** Every NamespaceTemplate in the cluster. Rejects when they cannot be read. */
   list(): Promise<NamespaceTemplate[]>;
+  /** The list without waiting when it is at hand (fresh in the cache), else undefined. */
+  current?(): NamespaceTemplate[] | undefined;
 }
 
 export interface WebhookDeps {
@@ -23,5 +25,5 @@ export interface WebhookDeps {
 export type AdmissionHandler = (request: AdmissionRequest, deps: WebhookDeps) => AdmissionResponse | Promise<AdmissionResponse>;
 
 export function staticTemplates(templates: NamespaceTemplate[]): TemplateSource {
-  return { list: async () => templates };
+  return { list: async () => templates, current: () => templates };
 }

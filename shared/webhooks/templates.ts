@@ -16,9 +16,12 @@ export function clusterTemplates(http: KubeHttp, ttlMs: number, now: () => numbe
     cached = { at: now(), items: result.data.items };
     return cached.items;
   }
+  const current = () => (cached && now() - cached.at < ttlMs ? cached.items : undefined);
   return {
+    current,
     list() {
-      if (cached && now() - cached.at < ttlMs) return Promise.resolve(cached.items);
+      const items = current();
+      if (items) return Promise.resolve(items);
       inflight ??= fetchAll().finally(() => (inflight = undefined));
       return inflight;
     },

@@ -32,7 +32,7 @@ const SAMPLE: Record<WebhookName, AdmissionFixtureName> = {
 };
 
 const DECISIONS = { warmup: 5_000, measured: 50_000 };
-const HTTP = { concurrency: 8, warmup: 500, measured: 8_000, rounds: 2 };
+const HTTP = { concurrency: 8, warmup: 500, measured: 8_000, rounds: 4 };
 const COLD_STARTS = 7;
 
 function percentile(sorted: number[], p: number): number {

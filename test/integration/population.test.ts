@@ -8,7 +8,7 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { RECONCILE_KEY } from '../../shared/reconcile/keys.ts';
 import { encodeMessage } from '../../shared/reconcile/message.ts';
-import { silentLogger } from '../../shared/reconcile/log.ts';
+import { jsonLogger, silentLogger } from '../../shared/reconcile/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { startCluster, type SimCluster } from '../support/kube-sim/index.ts';
 import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, examples, get, list, managers, NETPOL, patchNamespace, QUOTA, ROLEBINDING, waitFor, waitReady } from './helpers.ts';
@@ -39,8 +39,8 @@ async function settle(): Promise<void> {
 
 beforeAll(async () => {
   cluster = await startCluster();
-  admin = await clientFor(cluster.kubeconfigPath, cluster.users.admin.context);
-  stack = await startLocalStack({ kubeconfigPath: cluster.kubeconfigPath, context: cluster.users.admin.context, port: 0, relayPort: 0, webhooks: false, resyncSeconds: 0, log: silentLogger, env: { FURNISH_WATCH_TIMEOUT_SECONDS: '5' } });
+  admin = await clientFor(cluster.kubeconfigPath, cluster.users.admin!.context);
+  stack = await startLocalStack({ kubeconfigPath: cluster.kubeconfigPath, context: cluster.users.admin!.context, port: 0, relayPort: 0, webhooks: false, resyncSeconds: 0, log: process.env.FURNISH_TEST_LOG ? jsonLogger('it', (l) => process.stderr.write(l), 'DEBUG') : silentLogger, env: { FURNISH_WATCH_TIMEOUT_SECONDS: '5' } });
   for (const t of examples()) await applyTemplate(admin, t);
 }, 60_000);
 
@@ -168,11 +168,17 @@ describe('population through the relay and the in-process bus', () => {
       cluster.faults.inject({ verb: 'watch', closeWatchAfterMs: 200, times: 5 }),
       cluster.faults.inject({ verb: 'list', resource: 'configmaps', status: 500, times: 2 }),
     ];
+    const watchesBefore = stack.relay.relay.counters.watches;
     const names = [uniq('fault'), uniq('fault')];
     for (const n of names) await createNamespace(admin, n);
     for (const n of names) await waitReady(admin, n, 30_000);
     for (const n of names) expect(await get(admin, NETPOL(n, 'default-deny'))).toBeDefined();
     remove.forEach((r) => r());
+    // Five watches were cut after 200 ms: the relay opened new ones from where it was.
+    await waitFor('the relay to re-open dropped watches', async () => stack.relay.relay.counters.watches >= watchesBefore + 5);
+    const reconciler = (await stack.runtime.cluster('local')).kube.metrics;
+    expect(reconciler.retries).toBeGreaterThanOrEqual(5);
+    expect(reconciler.byStatus['503']).toBeGreaterThanOrEqual(3);
   });
 
   it('a resync of a converged cluster writes nothing', async () => {

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { SimCluster } from '../support/kube-sim/index.ts';
 
 export interface Reply {
@@ -136,7 +137,7 @@ export async function webhookServer(
   };
 }
 
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'kube-apiserver-1.26');
+const FIXTURES = fileURLToPath(new URL('../fixtures/kube-apiserver-1.26', import.meta.url));
 
 /** A captured exchange: status code, headers (lower-cased) and the JSON body. */
 export function fixture(name: string): { status: number; headers: Record<string, string>; body: any } { // eslint-disable-line @typescript-eslint/no-explicit-any

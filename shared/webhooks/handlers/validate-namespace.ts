@@ -1,17 +1,20 @@
-// validate-namespace: the permission checks of namespace CREATE and UPDATE.
+// validate-namespace: the permission checks of namespace CREATE and UPDATE. Answers without a
+// promise when the template list and the RBAC answers are cached (the common case).
 import { allow, deny } from '../../admission/response.ts';
-import type { AdmissionRequest } from '../../admission/types.ts';
+import type { AdmissionRequest, AdmissionResponse } from '../../admission/types.ts';
 import { KEY } from '../../keys.ts';
-import type { NamespaceInfo } from '../../render/types.ts';
+import type { NamespaceInfo, NamespaceTemplate } from '../../render/types.ts';
 import { newlyMatchedTemplates, requiresPermission, templateName, templatesNeedingPermission } from '../../render/index.ts';
 import type { PolicySettings } from '../../config/types.ts';
-import type { AdmissionHandler, TemplateSource } from '../deps.ts';
+import type { AdmissionHandler } from '../deps.ts';
 import { namespaceInfoOf, requireObject, requireResource } from '../request.ts';
-import { resolveOutcomes } from '../rules/outcome.ts';
+import { resolve } from '../rules/outcome.ts';
+import type { RuleOutcome, Verdict } from '../rules/outcome.ts';
 import { validationOutcomes } from '../rules/validate-namespace.ts';
+import type { NamespaceMutationInput } from '../rules/mutate-namespace.ts';
 
 /** Only a change of labels or of the opt-out can make a namespace match a new template. */
-function mayMatchNewTemplates(ns: NamespaceInfo, old: NamespaceInfo | undefined): boolean {
+export function mayMatchNewTemplates(ns: NamespaceInfo, old: NamespaceInfo | undefined): boolean {
   if (!old) return true;
   if (ns.annotations[KEY.optOut] !== old.annotations[KEY.optOut]) return true;
   const a = Object.keys(ns.labels);
@@ -19,9 +22,7 @@ function mayMatchNewTemplates(ns: NamespaceInfo, old: NamespaceInfo | undefined)
 }
 
 /** Names of the permission-requiring templates this request makes the namespace match. */
-export async function templatesToAuthorize(ns: NamespaceInfo, old: NamespaceInfo | undefined, source: TemplateSource, settings: PolicySettings): Promise<string[]> {
-  if (!mayMatchNewTemplates(ns, old)) return [];
-  const templates = await source.list();
+export function templatesToAuthorize(ns: NamespaceInfo, old: NamespaceInfo | undefined, templates: readonly NamespaceTemplate[], settings: PolicySettings): string[] {
   const opts = { systemNamespaces: settings.systemNamespaces };
   const selected = old
     ? newlyMatchedTemplates(old, ns, templates, { ...opts, granted: () => true }).filter(requiresPermission)
@@ -29,24 +30,25 @@ export async function templatesToAuthorize(ns: NamespaceInfo, old: NamespaceInfo
   return selected.map(templateName);
 }
 
-function unavailable(request: AdmissionRequest, what: string, e: unknown) {
-  return deny(request, `could not ${what} (${(e as Error).message}); retry`, 503);
+function respond(request: AdmissionRequest, verdict: Verdict): AdmissionResponse {
+  if (verdict.allowed) return allow(request);
+  return deny(request, verdict.denials.join('; '), verdict.unavailable ? 503 : 403);
 }
 
-export const validateNamespace: AdmissionHandler = async (request, { settings, authorizer, templates }) => {
+export const validateNamespace: AdmissionHandler = (request, { settings, authorizer, templates }) => {
   requireResource(request, 'validate-namespace', '', 'namespaces');
   const { operation } = request;
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || request.subResource) return allow(request);
   const namespace = namespaceInfoOf(requireObject(request, 'object'), request);
   const old = operation === 'UPDATE' ? namespaceInfoOf(requireObject(request, 'oldObject'), request) : undefined;
-  let names: string[];
-  try {
-    names = await templatesToAuthorize(namespace, old, templates, settings);
-  } catch (e) {
-    return unavailable(request, 'list NamespaceTemplates', e);
-  }
-  const outcomes = validationOutcomes({ operation, user: request.userInfo, namespace, old, settings, templatesNeedingPermission: names });
-  const verdict = await resolveOutcomes(outcomes, authorizer);
-  if (verdict.allowed) return allow(request);
-  return deny(request, verdict.denials.join('; '), verdict.unavailable ? 503 : 403);
+  const input: NamespaceMutationInput = { operation, user: request.userInfo, namespace, old, settings };
+  const outcomesWith = (list: readonly NamespaceTemplate[]): RuleOutcome[] =>
+    validationOutcomes({ ...input, templatesNeedingPermission: mayMatchNewTemplates(namespace, old) ? templatesToAuthorize(namespace, old, list, settings) : [] });
+  const decide = (list: readonly NamespaceTemplate[]) => {
+    const verdict = resolve(outcomesWith(list), authorizer);
+    return verdict instanceof Promise ? verdict.then((v) => respond(request, v)) : respond(request, verdict);
+  };
+  const list = mayMatchNewTemplates(namespace, old) ? templates.current?.() : [];
+  if (list) return decide(list);
+  return templates.list().then(decide, (e: unknown) => deny(request, `could not list NamespaceTemplates (${(e as Error).message}); retry`, 503));
 };

@@ -2,7 +2,7 @@
 // and `resolveOutcomes` asks the Authorizer, so every rule tests without a cluster.
 import type { UserInfo } from '../../kube/types.ts';
 import { describeAccess } from '../../kube/sar.ts';
-import type { AccessCheck, Authorizer } from '../../kube/sar.ts';
+import type { AccessCheck, AccessDecision, Authorizer } from '../../kube/sar.ts';
 import { who } from './principals.ts';
 
 export type RuleOutcome =
@@ -29,10 +29,10 @@ export interface Verdict {
   unavailable: boolean;
 }
 
-/** Every outcome must allow; `requires` are asked of the authorizer concurrently; errors fail closed. */
-export async function resolveOutcomes(outcomes: RuleOutcome[], authorizer: Authorizer): Promise<Verdict> {
+type Answers = readonly (AccessDecision | undefined)[];
+
+function verdictOf(outcomes: readonly RuleOutcome[], answers: Answers): Verdict {
   const verdict: Verdict = { allowed: true, denials: [], reasons: [], unavailable: false };
-  const answers = await Promise.all(outcomes.map((o) => ('requires' in o ? authorizer.check(o.requires) : undefined)));
   outcomes.forEach((o, i) => {
     if ('allow' in o) verdict.reasons.push(`${o.rule}: ${o.allow}`);
     else if ('deny' in o) verdict.denials.push(o.deny);
@@ -49,3 +49,26 @@ export async function resolveOutcomes(outcomes: RuleOutcome[], authorizer: Autho
   return verdict;
 }
 
+/** Every outcome must allow; `requires` are asked of the authorizer concurrently; errors fail closed. */
+export async function resolveOutcomes(outcomes: readonly RuleOutcome[], authorizer: Authorizer): Promise<Verdict> {
+  return verdictOf(outcomes, await Promise.all(outcomes.map((o) => ('requires' in o ? authorizer.check(o.requires) : undefined))));
+}
+
+/** The verdict without waiting, when every needed answer is at hand (cached); else undefined. */
+export function resolveNow(outcomes: readonly RuleOutcome[], authorizer: Authorizer): Verdict | undefined {
+  const answers: (AccessDecision | undefined)[] = [];
+  for (const o of outcomes) {
+    if (!('requires' in o)) answers.push(undefined);
+    else {
+      const answer = authorizer.cached?.(o.requires);
+      if (!answer) return undefined;
+      answers.push(answer);
+    }
+  }
+  return verdictOf(outcomes, answers);
+}
+
+/** Synchronously when the answers are cached (no promise on the hot path), else asking. */
+export function resolve(outcomes: readonly RuleOutcome[], authorizer: Authorizer): Verdict | Promise<Verdict> {
+  return resolveNow(outcomes, authorizer) ?? resolveOutcomes(outcomes, authorizer);
+}

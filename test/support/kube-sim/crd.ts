@@ -4,7 +4,7 @@
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { invalid, type FieldError } from './errors.ts';
 import { isObject } from './fieldsets.ts';
-import { CRUD_VERBS, tableSchema, type ListSemantics, type MergeSchema, type ResourceType } from './resources.ts';
+import { tableSchema, type ListSemantics, type MergeSchema, type ResourceType } from './resources.ts';
 
 export interface Schema {
   type?: string;
@@ -88,7 +88,8 @@ export function resourceTypeFromCrd(crd: KubeObject): ResourceType | undefined {
     generation: true,
     strategicMerge: false,
     merge: schemaMerge(schema),
-    verbs: CRUD_VERBS,
+    // The order kube-apiserver lists a custom kind's verbs in.
+    verbs: ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'],
     crdName: crd.metadata.name!,
     ...(schema ? { openAPIV3Schema: schema as Record<string, unknown> } : {}),
     ...(version.additionalPrinterColumns ? { printerColumns: version.additionalPrinterColumns } : {}),

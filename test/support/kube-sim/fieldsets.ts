@@ -28,11 +28,6 @@ export function itemElement(item: Json, semantics: ListSemantics, index: number)
   return `i:${index}`;
 }
 
-/** Schema lookups use field names, with `[]` for any list item. */
-function childNames(names: string[], element: string): string[] {
-  return [...names, element.startsWith('f:') ? element.slice(2) : '[]'];
-}
-
 /** ToFieldSet: what an applied configuration owns (maps own nothing themselves; leaves, atomic values and list items do). */
 export function fieldSetOf(value: Json, schema: MergeSchema): FieldSet {
   const set: FieldSet = new Set();
@@ -218,7 +213,7 @@ export function removePath(root: JsonObject, path: string[], schema: MergeSchema
       const field = element.slice(2);
       if (!(field in parent)) return false;
       if (last) {
-        delete parent[field];
+        Reflect.deleteProperty(parent, field);
         pruneEmptyParents(chain);
         return true;
       }
@@ -251,6 +246,6 @@ function pruneEmptyParents(chain: Array<{ container: Json; element: string }>): 
     const field = element.slice(2);
     const value = container[field];
     if (!isObject(value) || Object.keys(value).length > 0) return;
-    delete container[field];
+    Reflect.deleteProperty(container, field);
   }
 }

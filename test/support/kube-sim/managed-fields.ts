@@ -107,7 +107,7 @@ export function newManager(ctx: WriteContext, operation: 'Apply' | 'Update', set
  * removed, and its manager gains the fields it added or changed. Nothing changed: nothing moves.
  */
 export function recordUpdate(live: KubeObject | undefined, next: KubeObject, managers: Managers, ctx: WriteContext): Managers {
-  const before = live ?? { apiVersion: next.apiVersion, kind: next.kind, metadata: {} };
+  const before = live ?? zeroObject(next, ctx.type);
   const diff = compare(before, next, ctx.type.merge);
   const changed = ownableFields(union(diff.added, diff.modified), ctx.type, ctx.subresource);
   const lost = ownableFields(union(diff.added, diff.modified, diff.removed), ctx.type, ctx.subresource);
@@ -120,6 +120,16 @@ export function recordUpdate(live: KubeObject | undefined, next: KubeObject, man
     result.set(managerId(mine), mine);
   }
   return dropEmpty(result);
+}
+
+/**
+ * What a create is compared with: the zero value of the kind. Built-in kinds are Go structs whose
+ * spec and status exist even when empty, so a create never "adds" them; custom objects start empty.
+ */
+function zeroObject(next: KubeObject, type: ResourceType): KubeObject {
+  const zero: KubeObject = { apiVersion: next.apiVersion, kind: next.kind, metadata: {} };
+  if (type.merge.typed) Object.assign(zero, { spec: {}, status: {} });
+  return zero;
 }
 
 export function dropEmpty(managers: Managers): Managers {

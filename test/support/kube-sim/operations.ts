@@ -169,7 +169,7 @@ function prepareForUpdate(type: ResourceType, live: KubeObject, next: KubeObject
   const kept = ['uid', 'creationTimestamp', 'deletionTimestamp', 'generation', 'name', 'namespace'] as const;
   const target = prepared.metadata as Record<string, unknown>;
   for (const field of kept) {
-    if (live.metadata[field] === undefined) delete target[field];
+    if (live.metadata[field] === undefined) Reflect.deleteProperty(target, field);
     else target[field] = live.metadata[field];
   }
   if (type.crdName && subresource !== 'status') prepared = applySchema(type, prepared);

@@ -37,7 +37,7 @@ export function applyMergePatch(original: Json, patch: Json): Json {
   if (!isObject(patch)) return patch;
   const result: JsonObject = isObject(original) ? { ...original } : {};
   for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
+    if (value === null) Reflect.deleteProperty(result, key);
     else result[key] = applyMergePatch(result[key], value);
   }
   return result;
@@ -62,18 +62,18 @@ export function applyStrategicMergePatch(original: Json, patch: Json, schema: Me
       continue;
     }
     const childNames = [...names, key];
-    if (value === null) delete result[key];
+    if (value === null) Reflect.deleteProperty(result, key);
     else if (Array.isArray(value)) result[key] = mergeList(result[key], value, schema, childNames);
     else if (isObject(value) && schema.atomicMap(childNames)) result[key] = withoutDirectives(value);
     else {
       const merged = applyStrategicMergePatch(result[key], value, schema, childNames);
-      if (merged === undefined) delete result[key];
+      if (merged === undefined) Reflect.deleteProperty(result, key);
       else result[key] = merged;
     }
   }
   const retain = patch[RETAIN_KEYS];
   if (Array.isArray(retain)) {
-    for (const key of Object.keys(result)) if (!retain.includes(key) && !(key in patch)) delete result[key];
+    for (const key of Object.keys(result)) if (!retain.includes(key) && !(key in patch)) Reflect.deleteProperty(result, key);
   }
   return result;
 }

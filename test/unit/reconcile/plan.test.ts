@@ -3,7 +3,7 @@ import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { RECONCILE_KEY } from '../../../shared/reconcile/keys.ts';
-import { desiredState, kindsToObserve, needsApply, parentNeedsWrite, parentObject, planNamespace, planWrites, type DesiredState } from '../../../shared/reconcile/plan.ts';
+import { desiredState, needsApply, parentInventory, parentNeedsWrite, parentObject, planNamespace, planWrites, toObserve, type DesiredState } from '../../../shared/reconcile/plan.ts';
 
 function namespace(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject {
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, labels: { [KEY.metadataName]: name, ...labels }, annotations: { [KEY.creator]: 'alice', ...annotations } } };
@@ -29,7 +29,8 @@ function liveFrom(desired: DesiredState): KubeObject[] {
 
 function converged(ns: KubeObject, templates: NamespaceTemplate[]) {
   const desired = desiredState(ns, templates);
-  const parent = { ...parentObject(ns.metadata.name!, desired.groupKinds, desired.matched, []), metadata: { ...parentObject(ns.metadata.name!, desired.groupKinds, desired.matched, []).metadata, resourceVersion: '3' } };
+  const written = parentObject(ns.metadata.name!, { groupKinds: desired.groupKinds, inventory: desired.objects.map((o) => o.key), applied: desired.matched, failed: [] });
+  const parent = { ...written, metadata: { ...written.metadata, resourceVersion: '3' } };
   return { desired, observed: liveFrom(desired), parent };
 }
 
@@ -81,7 +82,8 @@ describe('planNamespace', () => {
     expect(plan.parentBefore?.metadata.annotations?.[KEY.applySetGroupKinds]).toBe('ConfigMap,RoleBinding.rbac.authorization.k8s.io');
     expect(plan.apply.map((a) => a.key).sort()).toEqual(['/ConfigMap/team-a/owner', 'rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin']);
     expect(plan.setReady).toBe(true);
-    expect(kindsToObserve(null, desired)).toEqual(['ConfigMap', 'RoleBinding.rbac.authorization.k8s.io']);
+    expect(toObserve(null, desired)).toEqual({ by: 'inventory', keys: ['/ConfigMap/team-a/owner', 'rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin'] });
+    expect(parentInventory(plan.parentBefore)).toEqual(['/ConfigMap/team-a/owner', 'rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin']);
   });
 
   it('a converged namespace plans zero writes (a no-op resync writes nothing)', () => {
@@ -91,7 +93,7 @@ describe('planNamespace', () => {
     const plan = planNamespace({ namespace: ns, desired, observed, parent, templates });
     expect(planWrites(plan)).toBe(0);
     expect(plan.keep).toHaveLength(2);
-    expect(parentNeedsWrite(parent, parentObject('team-a', desired.groupKinds, desired.matched, []))).toBe(false);
+    expect(parentNeedsWrite(parent, parentObject('team-a', { groupKinds: desired.groupKinds, inventory: desired.objects.map((o) => o.key), applied: desired.matched, failed: [] }))).toBe(false);
   });
 
   it('server-added fields are not drift; a changed field of ours is', () => {
@@ -124,6 +126,13 @@ describe('planNamespace', () => {
     const p2 = planNamespace({ namespace: ns, desired: desiredState(ns, orphaning), observed, parent, templates: orphaning });
     expect(p2.prune).toEqual([]);
     expect(p2.orphan.map((r) => r.name)).toEqual(['creator-admin']);
+  });
+
+  it('an object someone took our label off is theirs: never pruned', () => {
+    const ns = namespace('team-a', { [KEY.phase]: 'ready' });
+    const { observed, parent } = converged(ns, [template('base', [configMap('owner')])]);
+    const unlabelled = observed.map((o) => ({ ...o, metadata: { ...o.metadata, labels: {} } }));
+    expect(planNamespace({ namespace: ns, desired: desiredState(ns, []), observed: unlabelled, parent, templates: [] }).prune).toEqual([]);
   });
 
   it('objects of a deleted template follow the policy recorded on them', () => {
@@ -170,15 +179,17 @@ describe('planNamespace', () => {
     const { observed, parent } = converged(ns, [template('base', [configMap('owner')])]);
     const grown = [template('base', [configMap('owner'), roleBinding])];
     const desired = desiredState(ns, grown);
-    expect(kindsToObserve(parent, desired)).toEqual(['ConfigMap', 'RoleBinding.rbac.authorization.k8s.io']);
+    expect(toObserve(parent, desired)).toEqual({ by: 'inventory', keys: ['/ConfigMap/team-a/owner', 'rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin'] });
+    const foreign = { ...parent, metadata: { ...parent.metadata, annotations: { [KEY.applySetGroupKinds]: 'ConfigMap' } } };
+    expect(toObserve(foreign, desired)).toEqual({ by: 'kinds', groupKinds: ['ConfigMap', 'RoleBinding.rbac.authorization.k8s.io'] });
     const plan = planNamespace({ namespace: ns, desired, observed: [...observed, parent], parent, templates: grown });
     expect(plan.parentBefore?.metadata.annotations?.[KEY.applySetGroupKinds]).toBe('ConfigMap,RoleBinding.rbac.authorization.k8s.io');
     expect(plan.prune).toEqual([]);
   });
 
   it('the parent records applied and failed templates; clearing a failure is a write', () => {
-    const ok = parentObject('team-a', ['ConfigMap'], ['a', 'b'], []);
-    const failed = parentObject('team-a', ['ConfigMap'], ['a'], ['b']);
+    const ok = parentObject('team-a', { groupKinds: ['ConfigMap'], inventory: [], applied: ['a', 'b'], failed: [] });
+    const failed = parentObject('team-a', { groupKinds: ['ConfigMap'], inventory: [], applied: ['a'], failed: ['b'] });
     expect(failed.metadata.annotations?.[RECONCILE_KEY.templates]).toBe('a');
     expect(failed.metadata.annotations?.[RECONCILE_KEY.failedTemplates]).toBe('b');
     expect(parentNeedsWrite(failed, ok)).toBe(true);

@@ -20,7 +20,7 @@ interface Script {
   lists: number;
 }
 
-const nsObj = (name: string, rv: number): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv) } });
+const nsObj = (name: string, rv: number, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv), labels } });
 
 function apiServer(script: Script): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
@@ -82,19 +82,20 @@ describe('watch relay', () => {
     script.watches.push((res) => {
       event(res, 'ADDED', nsObj('b', 11));
       event(res, 'BOOKMARK', { kind: 'Namespace', metadata: { resourceVersion: '15' } });
-      event(res, 'MODIFIED', nsObj('a', 16));
-      event(res, 'MODIFIED', nsObj('a', 16)); // a replay: same version
-      event(res, 'DELETED', nsObj('b', 17));
+      event(res, 'MODIFIED', nsObj('a', 16, { tier: 'gold' }));
+      event(res, 'MODIFIED', nsObj('a', 16, { tier: 'gold' })); // a replay: same version
+      event(res, 'MODIFIED', nsObj('a', 17, { tier: 'gold', 'furnish.dev/phase': 'ready' })); // the reconciler's own write
+      event(res, 'DELETED', nsObj('b', 18));
       res.end();
     });
     const { relay, received } = await setup(script);
     await relay.start();
     await until(() => received.length >= 4);
-    expect(received.map((m) => `${m.type} ${m.name}@${m.resourceVersion}`)).toEqual(['ADDED a@5', 'ADDED b@11', 'MODIFIED a@16', 'DELETED b@17']);
+    expect(received.map((m) => `${m.type} ${m.name}@${m.resourceVersion}`)).toEqual(['ADDED a@5', 'ADDED b@11', 'MODIFIED a@16', 'DELETED b@18']);
     expect(script.watchRequests[0]).toBe('10');
     await until(() => script.watchRequests.length >= 2);
-    expect(script.watchRequests[1]).toBe('17');
-    expect(relay.counters).toMatchObject({ eventsSeen: 4, bookmarks: 1, published: 4, publishFailed: 0 });
+    expect(script.watchRequests[1]).toBe('18');
+    expect(relay.counters).toMatchObject({ eventsSeen: 5, bookmarks: 1, published: 4, publishFailed: 0, suppressed: 1 });
     expect(relay.sizes().Namespace).toBe(1);
   });
 

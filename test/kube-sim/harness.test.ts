@@ -1,0 +1,138 @@
+// What tests get from kube-sim besides the API: fast start-up, a child-process mode, the request
+// log, fault injection, RBAC details, and useTestCluster() (simulated or from a kubeconfig).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { startCluster, type SimCluster } from '../support/kube-sim/index.ts';
+import { useTestCluster } from '../support/cluster.ts';
+import { call, CONFIGMAP, watch } from './helpers.ts';
+
+let cluster: SimCluster;
+beforeAll(async () => {
+  cluster = await startCluster({ namespaceDefaultObjects: false });
+});
+afterAll(() => cluster.stop());
+
+describe('start-up', () => {
+  it('starts in well under a second', async () => {
+    const started = performance.now();
+    const another = await startCluster();
+    const elapsed = performance.now() - started;
+    await another.stop();
+    expect(elapsed).toBeLessThan(500);
+  });
+
+  it('runs as a child process that prints its kubeconfig and server', async () => {
+    const child = spawn(process.execPath, ['test/support/kube-sim/main.ts', '--user', 'carol:ops,dev']);
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no start-up lines: ${output}`)), 10_000);
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (/^ready in \d+ ms/m.test(output)) { clearTimeout(timer); resolve(); }
+      });
+    });
+    child.kill('SIGINT');
+    await new Promise((resolve) => child.on('close', resolve));
+    expect(output).toMatch(/^kubeconfig: \/.+\/kubeconfig$/m);
+    expect(output).toMatch(/^server: https:\/\/127\.0\.0\.1:\d+$/m);
+    expect(output).toMatch(/^users: admin:system:masters carol:ops,dev$/m);
+  });
+});
+
+describe('request log', () => {
+  it('counts requests by verb, resource, namespace and user; writes exclude dry runs', async () => {
+    cluster.log.reset();
+    await call(cluster, 'GET', '/api/v1/namespaces/default/configmaps');
+    await call(cluster, 'POST', '/api/v1/namespaces/default/configmaps', { body: CONFIGMAP('logged', 'default') });
+    await call(cluster, 'POST', '/api/v1/namespaces/default/configmaps?dryRun=All', { body: CONFIGMAP('dry', 'default') });
+    await call(cluster, 'GET', '/api/v1/namespaces/default/configmaps/logged', { user: 'mallory' });
+    expect(cluster.log.count({ verb: 'list', resource: 'configmaps' })).toBe(1);
+    expect(cluster.log.count({ verb: 'create' })).toBe(2);
+    expect(cluster.log.writes({ resource: 'configmaps', namespace: 'default' })).toBe(1);
+    expect(cluster.log.entries.at(-1)).toEqual({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'logged', user: 'mallory', status: 403, dryRun: false });
+  });
+});
+
+describe('faults', () => {
+  it('injects 5xx and 429 with Retry-After, a limited number of times', async () => {
+    const remove = cluster.faults.inject({ verb: 'list', resource: 'configmaps', status: 503, times: 1 });
+    expect((await call(cluster, 'GET', '/api/v1/namespaces/default/configmaps')).status).toBe(503);
+    expect((await call(cluster, 'GET', '/api/v1/namespaces/default/configmaps')).status).toBe(200);
+    remove();
+    cluster.faults.inject({ verb: 'create', status: 429, retryAfterSeconds: 2 });
+    const throttled = await call(cluster, 'POST', '/api/v1/namespaces/default/configmaps', { body: CONFIGMAP('t', 'default') });
+    expect([throttled.status, throttled.headers['retry-after'], throttled.body.reason, throttled.body.details.retryAfterSeconds]).toEqual([429, '2', 'TooManyRequests', 2]);
+    cluster.faults.clear();
+    expect((await call(cluster, 'POST', '/api/v1/namespaces/default/configmaps', { body: CONFIGMAP('t', 'default') })).status).toBe(201);
+  });
+
+  it('adds latency and closes watches', async () => {
+    cluster.faults.inject({ verb: 'get', latencyMs: 150, times: 1 });
+    const started = performance.now();
+    await call(cluster, 'GET', '/api/v1/namespaces/default');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    cluster.faults.inject({ verb: 'watch', closeWatchAfterMs: 50, times: 1 });
+    const stream = watch(cluster, '/api/v1/namespaces?watch=true');
+    await stream.ended;
+  });
+});
+
+describe('RBAC', () => {
+  const can = async (user: string, attributes: Record<string, string>): Promise<boolean> => (await call(cluster, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+    body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user, groups: ['dev'], resourceAttributes: attributes } },
+  })).body.status.allowed;
+
+  beforeAll(() => {
+    cluster.sim.seed({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'furnish-edit', labels: { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' } },
+      rules: [{ apiGroups: ['furnish.dev'], resources: ['namespacetemplates'], verbs: ['get'] }] });
+    cluster.sim.seed({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'status-writer' },
+      rules: [{ apiGroups: ['*'], resources: ['*/status'], verbs: ['update', 'optout'] }] });
+    cluster.sim.seed({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'dev-edit', namespace: 'default' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'dev' }] });
+    cluster.sim.seed({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'carl-status' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'status-writer' }, subjects: [{ kind: 'ServiceAccount', name: 'carl', namespace: 'ops' }] });
+  });
+
+  it('binds groups, aggregates ClusterRoles, matches */subresource and service accounts', async () => {
+    expect(await can('anyone', { namespace: 'default', verb: 'create', resource: 'configmaps' })).toBe(true);
+    expect(await can('anyone', { namespace: 'other', verb: 'create', resource: 'configmaps' })).toBe(false);
+    expect(await can('anyone', { namespace: 'default', verb: 'get', group: 'furnish.dev', resource: 'namespacetemplates' })).toBe(true);
+    expect(await can('system:serviceaccount:ops:carl', { verb: 'update', group: 'apps', resource: 'deployments', subresource: 'status' })).toBe(true);
+    expect(await can('system:serviceaccount:ops:carl', { verb: 'update', group: 'apps', resource: 'deployments' })).toBe(false);
+  });
+
+  it('answers 403 the way kube-apiserver words it, for named and cluster-scoped requests', async () => {
+    const reply = await call(cluster, 'PUT', '/api/v1/namespaces/default/status', { user: 'mallory', body: {} });
+    expect(reply.body.message).toBe('namespaces "default" is forbidden: User "mallory" cannot update resource "namespaces/status" in API group "" in the namespace "default"');
+  });
+});
+
+describe('useTestCluster', () => {
+  it('gives kube-sim with the default users, or the cluster of FURNISH_TEST_KUBECONFIG', async () => {
+    const simulated = await useTestCluster({ metadataNameLabel: false });
+    try {
+      expect(simulated.isSimulated).toBe(true);
+      expect(Object.keys(simulated.users)).toEqual(['admin', 'alice', 'bob', 'mallory']);
+      expect(simulated.users.alice).toMatchObject({ name: 'alice', groups: ['dev'], context: 'alice', token: expect.any(String) });
+      process.env.FURNISH_TEST_KUBECONFIG = simulated.kubeconfigPath;
+      const external = await useTestCluster();
+      expect(external).toMatchObject({ isSimulated: false, server: simulated.server, caPem: simulated.caPem });
+      expect([external.log, external.faults]).toEqual([undefined, undefined]);
+      expect(external.users.bob).toEqual({ name: 'bob', groups: [], context: 'bob', token: simulated.users.bob!.token });
+      await external.stop();
+    } finally {
+      delete process.env.FURNISH_TEST_KUBECONFIG;
+      await simulated.stop();
+    }
+  });
+
+  it('acts like a cluster older than 1.22 when asked', async () => {
+    const old = await useTestCluster({ metadataNameLabel: false });
+    try {
+      const reply = await call(old as unknown as SimCluster, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'unlabelled' } } });
+      expect(reply.body.metadata.labels).toBeUndefined();
+    } finally {
+      await old.stop();
+    }
+  });
+});
