@@ -5,8 +5,8 @@
 import { decodeAdmissionReview } from '../admission/decode.ts';
 import { toReview } from '../admission/response.ts';
 import type { AdmissionReview } from '../admission/types.ts';
-import { defaultPolicySettings, isWebhookName, WEBHOOKS } from '../config/types.ts';
-import type { PolicySettings } from '../config/types.ts';
+import { defaultPolicySettings } from '../config/types.ts';
+import type { PolicySettings, WebhookName } from '../config/types.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Authorizer } from '../kube/sar.ts';
 import { createRbacAuthorizer } from '../rbac/authorizer.ts';
@@ -16,12 +16,24 @@ import { staticTemplates } from './deps.ts';
 import { HANDLERS } from './handlers/index.ts';
 
 export interface AdmitOfflineOptions {
-  webhook: string;
+  webhook: WebhookName;
   /** The AdmissionReview, as parsed JSON. */
   review: unknown;
   cluster?: { objects: KubeObject[] };
-  /** Policy settings of the cluster (default: Furnish's defaults). */
-  config?: Partial<PolicySettings>;
+  /** Policy settings of the cluster; whatever is not given (down to each guard list) keeps Furnish's default. */
+  config?: PolicyOverrides;
+}
+
+export type PolicyOverrides = Partial<Omit<PolicySettings, 'guard'>> & { guard?: Partial<PolicySettings['guard']> };
+
+/** Keys set to `undefined` (a parsed file's absent fields) must not wipe a default. */
+function given<T extends object>(values: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(values ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export function policySettings(config: PolicyOverrides = {}): PolicySettings {
+  const defaults = defaultPolicySettings(config.furnishNamespace);
+  return { ...defaults, ...given(config), guard: { ...defaults.guard, ...given(config.guard) } };
 }
 
 const noCluster: Authorizer = {
@@ -32,12 +44,11 @@ export function templatesIn(objects: readonly KubeObject[]): NamespaceTemplate[]
   return objects.filter((o): o is NamespaceTemplate => o.kind === 'NamespaceTemplate' && o.apiVersion === API_VERSION);
 }
 
-/** Throws AdmissionError for a malformed review (the CLI prints its message), Error for an unknown webhook. */
+/** Throws AdmissionError for a malformed review (the CLI prints its message). */
 export async function admitOffline(options: AdmitOfflineOptions): Promise<AdmissionReview> {
-  if (!isWebhookName(options.webhook)) throw new Error(`unknown webhook ${JSON.stringify(options.webhook)}: one of ${WEBHOOKS.join(', ')}`);
   const review = decodeAdmissionReview(options.review);
   const objects = options.cluster?.objects ?? [];
-  const settings = { ...defaultPolicySettings(options.config?.furnishNamespace), ...options.config };
+  const settings = policySettings(options.config);
   const deps = {
     settings,
     authorizer: options.cluster ? createRbacAuthorizer(objects) : noCluster,

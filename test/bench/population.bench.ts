@@ -221,7 +221,8 @@ async function main(): Promise<void> {
       await admin.call({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
     }
     await applyTemplate(admin, TEMPLATE('1'));
-    const env = { KUBECONFIG: sim.kubeconfigPath, FURNISH_KUBE_QPS: QPS };
+    // kube-sim serves every page of a list by scanning the whole kind, so big pages are cheaper there.
+    const env = { KUBECONFIG: sim.kubeconfigPath, FURNISH_KUBE_QPS: QPS, FURNISH_LIST_PAGE_SIZE: process.env.FURNISH_LIST_PAGE_SIZE ?? '5000' };
     const reconciler = await spawnRole('reconciler', env);
     children.push(reconciler);
     const relay = await spawnRole('relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') });

@@ -12,10 +12,15 @@ import { call, CONFIGMAP, fixture, watch, type Reply } from './helpers.ts';
 let cluster: SimCluster;
 const VOLATILE = new Set(['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'time', 'continue', 'serverAddress', 'storageVersionHash']);
 
-function mask(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(mask);
+/** managedFields are ordered by time first: entries written in different seconds sort differently. */
+const byManager = (entries: Array<{ manager: string; operation: string }>): unknown[] =>
+  [...entries].sort((a, b) => `${a.operation}/${a.manager}`.localeCompare(`${b.operation}/${b.manager}`));
+
+function mask(value: unknown, key = ''): unknown {
+  if (key === 'managedFields' && Array.isArray(value)) return byManager(value).map((v) => mask(v));
+  if (Array.isArray(value)) return value.map((v) => mask(v));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, VOLATILE.has(k) && v !== null ? '<masked>' : mask(v)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, VOLATILE.has(k) && v !== null ? '<masked>' : mask(v, k)]));
   }
   return value;
 }

@@ -53,7 +53,7 @@ function dryRunOf(req: ApiRequest): boolean {
 }
 
 /** The manager of a write: `?fieldManager=`, else the User-Agent up to its first `/`. */
-function managerOf(req: ApiRequest): string {
+export function managerOf(req: ApiRequest): string {
   return req.query.get('fieldManager') || req.userAgent.split('/')[0]!.slice(0, 128) || 'unknown';
 }
 

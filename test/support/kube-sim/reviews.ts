@@ -6,7 +6,7 @@ import type { Authenticated } from './authn.ts';
 import { badRequest } from './errors.ts';
 import { isObject } from './fieldsets.ts';
 import { recordUpdate, setManagedFields } from './managed-fields.ts';
-import type { ApiReply, ApiRequest } from './operations.ts';
+import { managerOf, type ApiReply, type ApiRequest } from './operations.ts';
 import type { Attributes } from './rbac.ts';
 import type { Sim } from './sim.ts';
 
@@ -49,8 +49,7 @@ function attributesOf(user: Authenticated, spec: ReviewSpec): Attributes {
 function answer(req: ApiRequest, review: KubeObject, status: Record<string, unknown>): ApiReply {
   const out: KubeObject = { kind: req.type.kind, apiVersion: review.apiVersion, metadata: { ...review.metadata, creationTimestamp: null }, spec: review.spec, status };
   const request: KubeObject = { apiVersion: review.apiVersion, kind: review.kind, metadata: review.metadata, spec: review.spec };
-  const manager = req.query.get('fieldManager') || req.userAgent.split('/')[0] || 'unknown';
-  setManagedFields(out, recordUpdate(undefined, request, new Map(), { type: req.type, manager }));
+  setManagedFields(out, recordUpdate(undefined, request, new Map(), { type: req.type, manager: managerOf(req) }));
   return { status: 201, body: out };
 }
 

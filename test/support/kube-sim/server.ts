@@ -18,7 +18,6 @@ import { decodeProtobufObject, isProtobuf } from './protobuf.ts';
 import { handleReview } from './reviews.ts';
 import type { Sim } from './sim.ts';
 import { serveWatch } from './watch.ts';
-import { asTable, wantsTable } from './tables.ts';
 
 export interface ServerParts {
   sim: Sim;
@@ -181,10 +180,10 @@ export class ApiServer {
       user,
       userAgent: req.headers['user-agent'] ?? '',
     };
-    await this.serveResource(request, req, res);
+    await this.serveResource(request, res);
   }
 
-  private async serveResource(request: ApiRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async serveResource(request: ApiRequest, res: ServerResponse): Promise<void> {
     const resource = request.subresource ? `${request.type.plural}/${request.subresource}` : request.type.plural;
     const entry = {
       verb: request.verb, resource, user: request.user.username, status: 0, dryRun: request.query.getAll('dryRun').length > 0,
@@ -203,8 +202,7 @@ export class ApiServer {
       }
       const reply = await this.dispatch(request);
       entry.status = reply.status;
-      const body = wantsTable(req.headers.accept) ? asTable(request.type, reply.body) : reply.body;
-      send(res, reply.status, body, {}, reply.warnings);
+      send(res, reply.status, reply.body, {}, reply.warnings);
     } catch (error) {
       entry.status = sendError(res, error);
     }

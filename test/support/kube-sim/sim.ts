@@ -1,6 +1,7 @@
 // The state of one simulated cluster: the registry of served kinds, the store, the RBAC
 // authorizer, and the options that change behaviour. Operations (operations.ts), lifecycle
 // controllers (controllers.ts), watches and the HTTP layer all work on a Sim.
+import { randomUUID } from 'node:crypto';
 import type { KubeObject, StringMap } from '../../../shared/kube/types.ts';
 import type { AdmissionEnvironment, AdmissionReview } from './admission.ts';
 import type { SimUser } from './authn.ts';
@@ -108,7 +109,7 @@ export class Sim {
     const type = this.typeOfKind(obj.apiVersion, obj.kind);
     if (!type) throw new Error(`kube-sim serves no ${obj.apiVersion} ${obj.kind}`);
     const stored = structuredClone(obj);
-    stored.metadata.uid ??= crypto.randomUUID();
+    stored.metadata.uid ??= randomUUID();
     stored.metadata.creationTimestamp ??= new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     if (type.generation) stored.metadata.generation ??= 1;
     const key = this.keyOf(type);

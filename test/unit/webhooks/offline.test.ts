@@ -1,7 +1,8 @@
 // `furnish admit`: what the function would answer, from a review file and a directory of objects.
 import { describe, expect, it } from '@jest/globals';
 import { decodePatch } from '../../../shared/admission/index.ts';
-import { admitOffline } from '../../../shared/webhooks/offline.ts';
+import { admitOffline, policySettings } from '../../../shared/webhooks/offline.ts';
+import { defaultPolicySettings } from '../../../shared/config/types.ts';
 import { admissionReview, SCENARIO_TEMPLATES } from '../../support/fixtures.ts';
 import { grant } from '../../functions/fake-api-server.ts';
 
@@ -35,14 +36,20 @@ describe('admitOffline', () => {
     expect(out.response!.status!.message).toMatch(/^namespace "team-a" is still being furnished/);
   });
 
-  it('takes policy settings, and refuses unknown webhooks and malformed reviews with clear errors', async () => {
+  it('takes policy settings, and refuses malformed reviews with clear errors', async () => {
     const ci = await admitOffline({
       webhook: 'mutate-namespace',
       review: admissionReview('016-mutate-CREATE-namespaces-from-ci-system_serviceaccount_team_a_ci_bot'),
       config: { autoOptOutPrincipals: ['system:serviceaccount:team-a:*'] },
     });
     expect(decodePatch(ci.response!)[0]).toMatchObject({ value: { 'furnish.dev/opt-out': 'true' } });
-    await expect(admitOffline({ webhook: 'mutate-pods', review: {} })).rejects.toThrow('unknown webhook "mutate-pods": one of mutate-namespace, validate-namespace, validate-template, guard-initializing');
     await expect(admitOffline({ webhook: 'mutate-namespace', review: { kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1' } })).rejects.toThrow('AdmissionReview has no request');
+  });
+
+  it('keeps every default a partial configuration does not name, down to each guard list', () => {
+    const settings = policySettings({ guard: { reconciler: ['furnish-dev'] }, systemNamespaces: undefined });
+    expect(settings.guard.reconciler).toEqual(['furnish-dev']);
+    expect(settings.guard.systemPrincipals).toEqual(defaultPolicySettings().guard.systemPrincipals);
+    expect(settings.systemNamespaces).toEqual([]);
   });
 });

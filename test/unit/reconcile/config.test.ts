@@ -1,0 +1,33 @@
+import { describe, it, expect } from '@jest/globals';
+import { reconcileConfig, relayConfig } from '../../../shared/reconcile/config.ts';
+import { credentialsFor } from '../../../shared/kube/credentials.ts';
+
+describe('reconciler and relay settings', () => {
+  it('defaults run the local stack; OIDC needs an audience', () => {
+    expect(() => reconcileConfig({})).toThrow(/FURNISH_PUSH_AUDIENCE is required/);
+    const c = reconcileConfig({ FURNISH_PUSH_AUTH: 'off' });
+    expect(c).toMatchObject({ cluster: 'local', topics: { namespaces: 'furnish-namespaces', templates: 'furnish-templates' }, push: { mode: 'off', issuer: 'https://accounts.google.com' } });
+    expect(reconcileConfig({ FURNISH_PUSH_AUDIENCE: 'https://x/y' }).push.mode).toBe('oidc');
+  });
+
+  it('names the setting at fault', () => {
+    expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'maybe' })).toThrow(/FURNISH_PUSH_AUTH/);
+    expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_KUBE_QPS: 'fast' })).toThrow(/FURNISH_KUBE_QPS must be a number/);
+    expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_CLUSTERS: '{' })).toThrow(/FURNISH_CLUSTERS is not valid JSON/);
+    expect(() => relayConfig({ FURNISH_BUS: 'kafka' })).toThrow(/FURNISH_BUS/);
+  });
+
+  it('the relay picks Pub/Sub when a project or the emulator is configured', () => {
+    expect(relayConfig({}).bus).toBe('memory');
+    expect(relayConfig({ PUBSUB_EMULATOR_HOST: '127.0.0.1:8085' }).bus).toBe('pubsub');
+    expect(relayConfig({ FURNISH_RESYNC_SECONDS: '0' }).resyncSeconds).toBe(0);
+  });
+
+  it('per-cluster credentials: Secret Manager, a kubeconfig file, or the default chain', async () => {
+    const sources = { prod: { secret: 'projects/p/secrets/kc/versions/latest', context: 'ctx' }, dev: { kubeconfigPath: '/k', context: 'd' } };
+    const read = async (v: string) => `yaml of ${v}`;
+    expect(await credentialsFor('prod', sources, read)).toEqual({ kubeconfigYaml: 'yaml of projects/p/secrets/kc/versions/latest', context: 'ctx' });
+    expect(await credentialsFor('dev', sources, read)).toEqual({ kubeconfigPath: '/k', context: 'd' });
+    expect(await credentialsFor('other', sources, read)).toEqual({});
+  });
+});
