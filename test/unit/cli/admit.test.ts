@@ -1,11 +1,11 @@
 // `furnish admit`, spawned as a CI pipeline runs it, on AdmissionReviews captured from
 // kube-apiserver 1.26 and on cluster directories built here: the printed response, the exit codes
 // of --expect, and every bad input refused with a message (exit 2, no stack trace).
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expectUserError, root, spawnFurnish, writeUnder, type Run } from './spawn.ts';
 import { stringify } from 'yaml';
 import type { AdmissionReview } from '../../../shared/admission/types.ts';
 import { formatLoadProblem, objectsOf } from '../../../shared/cli/load.ts';
@@ -13,8 +13,6 @@ import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { admissionFixture, admissionReview, type AdmissionFixtureName } from '../../support/fixtures.ts';
 
-const root = join(import.meta.dirname, '..', '..', '..');
-const bin = join(root, 'bin', 'furnish.js');
 const fixture = (name: AdmissionFixtureName) => join(root, 'test', 'fixtures', 'kube-apiserver-1.26', 'admission', `${name}.json`);
 const PRIVILEGED_EXAMPLE = readFileSync(join(root, 'examples', 'privileged.yaml'), 'utf8');
 
@@ -23,15 +21,9 @@ const VALIDATE_PRIV_B = '004-validate-CREATE-namespaces-priv-b-bob';
 const TEMPLATE_CREATE = '014-mutate-CREATE-namespacetemplates-default-admin';
 const GUARD_ALICE_CONFIGMAP = '021-guard-CREATE-configmaps-app-config-alice';
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 function furnish(args: string[], input?: string): Run {
-  const run = spawnSync(process.execPath, [bin, 'admit', ...args], { cwd: root, encoding: 'utf8', timeout: 20_000, input });
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  return spawnFurnish(['admit', ...args], input);
 }
 
 /** The printed AdmissionReview, after checking it is the only thing on stdout. */
@@ -41,21 +33,8 @@ function printed(run: Run): AdmissionReview {
   return review;
 }
 
-/** A user error reads as a message, never as a stack trace. */
-function expectUserError(run: Run, message: RegExp): void {
-  expect(run.stderr).toMatch(message);
-  expect(run.stderr).not.toMatch(/\n\s+at /);
-  expect(run.stdout).toBe('');
-  expect(run.status).toBe(2);
-}
-
 let dir: string;
-const file = (name: string, text: string): string => {
-  const path = join(dir, name);
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, text);
-  return path;
-};
+const file = (name: string, text: string): string => writeUnder(dir, name, text);
 const json = (name: string, value: unknown): string => file(name, JSON.stringify(value));
 
 /** RBAC that grants `use` of the privileged template (examples/privileged.yaml), bound cluster-wide to one subject. */
@@ -321,7 +300,7 @@ describe('objectsOf', () => {
 
 describe('furnish --help', () => {
   it('lists admit among the commands', () => {
-    const run = spawnSync(process.execPath, [bin, '--help'], { cwd: root, encoding: 'utf8' });
+    const run = spawnFurnish(['--help']);
     expect(run.stdout).toMatch(/admit\s+Print the AdmissionReview response/);
   });
 });

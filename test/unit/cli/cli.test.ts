@@ -1,27 +1,19 @@
 // The real CLI, spawned as a user runs it (bin/furnish.js on the Node that runs the tests), on
 // examples/ and on broken inputs: output, stderr and exit codes.
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expectUserError, spawnFurnish, writeUnder, type Run } from './spawn.ts';
 import { parseAllDocuments } from 'yaml';
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { applySetId } from '../../../shared/render/applyset.ts';
 
-const root = join(import.meta.dirname, '..', '..', '..');
-const bin = join(root, 'bin', 'furnish.js');
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 function furnish(...args: string[]): Run {
-  const run = spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout: 20_000 });
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  return spawnFurnish(args);
 }
 
 function documents(yaml: string): KubeObject[] {
@@ -30,21 +22,8 @@ function documents(yaml: string): KubeObject[] {
 
 const namesOf = (objects: KubeObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`);
 
-/** A user error reads as a message, never as a stack trace. */
-function expectUserError(run: Run, message: RegExp): void {
-  expect(run.status).toBe(2);
-  expect(run.stderr).toMatch(message);
-  expect(run.stderr).not.toMatch(/\n\s+at /);
-  expect(run.stdout).toBe('');
-}
-
 let dir: string;
-const file = (name: string, text: string): string => {
-  const path = join(dir, name);
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, text);
-  return path;
-};
+const file = (name: string, text: string): string => writeUnder(dir, name, text);
 const tpl = (name: string, templates: string, extra = ''): string =>
   `apiVersion: furnish.dev/v1alpha1\nkind: NamespaceTemplate\nmetadata:\n  name: ${name}\n${extra}spec:\n  templates:\n${templates}`;
 const cm = (name: string, data = 'a: b') => `    - apiVersion: v1\n      kind: ConfigMap\n      metadata: { name: ${name} }\n      data: { ${data} }\n`;

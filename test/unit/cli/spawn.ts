@@ -1,0 +1,36 @@
+// The real CLI as a user runs it (bin/furnish.js on the Node that runs the tests), shared by the
+// CLI suites: the spawn, the "user error" expectation and a temp-file writer.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from '@jest/globals';
+
+export const root = join(import.meta.dirname, '..', '..', '..');
+const bin = join(root, 'bin', 'furnish.js');
+
+export interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function spawnFurnish(args: string[], input?: string): Run {
+  const run = spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout: 20_000, input });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** A user error reads as a message, never as a stack trace, and exits 2 with nothing on stdout. */
+export function expectUserError(run: Run, message: RegExp): void {
+  expect(run.stderr).toMatch(message);
+  expect(run.stderr).not.toMatch(/\n\s+at /);
+  expect(run.stdout).toBe('');
+  expect(run.status).toBe(2);
+}
+
+/** Writes `text` to `dir/name`, creating folders, and returns the path. */
+export function writeUnder(dir: string, name: string, text: string): string {
+  const path = join(dir, name);
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, text);
+  return path;
+}
