@@ -1,7 +1,8 @@
 // mutate-namespace, one rule per function. Each answers the metadata it wants changed and why, or
 // why it has nothing to do; `mutationsFor` runs them all. Only Furnish's keys and the name label
 // are ever touched.
-import { KEY, PHASE, SYSTEM_NAMESPACES } from '../../keys.ts';
+import { KEY, PHASE } from '../../keys.ts';
+import { isOptedOut, isSystemNamespace } from '../../render/match.ts';
 import type { UserInfo } from '../../kube/types.ts';
 import type { PolicySettings } from '../../config/types.ts';
 import type { NamespaceInfo } from '../../render/types.ts';
@@ -38,8 +39,8 @@ export function isChange(o: MutationOutcome): o is MetadataChange {
 /** Why a namespace is opted out at CREATE, or undefined. Shared with validate-namespace. */
 export function optOutReason(input: Pick<NamespaceMutationInput, 'user' | 'namespace' | 'settings'>): string | undefined {
   const { namespace, settings, user } = input;
-  if (SYSTEM_NAMESPACES.includes(namespace.name) || settings.systemNamespaces.includes(namespace.name)) return `"${namespace.name}" is a system namespace`;
-  if (namespace.annotations[KEY.optOut] === 'true') return `annotation ${KEY.optOut} is "true"`;
+  if (isSystemNamespace(namespace.name, settings.systemNamespaces)) return `"${namespace.name}" is a system namespace`;
+  if (isOptedOut(namespace)) return `annotation ${KEY.optOut} is "true"`;
   const principal = matchingPrincipal(user, settings.autoOptOutPrincipals);
   if (principal !== undefined) return `created by ${JSON.stringify(user.username ?? '')}, which matches auto-opt-out principal ${JSON.stringify(principal)}`;
   return undefined;
