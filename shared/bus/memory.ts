@@ -22,6 +22,8 @@ export interface MemoryBusOptions {
   log?: Logger;
   /** Drop (and count as failed) publishes to this topic; tests use it to lose messages on purpose. */
   dropTopic?: (topic: string) => boolean;
+  /** Deliveries queued or in flight before `publish` waits (backpressure, like a publisher's flow control). */
+  maxPending?: number;
 }
 
 const DEFAULTS: Required<SubscribeOptions> = { maxAttempts: 10, concurrency: 32, minBackoffMs: 50, maxBackoffMs: 5_000 };
@@ -34,9 +36,16 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): SubscribableBus {
   let sequence = 0;
   let pending = 0;
   let waiters: (() => void)[] = [];
+  let roomWaiters: (() => void)[] = [];
   let closed = false;
+  const maxPending = opts.maxPending ?? 1000;
 
   const settle = () => {
+    if (pending < maxPending && roomWaiters.length > 0) {
+      const w = roomWaiters;
+      roomWaiters = [];
+      w.forEach((r) => r());
+    }
     if (pending === 0) {
       const w = waiters;
       waiters = [];
@@ -113,6 +122,7 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): SubscribableBus {
         stats.failed += 1;
         return { ok: false, error: 'dropped' };
       }
+      while (pending >= maxPending && !closed) await new Promise<void>((r) => roomWaiters.push(r));
       const id = String(++sequence);
       stats.published += 1;
       for (const sub of subs.get(topic) ?? []) {

@@ -21,8 +21,11 @@ export interface ListResult {
   count: number;
 }
 
-/** Lists a collection page by page, handing each item to `onItem`: memory stays one page. */
-export async function listEach(client: KubeClient, path: string, opts: ListOptions, onItem: (item: KubeObject) => void): Promise<ListResult> {
+/**
+ * Lists a collection page by page, handing each item to `onItem`: memory stays one page. An
+ * `onItem` that returns a promise is awaited (backpressure: the next item waits for it).
+ */
+export async function listEach(client: KubeClient, path: string, opts: ListOptions, onItem: (item: KubeObject) => unknown): Promise<ListResult> {
   let cont: string | undefined;
   let count = 0;
   let resourceVersion = '';
@@ -35,7 +38,8 @@ export async function listEach(client: KubeClient, path: string, opts: ListOptio
     if (!page.ok) return { ok: false, status: page.status, resourceVersion, error: page.error, reason: page.reason, count };
     for (const item of page.data?.items ?? []) {
       count += 1;
-      onItem(item);
+      const wait = onItem(item);
+      if (wait instanceof Promise) await wait;
     }
     resourceVersion = page.data?.metadata?.resourceVersion ?? resourceVersion;
     cont = page.data?.metadata?.continue || undefined;

@@ -232,6 +232,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string): Pro
     unchanged: plan.keep.length,
     failures: exec.failures,
     warnings: desired.warnings,
+    firstPopulation: plan.setReady,
   };
   const changed = exec.counts.applied + exec.counts.created + exec.counts.pruned + exec.counts.orphaned > 0;
   writes += await postEvent(deps, ns, namespaceEvent(outcome, now), now);

@@ -36,6 +36,8 @@ export interface RelayDeps {
   log: Logger;
   /** Publish SYNC for every object found by the first list (default true): repairs what was missed while down. */
   syncOnStart?: boolean;
+  /** Publishes in flight before a list waits for them (memory stays flat during a resync). */
+  maxInFlight?: number;
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -102,6 +104,12 @@ export function createRelay(deps: RelayDeps): Relay {
     }
   }
 
+  const maxInFlight = deps.maxInFlight ?? 256;
+  /** Backpressure for lists: resolves once fewer than maxInFlight publishes are pending. */
+  async function capacity(): Promise<void> {
+    while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
+  }
+
   function publish(kind: MessageKind, change: Change): void {
     const p = publishOnce(kind, change).finally(() => inFlight.delete(p));
     inFlight.add(p);
@@ -142,6 +150,7 @@ export function createRelay(deps: RelayDeps): Relay {
       }
       if (worthPublishing(s, obj, type)) publish(s.kind, { ...seen(obj), type });
       else counters.suppressed += 1;
+      return inFlight.size >= maxInFlight ? capacity() : undefined;
     });
     if (!res.ok) {
       log.log('WARNING', 'list failed', { kind: s.kind, status: res.status, error: res.error });

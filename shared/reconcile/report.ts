@@ -29,6 +29,8 @@ export interface NamespaceOutcome {
   unchanged: number;
   failures: ObjectFailure[];
   warnings: string[];
+  /** The namespace is becoming ready with this reconcile (its first population). */
+  firstPopulation: boolean;
 }
 
 export interface EventDraft {
@@ -50,7 +52,12 @@ export function writesOf(o: NamespaceOutcome): number {
   return o.applied + o.created + o.pruned + o.orphaned;
 }
 
-/** The Event a reconcile leaves on the namespace, if any: no writes and no failure, no Event. */
+/**
+ * The Event a reconcile leaves on the namespace, if any: a failure (once per distinct failure), or
+ * the first population. Later convergence (a template edited, drift repaired) is logged and counted
+ * in the template's status but leaves no Event, so a template change costs exactly one write per
+ * object that really changed.
+ */
 export function namespaceEvent(o: NamespaceOutcome, now: Date): EventDraft | null {
   if (o.failures.length > 0) {
     const identity = o.failures.map((f) => `${f.template}|${f.key}|${f.hash}|${f.status}|${f.reason}`).sort().join('\n');
@@ -63,7 +70,7 @@ export function namespaceEvent(o: NamespaceOutcome, now: Date): EventDraft | nul
       message: clip(`template ${first.template}: ${first.key}: ${first.reason} (HTTP ${first.status}): ${first.message}${more}`),
     };
   }
-  if (writesOf(o) === 0) return null;
+  if (!o.firstPopulation || writesOf(o) === 0) return null;
   return {
     name: `${o.namespace}.furnish-populated.${now.getTime().toString(36)}${shortHash(`${o.uid}${Math.random()}`).slice(0, 4)}`,
     type: 'Normal',

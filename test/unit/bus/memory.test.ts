@@ -55,3 +55,22 @@ describe('in-process bus', () => {
     expect(peak).toBe(3);
   });
 });
+
+describe('in-process bus backpressure', () => {
+  it('publish waits while maxPending deliveries are queued, so a burst cannot grow memory without bound', async () => {
+    const bus = createMemoryBus({ maxPending: 5 });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let peakQueued = 0;
+    bus.subscribe('t', async () => {
+      await gate;
+    }, { concurrency: 2 });
+    const publishes = Array.from({ length: 20 }, (_, i) => bus.publish('t', env(`n${i}`, '1')).then(() => (peakQueued = Math.max(peakQueued, bus.stats.published))));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(bus.stats.published).toBe(5);
+    release();
+    await Promise.all(publishes);
+    await bus.idle();
+    expect(bus.stats).toMatchObject({ published: 20, delivered: 20 });
+  });
+});

@@ -69,6 +69,8 @@ describe('reconcileNamespace', () => {
     expect(r.outcome?.pruned).toBe(1);
     expect(api.get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'team-a', 'creator')).toBeUndefined();
     expect(api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')?.metadata.annotations?.[KEY.applySetGroupKinds]).toBe('ConfigMap');
+    // Only the first population leaves an Event: a template change costs one write per changed object.
+    expect(api.all('Event').map((e) => e.reason)).toEqual(['Populated']);
   });
 
   it('an invalid object is reported once (one Warning Event, template status) and the delivery is acknowledged', async () => {
