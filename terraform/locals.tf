@@ -3,6 +3,20 @@ locals {
   # platform lets every request in and the function verifies the cluster's own bearer JWT.
   webhooks = ["mutate-namespace", "validate-namespace", "validate-template", "guard-initializing"]
   # Reconcilers: Pub/Sub push with a Google-signed OIDC token, checked by IAM and by the function.
-  reconcilers = ["reconcile-namespace", "reconcile-template"]
-  functions   = concat(local.webhooks, local.reconcilers)
+  # Each listens on its own topic: the relay publishes namespaces and templates separately, and
+  # reconcile-template fans out onto the namespaces topic.
+  reconcilers = {
+    "reconcile-namespace" = "namespaces"
+    "reconcile-template"  = "templates"
+  }
+  functions = concat(local.webhooks, keys(local.reconcilers))
+
+  # The cloudfunctions.net URL is known before the function exists (the run.app one is not), so
+  # it can be both the push endpoint and the OIDC audience the reconciler checks, without a cycle.
+  function_url = { for name in local.functions : name => "https://${var.region}-${var.project_id}.cloudfunctions.net/${var.name_prefix}-${name}" }
+
+  # Reconcilers read each cluster's kubeconfig from Secret Manager.
+  cluster_credentials = jsonencode({
+    for id, s in var.cluster_secrets : id => { secret = "projects/${var.project_id}/secrets/${s.kubeconfig}/versions/latest" }
+  })
 }

@@ -16,20 +16,46 @@ resource "google_cloudfunctions2_function" "fn" {
   }
 
   service_config {
-    service_account_email            = contains(local.webhooks, each.key) ? google_service_account.webhook.email : google_service_account.reconciler.email
-    min_instance_count               = contains(local.webhooks, each.key) ? var.webhook.min_instances : 0
-    max_instance_count               = contains(local.webhooks, each.key) ? var.webhook.max_instances : var.reconciler.max_instances
-    available_memory                 = contains(local.webhooks, each.key) ? var.webhook.memory : var.reconciler.memory
-    timeout_seconds                  = contains(local.webhooks, each.key) ? var.webhook.timeout : var.reconciler.timeout
-    max_instance_request_concurrency = contains(local.webhooks, each.key) ? 80 : var.reconciler.concurrency
+    service_account_email            = local.is_webhook[each.key] ? google_service_account.webhook.email : google_service_account.reconciler.email
+    min_instance_count               = local.is_webhook[each.key] ? var.webhook.min_instances : 0
+    max_instance_count               = local.is_webhook[each.key] ? var.webhook.max_instances : var.reconciler.max_instances
+    available_memory                 = local.is_webhook[each.key] ? var.webhook.memory : var.reconciler.memory
+    timeout_seconds                  = local.is_webhook[each.key] ? var.webhook.timeout : var.reconciler.timeout
+    max_instance_request_concurrency = local.is_webhook[each.key] ? 80 : var.reconciler.concurrency
     available_cpu                    = "1"
     ingress_settings                 = "ALLOW_ALL"
-    environment_variables = {
-      FURNISH_CONFIG    = var.furnish_config
-      FURNISH_FUNCTION  = each.key
-      FURNISH_TOPIC     = google_pubsub_topic.events.id
-      FURNISH_BILLING   = "${var.project_id}.${var.billing.dataset}.${var.billing.table}"
-      NODE_OPTIONS      = "--enable-source-maps"
+    environment_variables            = local.is_webhook[each.key] ? merge(local.webhook_env, { FURNISH_AUDIENCE = local.function_url[each.key] }) : merge(local.reconciler_env, { FURNISH_PUSH_AUDIENCE = local.function_url[each.key] })
+
+    dynamic "secret_volumes" {
+      for_each = local.is_webhook[each.key] ? [1] : []
+      content {
+        mount_path = "/etc/furnish"
+        project_id = var.project_id
+        secret     = google_secret_manager_secret.webhook_config.secret_id
+        versions {
+          version = "latest"
+          path    = "config.yaml"
+        }
+      }
     }
   }
+}
+
+locals {
+  is_webhook = { for name in local.functions : name => contains(local.webhooks, name) }
+  webhook_env = {
+    FURNISH_CONFIG_FILE = "/etc/furnish/config.yaml"
+    NODE_ENV            = "production"
+  }
+  reconciler_env = merge({
+    FURNISH_BUS                  = "pubsub"
+    FURNISH_PUBSUB_PROJECT       = var.project_id
+    FURNISH_TOPIC_NAMESPACES     = google_pubsub_topic.events["namespaces"].name
+    FURNISH_TOPIC_TEMPLATES      = google_pubsub_topic.events["templates"].name
+    FURNISH_PUSH_AUTH            = "oidc"
+    FURNISH_PUSH_SERVICE_ACCOUNT = google_service_account.push.email
+    FURNISH_CLUSTERS             = local.cluster_credentials
+    FURNISH_BILLING              = "${var.project_id}.${var.billing.dataset}.${var.billing.table}"
+    NODE_ENV                     = "production"
+  }, var.reconciler_env)
 }

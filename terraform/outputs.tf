@@ -1,11 +1,16 @@
 output "webhook_urls" {
-  description = "Admission webhook URLs, for infra/webhooks (clientConfig.url)."
-  value       = { for name in local.webhooks : name => google_cloudfunctions2_function.fn[name].service_config[0].uri }
+  description = "Admission webhook URLs, for infra/webhooks (clientConfig.url); also the audience of each webhook's token."
+  value       = { for name in local.webhooks : name => local.function_url[name] }
 }
 
-output "topic" {
-  description = "The topic the watch relay publishes to."
-  value       = google_pubsub_topic.events.id
+output "topics" {
+  description = "The topics the watch relay publishes to (FURNISH_TOPIC_NAMESPACES, FURNISH_TOPIC_TEMPLATES)."
+  value       = { for k, t in google_pubsub_topic.events : k => t.name }
+}
+
+output "relay_service_account" {
+  description = "The relay's Google identity (bind it to the relay's Kubernetes ServiceAccount)."
+  value       = google_service_account.relay.email
 }
 
 output "push_service_account" {

@@ -1,9 +1,9 @@
-# Per-cluster secrets: the key that verifies the cluster's webhook tokens (read by the webhooks)
-# and the kubeconfig the reconcilers use to write into that cluster (read by the reconcilers).
-resource "google_secret_manager_secret" "webhook_key" {
-  for_each  = var.cluster_secrets
+# The webhooks' configuration file (clusters, their token keys, API access for
+# SubjectAccessReviews) holds secrets, so it lives in Secret Manager and is mounted as a file.
+# Per cluster, the kubeconfig the reconcilers use to write into that cluster.
+resource "google_secret_manager_secret" "webhook_config" {
   project   = var.project_id
-  secret_id = each.value.webhook_key
+  secret_id = "${var.name_prefix}-webhook-config"
   replication {
     auto {}
   }
@@ -18,10 +18,9 @@ resource "google_secret_manager_secret" "kubeconfig" {
   }
 }
 
-resource "google_secret_manager_secret_iam_member" "webhook_reads_key" {
-  for_each  = google_secret_manager_secret.webhook_key
+resource "google_secret_manager_secret_iam_member" "webhook_reads_config" {
   project   = var.project_id
-  secret_id = each.value.secret_id
+  secret_id = google_secret_manager_secret.webhook_config.secret_id
   role      = "roles/secretmanager.secretAccessor"
   member    = "serviceAccount:${google_service_account.webhook.email}"
 }

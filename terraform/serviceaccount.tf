@@ -17,9 +17,26 @@ resource "google_service_account" "push" {
   display_name = "Furnish Pub/Sub push"
 }
 
+# The watch relay runs in the cluster; bind this account to its Kubernetes ServiceAccount with
+# Workload Identity (GKE) or workload identity federation (elsewhere).
+resource "google_service_account" "relay" {
+  project      = var.project_id
+  account_id   = "${var.name_prefix}-relay"
+  display_name = "Furnish watch relay"
+}
+
+resource "google_pubsub_topic_iam_member" "relay_publishes" {
+  for_each = google_pubsub_topic.events
+  project  = var.project_id
+  topic    = each.value.name
+  role     = "roles/pubsub.publisher"
+  member   = "serviceAccount:${google_service_account.relay.email}"
+}
+
+# reconcile-template fans a template change out as one message per namespace.
 resource "google_pubsub_topic_iam_member" "reconciler_publishes" {
   project = var.project_id
-  topic   = google_pubsub_topic.events.name
+  topic   = google_pubsub_topic.events["namespaces"].name
   role    = "roles/pubsub.publisher"
   member  = "serviceAccount:${google_service_account.reconciler.email}"
 }

@@ -1,43 +1,44 @@
 # The relay publishes one small message per change, with an ordering key per object.
 resource "google_pubsub_topic" "events" {
-  project = var.project_id
-  name    = "${var.name_prefix}-events"
+  for_each = toset(values(local.reconcilers))
+  project  = var.project_id
+  name     = "${var.name_prefix}-${each.key}"
 }
 
 resource "google_pubsub_topic" "dead_letter" {
   project = var.project_id
-  name    = "${var.name_prefix}-events-dead-letter"
+  name    = "${var.name_prefix}-dead-letter"
 }
 
 resource "google_pubsub_subscription" "push" {
-  for_each                = toset(local.reconcilers)
+  for_each                = local.reconcilers
   project                 = var.project_id
   name                    = "${var.name_prefix}-${each.key}"
-  topic                   = google_pubsub_topic.events.id
+  topic                   = google_pubsub_topic.events[each.value].id
   enable_message_ordering = true
   ack_deadline_seconds    = 60
-  # Each reconciler takes only the kinds it converges; the relay sets attribute `kind`.
-  filter = each.key == "reconcile-namespace" ? "attributes.kind = \"Namespace\"" : "attributes.kind = \"NamespaceTemplate\""
   push_config {
-    push_endpoint = google_cloudfunctions2_function.fn[each.key].service_config[0].uri
+    push_endpoint = local.function_url[each.key]
     oidc_token {
       service_account_email = google_service_account.push.email
-      audience              = google_cloudfunctions2_function.fn[each.key].service_config[0].uri
+      audience              = local.function_url[each.key]
     }
   }
   retry_policy {
     minimum_backoff = "5s"
     maximum_backoff = "300s"
   }
-  # A message that keeps failing is parked, never retried forever.
+  # Transient failures are redelivered with backoff; a message that keeps failing is parked on the
+  # dead-letter topic, never retried forever (permanent API errors are acknowledged by the function).
   dead_letter_policy {
     dead_letter_topic     = google_pubsub_topic.dead_letter.id
     max_delivery_attempts = 10
   }
+  depends_on = [google_cloudfunctions2_function.fn]
 }
 
 resource "google_cloud_run_service_iam_member" "push_invokes" {
-  for_each = toset(local.reconcilers)
+  for_each = local.reconcilers
   project  = var.project_id
   location = var.region
   service  = google_cloudfunctions2_function.fn[each.key].name

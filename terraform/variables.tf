@@ -35,19 +35,18 @@ variable "bundle_dir" {
   default     = "../dist"
 }
 
-variable "furnish_config" {
-  description = "The Furnish configuration document (JSON), passed to every function as FURNISH_CONFIG. Secrets are not put here: name them with *_secret fields, resolved from Secret Manager."
-  type        = string
-  default     = "{}"
-}
-
 variable "cluster_secrets" {
-  description = "Secret Manager secret ids per cluster id: the webhook token key and the reconciler's kubeconfig. Created empty; add versions out of band."
+  description = "Per cluster id: the Secret Manager secret holding the kubeconfig the reconcilers use. Created empty; add versions out of band (never through Terraform state)."
   type = map(object({
-    webhook_key = string
-    kubeconfig  = string
+    kubeconfig = string
   }))
   default = {}
+}
+
+variable "reconciler_env" {
+  description = "Extra reconciler settings (FURNISH_SYSTEM_NAMESPACES, FURNISH_KUBE_QPS, FURNISH_FANOUT_RATE, ...: see README, Population)."
+  type        = map(string)
+  default     = {}
 }
 
 variable "webhook" {

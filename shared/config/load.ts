@@ -4,6 +4,7 @@
 //
 // File (FURNISH_CONFIG_FILE):            Environment (override or add the cluster FURNISH_CLUSTER_ID):
 //   publicUrl, audiences, maxBodyBytes     FURNISH_PUBLIC_URL, FURNISH_MAX_BODY_BYTES
+//   audience (this function's own)         FURNISH_AUDIENCE (set per deployed function, e.g. by Terraform)
 //   clusters: [{ id, jwt, api, ... }]      FURNISH_CLUSTER_ID, FURNISH_JWT_SECRET, FURNISH_JWT_JWKS,
 //                                          FURNISH_JWT_JWKS_URL, FURNISH_JWT_ISSUER, FURNISH_API_SERVER,
 //                                          FURNISH_API_CA, FURNISH_API_TOKEN, FURNISH_SYSTEM_NAMESPACES,
@@ -84,7 +85,7 @@ async function readFile(path: string): Promise<Raw> {
 
 /** Overlays the FURNISH_* variables onto the raw file content. */
 function overlayEnv(raw: Raw, env: Env, sources: Sources): void {
-  const top: [string, string][] = [['FURNISH_PUBLIC_URL', 'publicUrl'], ['FURNISH_MAX_BODY_BYTES', 'maxBodyBytes']];
+  const top: [string, string][] = [['FURNISH_PUBLIC_URL', 'publicUrl'], ['FURNISH_AUDIENCE', 'audience'], ['FURNISH_MAX_BODY_BYTES', 'maxBodyBytes']];
   for (const [name, key] of top) {
     if (env[name] === undefined) continue;
     raw[key] = key === 'maxBodyBytes' ? Number(env[name]) : env[name];
@@ -247,6 +248,7 @@ function readCluster(r: Reader, raw: unknown, at: string): ClusterConfig {
 export function configFrom(raw: Raw, env: Env = {}, sources = new Sources('configuration')): FurnishConfig {
   const r = new Reader(sources, env);
   const publicUrl = r.url(raw, 'publicUrl', 'publicUrl', false);
+  const audience = r.url(raw, 'audience', 'audience', false);
   const audiencesRaw = r.object(raw, 'audiences', 'audiences') ?? {};
   const audiences: Partial<Record<WebhookName, string>> = {};
   for (const key of Object.keys(audiencesRaw)) {
@@ -262,7 +264,7 @@ export function configFrom(raw: Raw, env: Env = {}, sources = new Sources('confi
     if (seen.has(c.id)) r.fail(`clusters[${i}].id`, `duplicates cluster ${JSON.stringify(c.id)}`);
     seen.add(c.id);
   });
-  return { clusters, publicUrl, audiences, maxBodyBytes: r.number(raw, 'maxBodyBytes', 'maxBodyBytes', DEFAULT_MAX_BODY_BYTES) };
+  return { clusters, publicUrl, audience, audiences, maxBodyBytes: r.number(raw, 'maxBodyBytes', 'maxBodyBytes', DEFAULT_MAX_BODY_BYTES) };
 }
 
 /** The configuration of the running process: the file (if any) with the environment laid over it. */
@@ -274,10 +276,13 @@ export async function loadConfig(env: Env = process.env): Promise<FurnishConfig>
   return configFrom(raw, env, sources);
 }
 
-/** A webhook's token audience: its URL. */
+/**
+ * A webhook's token audience: its URL. In order: `audiences.<webhook>`, the deployed function's
+ * own `audience` (its URL, which only the deployment knows), `<publicUrl>/<webhook>`.
+ */
 export function audienceFor(config: FurnishConfig, webhook: WebhookName): string {
-  const explicit = config.audiences[webhook];
+  const explicit = config.audiences[webhook] ?? config.audience;
   if (explicit) return explicit;
-  if (!config.publicUrl) throw new ConfigError('FURNISH_PUBLIC_URL (publicUrl)', `is required: the audience of ${webhook}'s tokens is its URL (or set audiences.${webhook})`);
+  if (!config.publicUrl) throw new ConfigError('FURNISH_PUBLIC_URL (publicUrl)', `is required: the audience of ${webhook}'s tokens is its URL (or set FURNISH_AUDIENCE, or audiences.${webhook})`);
   return `${config.publicUrl.replace(/\/$/, '')}/${webhook}`;
 }

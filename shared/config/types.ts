@@ -66,6 +66,8 @@ export interface FurnishConfig {
   clusters: ClusterConfig[];
   /** Base URL the functions are served under; a webhook's audience is `${publicUrl}/${name}` unless `audiences` names it. */
   publicUrl?: string;
+  /** This deployed function's own audience (its URL); set per function, so it names no webhook. */
+  audience?: string;
   audiences: Partial<Record<WebhookName, string>>;
   maxBodyBytes: number;
 }

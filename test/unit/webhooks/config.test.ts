@@ -60,6 +60,14 @@ describe('configuration', () => {
     expect(audienceFor(config, 'mutate-namespace')).toBe('https://fn.example.com/mutate-namespace');
   });
 
+  it("takes a deployed function's own URL as its audience from FURNISH_AUDIENCE, under a per-webhook audience", async () => {
+    const env = { FURNISH_CLUSTER_ID: 'c', FURNISH_JWT_SECRET: TEST_SECRET, FURNISH_PUBLIC_URL: 'https://fn.example.com' };
+    const deployed = await loadConfig({ ...env, FURNISH_AUDIENCE: 'https://europe-west1-p.cloudfunctions.net/furnish-mutate-namespace' });
+    expect(audienceFor(deployed, 'mutate-namespace')).toBe('https://europe-west1-p.cloudfunctions.net/furnish-mutate-namespace');
+    expect(audienceFor(configFrom({ ...deployed, audiences: { 'mutate-namespace': 'https://m.example.com' } }), 'mutate-namespace')).toBe('https://m.example.com');
+    await expect(loadConfig({ ...env, FURNISH_AUDIENCE: 'not a url' })).rejects.toThrow('FURNISH_AUDIENCE');
+  });
+
   it('names the bad setting: environment variable or file path', async () => {
     expect(await failure(testEnv({ FURNISH_JWT_SECRET: 'short' }))).toBe('FURNISH_JWT_SECRET (clusters[0].jwt.secret): must be at least 32 bytes');
     expect(await failure(testEnv({ FURNISH_API_SERVER: 'not a url' }))).toBe('FURNISH_API_SERVER (clusters[0].api.server): must be a URL, got "not a url"');
