@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { parseAllDocuments } from 'yaml';
 import type { Bus, SubscribableBus } from '../shared/bus/types.ts';
-import { bearerCredentials, connect, createKubeClient, type KubeClient, type KubeClientOptions } from '../shared/kube/client.ts';
+import { bearerCredentials, connect, createKubeClient, type FaultHook, type KubeClient, type KubeClientOptions } from '../shared/kube/client.ts';
 import type { KubeObject } from '../shared/kube/types.ts';
 import { reconcileConfig, relayConfig, type ReconcileConfig } from '../shared/reconcile/config.ts';
 import { useRuntime } from '../shared/reconcile/functions.ts';
@@ -48,6 +48,8 @@ export interface LocalStackOptions {
   log?: Logger;
   /** Per-client options (rate limits) for the reconcilers' Kubernetes client. */
   kubeOptions?: KubeClientOptions;
+  /** Test hook: fault injection at the seam of the reconcilers' and the relay's Kubernetes clients. */
+  faults?: FaultHook;
   env?: Record<string, string | undefined>;
 }
 
@@ -289,7 +291,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const bus: Bus = memory ?? (await (await import('../shared/bus/pubsub.ts')).createPubSubBus({ projectId: config.pubsubProject, log, maxMilliseconds: 5 }));
 
   const credentials = { kubeconfigPath: opts.kubeconfigPath ?? env.KUBECONFIG?.split(':')[0], context: opts.context };
-  const reconcilers = await serveReconcilers({ credentials, config, bus, port: opts.port ?? Number(env.FURNISH_START_PORT ?? 8080), log, kubeOptions: opts.kubeOptions });
+  const reconcilers = await serveReconcilers({ credentials, config, bus, port: opts.port ?? Number(env.FURNISH_START_PORT ?? 8080), log, kubeOptions: opts.faults ? { ...opts.kubeOptions, faults: opts.faults } : opts.kubeOptions });
   const { runtime, url: base } = reconcilers;
   if (memory) await memoryBusToPush(memory, config, base);
   else await emulatorPush(emulator!, config.pubsubProject, config, base);
@@ -299,7 +301,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const { startRelay } = await import('../functions/watch-relay/index.ts');
   const relay = await startRelay({
     config: { ...relayConfig(env), bus: busKind, pubsubProject: config.pubsubProject, port: opts.relayPort ?? Number(env.FURNISH_RELAY_PORT ?? 8081), resyncSeconds: opts.resyncSeconds ?? Number(env.FURNISH_RESYNC_SECONDS ?? 600) },
-    kube: createKubeClient(await connect(credentials)),
+    kube: createKubeClient(await connect(credentials), opts.faults ? { faults: opts.faults } : {}),
     bus,
     log,
   });

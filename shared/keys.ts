@@ -12,6 +12,19 @@ export const KEY = {
   applySetId: 'applyset.kubernetes.io/id',
   applySetTooling: 'applyset.kubernetes.io/tooling',
   applySetGroupKinds: 'applyset.kubernetes.io/contains-group-kinds',
+  // What the reconcilers record on what they write, so that they can tell what they applied.
+  /** annotation on every applied object: content hash of what Furnish last applied (skip unchanged objects). */
+  appliedHash: 'furnish.dev/hash',
+  /** annotation on every applied object: its template's deletionPolicy at apply time (prune or orphan it later). */
+  deletionPolicy: 'furnish.dev/deletion-policy',
+  /** annotation on the ApplySet parent: templates applied in full, sorted, comma-separated (status counts). */
+  appliedTemplates: 'furnish.dev/templates',
+  /** annotation on the ApplySet parent: templates that failed permanently, comma-separated (status counts, no retry loop). */
+  failedTemplates: 'furnish.dev/failed-templates',
+  /** annotation on the ApplySet parent: `group/Kind/namespace/name` of every object applied (what to prune). */
+  inventory: 'furnish.dev/inventory',
+  /** annotation on a NamespaceTemplate: fingerprint of what its last fan-out propagated (fan out only on change). */
+  fanoutHash: 'furnish.dev/fanout-hash',
 } as const;
 
 export const PHASE = { pending: 'pending', ready: 'ready' } as const;

@@ -38,8 +38,11 @@ export interface KubeResponse<T = unknown> {
   attempts: number;
 }
 
-/** Test hook: answer a request instead of the API server (undefined lets it through). */
-export type FaultHook = (req: KubeRequest, attempt: number) => Partial<KubeResponse> | undefined;
+/**
+ * Test hook: answer a request instead of the API server (undefined lets it through). For a watch,
+ * `closeWatchAfterMs` lets it through and ends the stream that long after it opens, as a server does.
+ */
+export type FaultHook = (req: KubeRequest, attempt: number) => (Partial<KubeResponse> & { closeWatchAfterMs?: number }) | undefined;
 
 export interface KubeMetrics {
   requests: number;
@@ -163,7 +166,8 @@ export function queryString(query: KubeRequest['query']): string {
 export function resourceOfPath(path: string): string {
   const segs = path.split('?')[0]!.split('/').filter(Boolean);
   const rest = segs[0] === 'api' ? segs.slice(2) : segs.slice(3);
-  const r = rest[0] === 'namespaces' && rest.length >= 3 ? rest.slice(2) : rest;
+  // namespaces/NAME/status and /finalize are the namespace's own subresources, not a namespaced resource.
+  const r = rest[0] === 'namespaces' && rest.length >= 3 && !(segs[0] === 'api' && rest.length === 3 && (rest[2] === 'status' || rest[2] === 'finalize')) ? rest.slice(2) : rest;
   return r[2] ? `${r[0]}/${r[2]}` : (r[0] ?? '');
 }
 
@@ -277,10 +281,18 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
   function watch(req: KubeRequest, onObject: (obj: unknown) => void): WatchHandle {
     let abort: (() => void) | undefined;
     let stopped = false;
+    /** Ended by a `closeWatchAfterMs` fault: reported as the server ending the stream. */
+    let cut = false;
+    let cutTimer: NodeJS.Timeout | undefined;
     const done = (async (): Promise<KubeResponse<void>> => {
       await bucket.take(sleep);
       const injected = options.faults?.(req, 1);
-      if (injected) {
+      if (injected?.closeWatchAfterMs !== undefined) {
+        cutTimer = setTimeout(() => {
+          cut = true;
+          abort?.();
+        }, injected.closeWatchAfterMs);
+      } else if (injected) {
         record(req, injected.status ?? 500);
         return { ok: false, status: injected.status ?? 500, data: undefined, error: injected.error ?? 'injected fault', attempts: 1 };
       }
@@ -313,12 +325,15 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
         (a) => {
           abort = a;
           streams.add(a);
+          if (cut) a();
         },
       );
       if (abort) streams.delete(abort);
-      record(req, raw.status);
-      const ok = stopped || (raw.status >= 200 && raw.status < 300 && !raw.error);
-      return { ok, status: stopped ? 200 : raw.status, data: undefined, reason: statusReason(raw.data), error: stopped ? undefined : (raw.error ?? (ok ? undefined : statusMessage(raw.data, `HTTP ${raw.status}`))), attempts: 1 };
+      clearTimeout(cutTimer);
+      const ended = stopped || cut;
+      record(req, cut ? 200 : raw.status);
+      const ok = ended || (raw.status >= 200 && raw.status < 300 && !raw.error);
+      return { ok, status: ended ? 200 : raw.status, data: undefined, reason: ended ? undefined : statusReason(raw.data), error: ended ? undefined : (raw.error ?? (ok ? undefined : statusMessage(raw.data, `HTTP ${raw.status}`))), attempts: 1 };
     })();
     return {
       done,

@@ -7,7 +7,7 @@ import type { Credentials } from './client.ts';
 /** Reads one Secret Manager version; injected so that tests and the local stack need no cloud. */
 export type SecretReader = (version: string) => Promise<string>;
 
-/** Secret Manager over REST with google-auth-library (already a dependency of @google-cloud/pubsub). */
+/** Secret Manager over REST with google-auth-library (a direct dependency, pinned to the version @google-cloud/pubsub brings). */
 export const readSecretManager: SecretReader = async (version) => {
   const { GoogleAuth } = await import('google-auth-library');
   const auth = new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] });

@@ -6,7 +6,6 @@ import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { matchTemplates } from '../render/index.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
-import { RECONCILE_KEY } from './keys.ts';
 import { splitList } from './objects.ts';
 import type { TemplateCounts } from './report.ts';
 
@@ -37,7 +36,7 @@ export function namespaceChangeMatters(ns: KubeObject, before: string | undefine
 /** A deleted template always fans out; otherwise only when its fingerprint moved since the last fan-out. */
 export function fanoutNeeded(t: NamespaceTemplate | null): boolean {
   if (!t) return true;
-  return t.metadata.annotations?.[RECONCILE_KEY.fanoutHash] !== templateFingerprint(t);
+  return t.metadata.annotations?.[KEY.fanoutHash] !== templateFingerprint(t);
 }
 
 /** Bookkeeping a namespace's ApplySet parent records for the templates. */
@@ -50,8 +49,8 @@ export interface ParentRecord {
 export function parentRecord(parent: KubeObject): ParentRecord {
   return {
     namespace: parent.metadata.namespace ?? '',
-    applied: splitList(parent.metadata.annotations?.[RECONCILE_KEY.templates]),
-    failed: splitList(parent.metadata.annotations?.[RECONCILE_KEY.failedTemplates]),
+    applied: splitList(parent.metadata.annotations?.[KEY.appliedTemplates]),
+    failed: splitList(parent.metadata.annotations?.[KEY.failedTemplates]),
   };
 }
 

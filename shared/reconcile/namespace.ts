@@ -11,7 +11,6 @@ import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, templatesNeedingPermission, type NamespaceTemplate } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
 import { classifyApiError, TransientError } from './errors.ts';
-import { RECONCILE_KEY } from './keys.ts';
 import type { Logger } from './log.ts';
 import { keyOf, parseGroupKind, parseKey, sortedUnique, type ObjectRef } from './objects.ts';
 import { desiredState, namespaceInfo, parentNeedsWrite, parentObject, planNamespace, toObserve, type DesiredObject, type NamespacePlan, type Observation } from './plan.ts';
@@ -136,7 +135,7 @@ async function release(deps: NamespaceDeps, exec: Execution, ref: ObjectRef, how
   exec.writes += 1;
   const res = how === 'prune'
     ? await deleteObject(deps.kube, info, ref.namespace, ref.name)
-    : await mergePatch(deps.kube, resourcePath(info, ref.namespace, ref.name), { metadata: { labels: { [KEY.template]: null, [KEY.applySetPartOf]: null }, annotations: { [RECONCILE_KEY.hash]: null, [RECONCILE_KEY.deletionPolicy]: null } } });
+    : await mergePatch(deps.kube, resourcePath(info, ref.namespace, ref.name), { metadata: { labels: { [KEY.template]: null, [KEY.applySetPartOf]: null }, annotations: { [KEY.appliedHash]: null, [KEY.deletionPolicy]: null } } });
   if (res.ok || res.status === 404) exec.counts[how === 'prune' ? 'pruned' : 'orphaned'] += res.ok ? 1 : 0;
   else recordFailure(exec, ref.template, ref.key, '', res);
 }

@@ -6,7 +6,6 @@ import { FIELD_MANAGER, KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, applySetParent, isSystemNamespace, matchTemplates, renderNamespace } from '../render/index.ts';
 import type { DeletionPolicy, NamespaceInfo, NamespaceTemplate, RenderContext, RenderedObject, RenderProblem, SkipReason, TemplateMode } from '../render/types.ts';
-import { RECONCILE_KEY } from './keys.ts';
 import { groupKindOf, isSubset, keyOf, parseGroupKind, parseGroupKinds, refOf, sortedUnique, splitList, type ObjectRef } from './objects.ts';
 
 export { FIELD_MANAGER };
@@ -55,7 +54,7 @@ export function liveTemplates(templates: readonly NamespaceTemplate[]): Namespac
 
 /** The annotations Furnish records on each object it applies. */
 export function withRecordedAnnotations(obj: KubeObject, hash: string, policy: DeletionPolicy): KubeObject {
-  return { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata.annotations, [RECONCILE_KEY.hash]: hash, [RECONCILE_KEY.deletionPolicy]: policy } } };
+  return { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata.annotations, [KEY.appliedHash]: hash, [KEY.deletionPolicy]: policy } } };
 }
 
 export function desiredState(ns: KubeObject, templates: readonly NamespaceTemplate[], opts: DesiredOptions = {}): DesiredState {
@@ -95,7 +94,7 @@ export function toObserve(parent: KubeObject | null, desired: DesiredState): Obs
 }
 
 export function parentInventory(parent: KubeObject | null): string[] | null {
-  const raw = parent?.metadata.annotations?.[RECONCILE_KEY.inventory];
+  const raw = parent?.metadata.annotations?.[KEY.inventory];
   return raw === undefined ? null : splitList(raw);
 }
 
@@ -106,7 +105,7 @@ export function parentGroupKinds(parent: KubeObject | null): string[] {
 /** Whether a live object must be written again: absent, another version of the template, or drifted. */
 export function needsApply(want: DesiredObject, live: KubeObject | undefined): boolean {
   if (!live) return true;
-  if (live.metadata.annotations?.[RECONCILE_KEY.hash] !== want.hash) return true;
+  if (live.metadata.annotations?.[KEY.appliedHash] !== want.hash) return true;
   return !isSubset(want.object, live);
 }
 
@@ -138,7 +137,7 @@ export interface PlanInput {
 /** Policy for an object nobody wants any more: its template's current one, else what was recorded on it. */
 export function pruneDecision(ref: ObjectRef, live: KubeObject, templates: readonly NamespaceTemplate[]): DeletionPolicy {
   const template = liveTemplates(templates).find((t) => t.metadata.name === ref.template);
-  const recorded = live.metadata.annotations?.[RECONCILE_KEY.deletionPolicy];
+  const recorded = live.metadata.annotations?.[KEY.deletionPolicy];
   return template?.spec.deletionPolicy ?? (recorded === 'Orphan' ? 'Orphan' : 'Delete');
 }
 
@@ -181,8 +180,8 @@ export function planNamespace(input: PlanInput): NamespacePlan {
     plan.parentBefore = parentObject(namespace.metadata.name ?? '', {
       groupKinds: grown,
       inventory: grownInventory,
-      applied: splitList(input.parent?.metadata.annotations?.[RECONCILE_KEY.templates]),
-      failed: splitList(input.parent?.metadata.annotations?.[RECONCILE_KEY.failedTemplates]),
+      applied: splitList(input.parent?.metadata.annotations?.[KEY.appliedTemplates]),
+      failed: splitList(input.parent?.metadata.annotations?.[KEY.failedTemplates]),
     });
   }
   return plan;
@@ -201,18 +200,18 @@ export function parentObject(namespace: string, content: ParentContent): KubeObj
   const parent = applySetParent(namespace, content.groupKinds.map(parseGroupKind));
   const annotations: Record<string, string> = {
     ...parent.metadata.annotations,
-    [RECONCILE_KEY.templates]: sortedUnique(content.applied).join(','),
-    [RECONCILE_KEY.inventory]: sortedUnique(content.inventory).join(','),
+    [KEY.appliedTemplates]: sortedUnique(content.applied).join(','),
+    [KEY.inventory]: sortedUnique(content.inventory).join(','),
   };
-  if (content.failed.length > 0) annotations[RECONCILE_KEY.failedTemplates] = sortedUnique(content.failed).join(',');
+  if (content.failed.length > 0) annotations[KEY.failedTemplates] = sortedUnique(content.failed).join(',');
   return { ...parent, metadata: { ...parent.metadata, annotations } };
 }
 
 /** Whether the live parent differs from the one we want, in the fields we own. */
 export function parentNeedsWrite(live: KubeObject | null, want: KubeObject): boolean {
   if (!live) return true;
-  const wantFailed = want.metadata.annotations?.[RECONCILE_KEY.failedTemplates];
-  if (wantFailed === undefined && live.metadata.annotations?.[RECONCILE_KEY.failedTemplates] !== undefined) return true;
+  const wantFailed = want.metadata.annotations?.[KEY.failedTemplates];
+  if (wantFailed === undefined && live.metadata.annotations?.[KEY.failedTemplates] !== undefined) return true;
   return !isSubset({ metadata: { labels: want.metadata.labels ?? {}, annotations: want.metadata.annotations ?? {} } }, live);
 }
 

@@ -13,7 +13,6 @@ import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type 
 import { mapLimit } from './concurrency.ts';
 import { classifyApiError, TransientError } from './errors.ts';
 import { chunk, countTemplate, fanoutNeeded, fanoutTargets, parentRecord, templateFingerprint, type ParentRecord } from './fanout.ts';
-import { RECONCILE_KEY } from './keys.ts';
 import type { Logger } from './log.ts';
 import { encodeMessage, type ReconcileMessage } from './message.ts';
 import { namespaceInfo } from './plan.ts';
@@ -101,7 +100,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string): Promi
     // Failing the delivery makes Pub/Sub redeliver: the whole fan-out runs again, which is harmless.
     if (failed > 0) throw new TransientError(`template ${name}: ${failed} of ${targets.length} publishes failed`, { status: 503 });
     if (t) {
-      const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [RECONCILE_KEY.fanoutHash]: templateFingerprint(t) } } });
+      const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [KEY.fanoutHash]: templateFingerprint(t) } } });
       if (!res.ok && res.status !== 404) transientOr(`record fan-out of template ${name}`, res.status, res.reason, res.error);
     }
   }

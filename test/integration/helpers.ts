@@ -1,12 +1,15 @@
-// Shared steps of the population tests: a Kubernetes client on kube-sim as a given user, object
-// builders, and polling until the cluster converges.
+// Shared steps of the population tests: a Kubernetes client on the test cluster (kube-sim or
+// FURNISH_TEST_KUBECONFIG) as a given user, object builders, polling until the cluster converges,
+// and the two things kube-sim offers natively that a real cluster does not: counting writes and
+// injecting API faults.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { KEY } from '../../shared/keys.ts';
-import { connect, createKubeClient, type KubeClient } from '../../shared/kube/client.ts';
+import { connect, createKubeClient, resourceOfPath, type FaultHook, type KubeClient, type KubeRequest } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
+import type { Fault, TestCluster } from '../support/cluster.ts';
 
 export async function clientFor(kubeconfigPath: string, context?: string): Promise<KubeClient> {
   return createKubeClient(await connect({ kubeconfigPath, context }), { qps: 1e6, burst: 1e6 });
@@ -83,3 +86,100 @@ export const NETPOL = (ns: string, name: string) => `/apis/networking.k8s.io/v1/
 export const ROLEBINDING = (ns: string, name: string) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings/${name}`;
 export const CONFIGMAP = (ns: string, name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
 export const QUOTA = (ns: string, name: string) => `/api/v1/namespaces/${ns}/resourcequotas/${name}`;
+
+/**
+ * Writes since `reset()`, as each witness at hand saw them. kube-sim's request log is independent
+ * of Furnish and sees every client (kube-sim only); the reconcilers' own Kubernetes client metrics
+ * (writes per resource, counted at the `call` seam) say what Furnish sent, on any cluster. Every
+ * assertion must hold for every witness.
+ */
+export interface WriteWitnesses {
+  /** `kube-sim log` (when the cluster has one) and `furnish client`. */
+  readonly names: string[];
+  reset(): Promise<void>;
+  /** Writes per witness, optionally to one resource (`configmaps`, `events`, `namespacetemplates/status`). */
+  count(resource?: string): Promise<Record<string, number>>;
+  /** What was written, for a failure message that says more than a count (empty when nothing was). */
+  detail(): Promise<string[]>;
+  /** `n` for every witness, to compare with `count()`. */
+  all(n: number): Record<string, number>;
+}
+
+export function writeWitnesses(cluster: TestCluster, furnish: () => Promise<KubeClient>): WriteWitnesses {
+  const log = cluster.log;
+  const names = [...(log ? ['kube-sim log'] : []), 'furnish client'];
+  let base: Record<string, number> = {};
+  const sinceReset = async (): Promise<Record<string, number>> => {
+    const now = (await furnish()).metrics.writesByResource;
+    return Object.fromEntries(Object.entries(now).map(([r, n]) => [r, n - (base[r] ?? 0)]).filter(([, n]) => n !== 0));
+  };
+  return {
+    names,
+    async reset() {
+      log?.reset();
+      base = { ...(await furnish()).metrics.writesByResource };
+    },
+    async count(resource) {
+      const client = await sinceReset();
+      const fromClient = resource === undefined ? Object.values(client).reduce((a, b) => a + b, 0) : (client[resource] ?? 0);
+      return { ...(log ? { 'kube-sim log': log.writes(resource === undefined ? {} : { resource }) } : {}), 'furnish client': fromClient };
+    },
+    async detail() {
+      const logged = (log?.entries ?? []).filter((e) => ['create', 'update', 'patch', 'delete'].includes(e.verb) && !e.dryRun).map((e) => `kube-sim log: ${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''} ${e.status}`);
+      return [...logged, ...Object.entries(await sinceReset()).map(([r, n]) => `furnish client: ${n} × ${r}`)];
+    },
+    all: (n) => Object.fromEntries(names.map((w) => [w, n])),
+  };
+}
+
+const VERBS: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+
+/** kube-sim's view of a request (verb, resource, namespace), for matching a `Fault` at the client seam. */
+export function requestTarget(req: KubeRequest): { verb: string; resource: string; namespace?: string } {
+  const segs = req.path.split('?')[0]!.split('/').filter(Boolean);
+  const rest = segs[0] === 'api' ? segs.slice(2) : segs.slice(3);
+  const resource = resourceOfPath(req.path);
+  const namespaced = rest[0] === 'namespaces' && rest.length >= 3 && !resource.startsWith('namespaces');
+  const named = (namespaced ? rest.length - 2 : rest.length) >= 2;
+  const verb = VERBS[req.method] ?? (req.query?.watch ? 'watch' : named ? 'get' : 'list');
+  return { verb, resource, ...(namespaced ? { namespace: rest[1]! } : {}) };
+}
+
+export interface SeamFaults {
+  inject(f: Fault): () => void;
+  clear(): void;
+  /** Give to the stack (`startLocalStack({ faults })`): its reconcilers and relay then see the faults. */
+  hook: FaultHook;
+}
+
+/**
+ * kube-sim's faults (5xx, 429 with Retry-After, watches cut after a delay), injected at the Kubernetes
+ * client seam instead of the server: the same faults, as the reconcilers and the relay see them, on
+ * any cluster. Matching and `times` follow kube-sim; `latencyMs` is not supported here.
+ */
+export function seamFaults(): SeamFaults {
+  let active: Array<{ fault: Fault; remaining: number }> = [];
+  return {
+    inject(fault) {
+      if (fault.latencyMs !== undefined) throw new Error('seamFaults: latencyMs is kube-sim only');
+      const entry = { fault, remaining: fault.times ?? Number.POSITIVE_INFINITY };
+      active.push(entry);
+      return () => {
+        active = active.filter((a) => a !== entry);
+      };
+    },
+    clear() {
+      active = [];
+    },
+    hook(req) {
+      const t = requestTarget(req);
+      const hits = active.filter(({ fault: f, remaining }) => remaining > 0 && (f.verb === undefined || f.verb === t.verb) && (f.resource === undefined || f.resource === t.resource) && (f.namespace === undefined || f.namespace === t.namespace));
+      for (const h of hits) h.remaining -= 1;
+      active = active.filter((a) => a.remaining > 0);
+      const failing = hits.find((h) => h.fault.status !== undefined)?.fault;
+      if (failing) return { status: failing.status, error: `injected ${failing.status}`, ...(failing.retryAfterSeconds !== undefined ? { retryAfterSeconds: failing.retryAfterSeconds } : {}) };
+      const cut = hits.find((h) => h.fault.closeWatchAfterMs !== undefined)?.fault;
+      return cut && t.verb === 'watch' ? { closeWatchAfterMs: cut.closeWatchAfterMs } : undefined;
+    },
+  };
+}

@@ -1,32 +1,35 @@
-// Population end to end inside one process: kube-sim (HTTPS, SSA, watch with bookmarks and 410,
-// request log, faults), the local stack (relay → in-process bus → push → reconcile-namespace and
-// reconcile-template served by the Functions Framework). Namespaces are created as mutate-namespace
-// leaves them (creator annotation, phase=pending); the webhook path is covered in test/e2e.
+// Population end to end inside one process: the test cluster (kube-sim: HTTPS, SSA, watch with
+// bookmarks and 410, request log, faults; or the real cluster FURNISH_TEST_KUBECONFIG names), the
+// local stack (relay → in-process bus → push → reconcile-namespace and reconcile-template served
+// by the Functions Framework). Namespaces are created as mutate-namespace leaves them (creator
+// annotation, phase=pending); the webhook path is covered in test/e2e.
+//
+// On a real cluster: the kubeconfig's current context must be allowed everything (CRDs, namespaces,
+// RBAC, every object the examples hold); no user context is needed. Writes are counted by the
+// reconcilers' own client metrics (kube-sim's request log is a second, independent witness) and
+// faults are injected at the client seam (kube-sim injects them in the server). The suite applies
+// the examples' templates cluster-wide: use a disposable cluster. The namespaces it creates and the
+// templates it applies are deleted at the end.
 import { describe, it, expect, beforeAll, afterAll, beforeEach } from '@jest/globals';
 import { KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
-import { RECONCILE_KEY } from '../../shared/reconcile/keys.ts';
 import { encodeMessage } from '../../shared/reconcile/message.ts';
 import { jsonLogger, silentLogger } from '../../shared/reconcile/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
-import { startCluster, type SimCluster } from '../support/kube-sim/index.ts';
-import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, examples, get, list, managers, NETPOL, patchNamespace, QUOTA, ROLEBINDING, waitFor, waitReady } from './helpers.ts';
+import { useTestCluster, type Fault, type TestCluster } from '../support/cluster.ts';
+import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, examples, get, list, managers, NETPOL, patchNamespace, QUOTA, ROLEBINDING, seamFaults, waitFor, waitReady, writeWitnesses, type WriteWitnesses } from './helpers.ts';
 
-let cluster: SimCluster;
+let cluster: TestCluster;
 let stack: LocalStack;
 let admin: KubeClient;
+let writes: WriteWitnesses;
+/** The server's faults on kube-sim, the client seam's on a real cluster. */
+let faults: { inject(f: Fault): () => void; clear(): void };
 let seq = 0;
-const uniq = (p: string) => `${p}-${process.pid % 1000}-${++seq}`;
-
-function writesTo(filter: Record<string, string> = {}): number {
-  return cluster.log.writes(filter);
-}
-
-/** What was written, for a failure message that says more than a count. */
-function writeLog(): string[] {
-  return cluster.log.entries.filter((e) => ['create', 'update', 'patch', 'delete'].includes(e.verb)).map((e) => `${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''} ${e.status}`);
-}
+const run = `${process.pid % 1000}-${Date.now().toString(36).slice(-4)}`;
+const uniq = (p: string) => `${p}-${run}-${++seq}`;
+const created = { namespaces: [] as string[], templates: [] as string[] };
 
 /** Waits until the bus has been quiet (nothing queued, nothing in flight) twice in a row. */
 async function settle(): Promise<void> {
@@ -37,25 +40,44 @@ async function settle(): Promise<void> {
   }
 }
 
+/** Creates a namespace and, on a real cluster, remembers it for clean-up. */
+async function namespace(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): Promise<void> {
+  created.namespaces.push(name);
+  await createNamespace(admin, name, labels, annotations);
+}
+
+async function template(t: NamespaceTemplate): Promise<void> {
+  created.templates.push(t.metadata.name!);
+  await applyTemplate(admin, t);
+}
+
 beforeAll(async () => {
-  cluster = await startCluster();
-  admin = await clientFor(cluster.kubeconfigPath, cluster.users.admin!.context);
-  stack = await startLocalStack({ kubeconfigPath: cluster.kubeconfigPath, context: cluster.users.admin!.context, port: 0, relayPort: 0, webhooks: false, resyncSeconds: 0, log: process.env.FURNISH_TEST_LOG ? jsonLogger('it', (l) => process.stderr.write(l), 'DEBUG') : silentLogger, env: { FURNISH_WATCH_TIMEOUT_SECONDS: '5' } });
-  for (const t of examples()) await applyTemplate(admin, t);
+  cluster = await useTestCluster();
+  const seam = cluster.faults ? undefined : seamFaults();
+  faults = cluster.faults ?? seam!;
+  const context = cluster.isSimulated ? cluster.users.admin!.context : undefined;
+  admin = await clientFor(cluster.kubeconfigPath, context);
+  stack = await startLocalStack({ kubeconfigPath: cluster.kubeconfigPath, context, port: 0, relayPort: 0, webhooks: false, resyncSeconds: 0, log: process.env.FURNISH_TEST_LOG ? jsonLogger('it', (l) => process.stderr.write(l), 'DEBUG') : silentLogger, env: { FURNISH_WATCH_TIMEOUT_SECONDS: '5' }, ...(seam ? { faults: seam.hook } : {}) });
+  writes = writeWitnesses(cluster, async () => (await stack.runtime.cluster('local')).kube);
+  for (const t of examples()) await template(t);
 }, 60_000);
 
 afterAll(async () => {
+  if (cluster && !cluster.isSimulated && admin) {
+    for (const n of created.namespaces) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
+    for (const t of new Set(created.templates)) await deleteTemplate(admin, t);
+  }
   await stack?.stop();
   admin?.close();
   await cluster?.stop();
 });
 
-beforeEach(() => cluster?.faults.clear());
+beforeEach(() => faults?.clear());
 
 describe('population through the relay and the in-process bus', () => {
   it('a new namespace ends with the examples\' objects, applied by furnish, $(CREATOR) replaced, phase=ready', async () => {
     const ns = uniq('team');
-    await createNamespace(admin, ns, { [KEY.organization]: 'acme' });
+    await namespace(ns, { [KEY.organization]: 'acme' });
     await waitReady(admin, ns);
     for (const name of ['default-deny', 'allow-dns-egress', 'allow-same-namespace']) expect(managers(await get(admin, NETPOL(ns, name)))).toContain('furnish');
     const rb = await get(admin, ROLEBINDING(ns, 'namespace-admin'));
@@ -72,32 +94,34 @@ describe('population through the relay and the in-process bus', () => {
 
   it('a duplicated, reordered or resynced message writes nothing', async () => {
     const ns = uniq('dup');
-    await createNamespace(admin, ns);
+    await namespace(ns);
     await waitReady(admin, ns);
     // Template status counts catch up at a resync; after that, nothing is left to change.
     await stack.relay.relay.resync();
     await settle();
-    cluster.log.reset();
+    await writes.reset();
     const old = encodeMessage({ v: 1, cluster: 'local', kind: 'Namespace', name: ns, resourceVersion: '1', type: 'ADDED' });
     for (let i = 0; i < 3; i++) await stack.bus.publish('furnish-namespaces', old);
     await stack.relay.relay.resync();
     await settle();
-    expect(writeLog()).toEqual([]);
+    expect(await writes.detail()).toEqual([]);
   });
 
   it('editing a template reaches every matching namespace and writes only what changed', async () => {
     const names = [uniq('edit'), uniq('edit'), uniq('edit')];
-    for (const n of names) await createNamespace(admin, n, { tier: 'gold' });
+    for (const n of names) await namespace(n, { tier: 'gold' });
     const t: NamespaceTemplate = { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: uniq('gold') }, spec: { namespaces: { labelSelector: { matchLabels: { tier: 'gold' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gold' }, data: { level: '1' } }] } };
-    await applyTemplate(admin, t);
+    await template(t);
     for (const n of names) await waitFor(`gold in ${n}`, async () => ((await get(admin, CONFIGMAP(n, 'gold')))?.data as Record<string, string> | undefined)?.level === '1');
     await settle();
-    cluster.log.reset();
-    await applyTemplate(admin, { ...t, spec: { ...t.spec, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gold' }, data: { level: '2' } }] } });
+    await writes.reset();
+    await template({ ...t, spec: { ...t.spec, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gold' }, data: { level: '2' } }] } });
     for (const n of names) await waitFor(`gold v2 in ${n}`, async () => ((await get(admin, CONFIGMAP(n, 'gold')))?.data as Record<string, string> | undefined)?.level === '2');
     await settle();
-    const goldWrites = cluster.log.entries.filter((e) => e.resource === 'configmaps' && e.name === 'gold' && e.verb === 'patch');
-    expect(goldWrites).toHaveLength(3);
+    // One ConfigMap write per namespace, and no other ConfigMap written (every witness).
+    expect(await writes.count('configmaps')).toEqual(writes.all(3));
+    // kube-sim's log also names them: the three are patches of `gold`.
+    if (cluster.log) expect(cluster.log.entries.filter((e) => e.resource === 'configmaps' && e.name === 'gold' && e.verb === 'patch')).toHaveLength(3);
     await deleteTemplate(admin, t.metadata.name!);
     for (const n of names) await waitFor(`gold pruned in ${n}`, async () => (await get(admin, CONFIGMAP(n, 'gold'))) === undefined);
   });
@@ -105,10 +129,10 @@ describe('population through the relay and the in-process bus', () => {
   it('an object removed from a template is pruned; relabelling adds and removes templates', async () => {
     const ns = uniq('relabel');
     const name = uniq('silver');
-    await createNamespace(admin, ns, { tier: 'silver' });
-    await applyTemplate(admin, { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { tier: 'silver' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: {} }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'b' }, data: {} }] } });
+    await namespace(ns, { tier: 'silver' });
+    await template({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { tier: 'silver' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: {} }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'b' }, data: {} }] } });
     await waitFor('a and b', async () => (await get(admin, CONFIGMAP(ns, 'a'))) && (await get(admin, CONFIGMAP(ns, 'b'))));
-    await applyTemplate(admin, { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { tier: 'silver' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: {} }] } });
+    await template({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { tier: 'silver' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: {} }] } });
     await waitFor('b pruned', async () => (await get(admin, CONFIGMAP(ns, 'b'))) === undefined);
     expect(await get(admin, CONFIGMAP(ns, 'a'))).toBeDefined();
     await patchNamespace(admin, ns, { metadata: { labels: { tier: 'bronze' } } });
@@ -120,13 +144,13 @@ describe('population through the relay and the in-process bus', () => {
 
   it('opt-out and apply: disable apply nothing', async () => {
     const out = uniq('optout');
-    await createNamespace(admin, out, {}, { [KEY.optOut]: 'true' });
+    await namespace(out, {}, { [KEY.optOut]: 'true' });
     await waitReady(admin, out);
     expect(await list(admin, `/apis/networking.k8s.io/v1/namespaces/${out}/networkpolicies`)).toEqual([]);
     const name = uniq('disabled');
     const ns = uniq('dis');
-    await createNamespace(admin, ns, { disabled: 'yes' });
-    await applyTemplate(admin, { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name, annotations: { [KEY.apply]: 'disable' } }, spec: { namespaces: { labelSelector: { matchLabels: { disabled: 'yes' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'never' }, data: {} }] } });
+    await namespace(ns, { disabled: 'yes' });
+    await template({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name, annotations: { [KEY.apply]: 'disable' } }, spec: { namespaces: { labelSelector: { matchLabels: { disabled: 'yes' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'never' }, data: {} }] } });
     await waitReady(admin, ns);
     await settle();
     expect(await get(admin, CONFIGMAP(ns, 'never'))).toBeUndefined();
@@ -136,17 +160,17 @@ describe('population through the relay and the in-process bus', () => {
   it('a template with an invalid object reports one failure Event and does not loop', async () => {
     const ns = uniq('invalid');
     const name = uniq('broken');
-    await createNamespace(admin, ns, { broken: 'yes' });
+    await namespace(ns, { broken: 'yes' });
     await waitReady(admin, ns);
     const binding = (role: string): NamespaceTemplate => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { broken: 'yes' } } }, templates: [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'team' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: '$(CREATOR)' }] }] } });
-    await applyTemplate(admin, binding('view'));
+    await template(binding('view'));
     await waitFor('binding', async () => get(admin, ROLEBINDING(ns, 'team')));
     // roleRef is immutable: the API server answers 422 Invalid to every apply of the new one.
-    await applyTemplate(admin, binding('edit'));
+    await template(binding('edit'));
     await waitFor('failure event', async () => (await list(admin, `/api/v1/namespaces/${ns}/events`)).find((e) => e.reason === 'PopulateFailed'));
     await stack.relay.relay.resync();
     await settle();
-    cluster.log.reset();
+    await writes.reset();
     await stack.relay.relay.resync();
     await stack.relay.relay.resync();
     await settle();
@@ -154,7 +178,7 @@ describe('population through the relay and the in-process bus', () => {
     expect(failures).toHaveLength(1);
     expect(failures[0]!.message).toMatch(/Invalid|422/);
     // Each resync retries the apply once (422, nothing stored) and stops there: no loop, no new Event.
-    expect(cluster.log.writes({ resource: 'events' })).toBeLessThanOrEqual(2);
+    for (const n of Object.values(await writes.count('events'))) expect(n).toBeLessThanOrEqual(2);
     const t = (await get(admin, `/apis/furnish.dev/v1alpha1/namespacetemplates/${name}`)) as NamespaceTemplate;
     expect(t.status?.recentFailures?.length).toBe(1);
     expect(t.status?.failed).toBe(1);
@@ -163,14 +187,14 @@ describe('population through the relay and the in-process bus', () => {
 
   it('injected API faults (5xx, 429, dropped watches) still converge', async () => {
     const remove = [
-      cluster.faults.inject({ verb: 'patch', status: 503, times: 3 }),
-      cluster.faults.inject({ verb: 'create', resource: 'events', status: 429, retryAfterSeconds: 0, times: 2 }),
-      cluster.faults.inject({ verb: 'watch', closeWatchAfterMs: 200, times: 5 }),
-      cluster.faults.inject({ verb: 'list', resource: 'configmaps', status: 500, times: 2 }),
+      faults.inject({ verb: 'patch', status: 503, times: 3 }),
+      faults.inject({ verb: 'create', resource: 'events', status: 429, retryAfterSeconds: 0, times: 2 }),
+      faults.inject({ verb: 'watch', closeWatchAfterMs: 200, times: 5 }),
+      faults.inject({ verb: 'list', resource: 'configmaps', status: 500, times: 2 }),
     ];
     const watchesBefore = stack.relay.relay.counters.watches;
     const names = [uniq('fault'), uniq('fault')];
-    for (const n of names) await createNamespace(admin, n);
+    for (const n of names) await namespace(n);
     for (const n of names) await waitReady(admin, n, 30_000);
     for (const n of names) expect(await get(admin, NETPOL(n, 'default-deny'))).toBeDefined();
     remove.forEach((r) => r());
@@ -184,21 +208,21 @@ describe('population through the relay and the in-process bus', () => {
   it('a resync of a converged cluster writes nothing', async () => {
     await stack.relay.relay.resync();
     await settle();
-    cluster.log.reset();
+    await writes.reset();
     await stack.relay.relay.resync();
     await settle();
-    expect(writeLog()).toEqual([]);
-    expect(writesTo()).toBe(0);
+    expect(await writes.detail()).toEqual([]);
+    expect(await writes.count()).toEqual(writes.all(0));
     expect(stack.relay.relay.counters.resyncs).toBeGreaterThan(0);
   });
 
   it('the parent and objects carry the ApplySet bookkeeping kubectl understands', async () => {
     const ns = uniq('applyset');
-    await createNamespace(admin, ns);
+    await namespace(ns);
     await waitReady(admin, ns);
     const parent = await get(admin, CONFIGMAP(ns, 'furnish-applyset'));
     expect(parent?.metadata.annotations?.[KEY.applySetGroupKinds]).toContain('NetworkPolicy.networking.k8s.io');
-    expect(parent?.metadata.annotations?.[RECONCILE_KEY.templates]).toBe('security-defaults');
+    expect(parent?.metadata.annotations?.[KEY.appliedTemplates]).toBe('security-defaults');
     expect(parent?.metadata.labels?.[KEY.applySetId]).toBe((await get(admin, NETPOL(ns, 'default-deny')))?.metadata.labels?.[KEY.applySetPartOf]);
   });
 });

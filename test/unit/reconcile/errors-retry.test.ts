@@ -68,6 +68,8 @@ describe('TokenBucket and the client seam', () => {
     const { resourceOfPath } = await import('../../../shared/kube/client.ts');
     expect(resourceOfPath('/api/v1/namespaces/team-a/configmaps/x')).toBe('configmaps');
     expect(resourceOfPath('/api/v1/namespaces/team-a')).toBe('namespaces');
+    expect(resourceOfPath('/api/v1/namespaces/team-a/status')).toBe('namespaces/status');
+    expect(resourceOfPath('/api/v1/namespaces/team-a/events')).toBe('events');
     expect(resourceOfPath('/apis/furnish.dev/v1alpha1/namespacetemplates/t/status')).toBe('namespacetemplates/status');
     expect(resourceOfPath('/apis/networking.k8s.io/v1/namespaces/a/networkpolicies?fieldManager=furnish')).toBe('networkpolicies');
   });

@@ -4,7 +4,6 @@ import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { TransientError } from '../../../shared/reconcile/errors.ts';
-import { RECONCILE_KEY } from '../../../shared/reconcile/keys.ts';
 import { collectingLogger } from '../../../shared/reconcile/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
 import type { FaultHook } from '../../../shared/kube/client.ts';
@@ -40,7 +39,7 @@ describe('reconcileNamespace', () => {
     const applies = api.writes().filter((w) => w.contentType === 'application/apply-patch+yaml');
     expect(applies.every((w) => w.query?.fieldManager === 'furnish' && w.query?.force === true)).toBe(true);
     const parent = api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')!;
-    expect(parent.metadata.annotations?.[RECONCILE_KEY.templates]).toBe('base');
+    expect(parent.metadata.annotations?.[KEY.appliedTemplates]).toBe('base');
     const events = api.all('Event');
     expect(events).toHaveLength(1);
     expect(events[0]!.reason).toBe('Populated');
@@ -89,7 +88,7 @@ describe('reconcileNamespace', () => {
     expect(warnings[0]!.message).toContain('Invalid');
     const status = (api.get('furnish.dev/v1alpha1', 'NamespaceTemplate', undefined, 'broken') as NamespaceTemplate).status;
     expect(status?.recentFailures).toHaveLength(1);
-    expect(api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')?.metadata.annotations?.[RECONCILE_KEY.failedTemplates]).toBe('broken');
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')?.metadata.annotations?.[KEY.failedTemplates]).toBe('broken');
   });
 
   it('transient API errors are retried inside the seam and converge', async () => {

@@ -2,7 +2,6 @@ import { describe, it, expect } from '@jest/globals';
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
-import { RECONCILE_KEY } from '../../../shared/reconcile/keys.ts';
 import { desiredState, needsApply, parentInventory, parentNeedsWrite, parentObject, planNamespace, planWrites, toObserve, type DesiredState } from '../../../shared/reconcile/plan.ts';
 
 function namespace(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject {
@@ -43,8 +42,8 @@ describe('desiredState', () => {
     expect(cm.object.data).toEqual({ owner: 'alice' });
     expect(cm.object.metadata.namespace).toBe('team-a');
     expect(cm.object.metadata.labels?.[KEY.template]).toBe('base');
-    expect(cm.object.metadata.annotations?.[RECONCILE_KEY.hash]).toBe(cm.hash);
-    expect(cm.object.metadata.annotations?.[RECONCILE_KEY.deletionPolicy]).toBe('Orphan');
+    expect(cm.object.metadata.annotations?.[KEY.appliedHash]).toBe(cm.hash);
+    expect(cm.object.metadata.annotations?.[KEY.deletionPolicy]).toBe('Orphan');
   });
 
   it('leaves system namespaces and namespaces being deleted alone', () => {
@@ -190,8 +189,8 @@ describe('planNamespace', () => {
   it('the parent records applied and failed templates; clearing a failure is a write', () => {
     const ok = parentObject('team-a', { groupKinds: ['ConfigMap'], inventory: [], applied: ['a', 'b'], failed: [] });
     const failed = parentObject('team-a', { groupKinds: ['ConfigMap'], inventory: [], applied: ['a'], failed: ['b'] });
-    expect(failed.metadata.annotations?.[RECONCILE_KEY.templates]).toBe('a');
-    expect(failed.metadata.annotations?.[RECONCILE_KEY.failedTemplates]).toBe('b');
+    expect(failed.metadata.annotations?.[KEY.appliedTemplates]).toBe('a');
+    expect(failed.metadata.annotations?.[KEY.failedTemplates]).toBe('b');
     expect(parentNeedsWrite(failed, ok)).toBe(true);
     expect(parentNeedsWrite(ok, ok)).toBe(false);
     expect(parentNeedsWrite(null, ok)).toBe(true);

@@ -5,7 +5,6 @@ import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { decodeMessage } from '../../../shared/reconcile/message.ts';
-import { RECONCILE_KEY } from '../../../shared/reconcile/keys.ts';
 import { silentLogger } from '../../../shared/reconcile/log.ts';
 import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
 import { reconcileTemplate, type TemplateDeps } from '../../../shared/reconcile/template.ts';
@@ -42,7 +41,7 @@ describe('reconcileTemplate', () => {
     await bus.idle();
     expect(received.sort()).toEqual(['a', 'b', 'c']);
     const t = api.get('', 'NamespaceTemplate', undefined, 'gold') as NamespaceTemplate;
-    expect(t.metadata.annotations?.[RECONCILE_KEY.fanoutHash]).toMatch(/^[0-9a-f]{32}$/);
+    expect(t.metadata.annotations?.[KEY.fanoutHash]).toMatch(/^[0-9a-f]{32}$/);
     expect(t.status?.matched).toBe(3);
     expect(t.status?.conditions?.find((c) => c.type === 'Propagated')?.status).toBe('True');
     // The next message (resync, or our own status write) fans out nothing; the counts now show the work done.
