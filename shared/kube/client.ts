@@ -108,28 +108,29 @@ export interface Credentials {
   context?: string;
 }
 
-/** Server, CA and bearer token of a kubeconfig, for components configured with those (the local webhooks). */
-export async function bearerCredentials(creds: Credentials = {}): Promise<{ server: string; caPem?: string; token?: string }> {
+/** A kubeconfig loaded by @kubernetes/client-node, which is imported here and only here (lazily). */
+async function loadKubeConfig(creds: Credentials) {
   const k8s = await import('@kubernetes/client-node');
   const kc = new k8s.KubeConfig();
   if (creds.kubeconfigYaml) kc.loadFromString(creds.kubeconfigYaml);
   else if (creds.kubeconfigPath) kc.loadFromFile(creds.kubeconfigPath);
   else kc.loadFromDefault();
   if (creds.context) kc.setCurrentContext(creds.context);
+  return kc;
+}
+
+/** Server, CA and bearer token of a kubeconfig, for components configured with those (the local webhooks). */
+export async function bearerCredentials(creds: Credentials = {}): Promise<{ server: string; caPem?: string; token?: string }> {
+  const kc = await loadKubeConfig(creds);
   const opts: RequestOptions = {};
   await kc.applyToHTTPSOptions(opts);
   const auth = (opts.headers as Record<string, string> | undefined)?.Authorization ?? (opts.headers as Record<string, string> | undefined)?.authorization;
   return { server: kc.getCurrentCluster()?.server ?? '', caPem: opts.ca ? String(opts.ca) : undefined, token: auth?.startsWith('Bearer ') ? auth.slice(7) : undefined };
 }
 
-/** Loads credentials with @kubernetes/client-node, imported here and only here. */
+/** A keep-alive connection to the cluster the credentials name. */
 export async function connect(creds: Credentials = {}, maxSockets = 64): Promise<Connection> {
-  const k8s = await import('@kubernetes/client-node');
-  const kc = new k8s.KubeConfig();
-  if (creds.kubeconfigYaml) kc.loadFromString(creds.kubeconfigYaml);
-  else if (creds.kubeconfigPath) kc.loadFromFile(creds.kubeconfigPath);
-  else kc.loadFromDefault();
-  if (creds.context) kc.setCurrentContext(creds.context);
+  const kc = await loadKubeConfig(creds);
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig names no current cluster');
   const probe: RequestOptions = {};
