@@ -1,19 +1,22 @@
 // End to end: kubectl, as different users, against a test cluster that calls the four webhook
 // functions exactly as kube-apiserver does (registered from infra/webhooks, HTTPS with a
-// caBundle, admission.k8s.io/v1). The functions run in this process, served by the functions
+// caBundle, admission.k8s.io/v1, the bearer JWT from the admission kubeconfig of
+// infra/webhooks/apiserver). The functions run in this process, served by the functions
 // framework; their SubjectAccessReviews and template look-ups go to the same cluster.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { Server } from 'node:https';
-import type { RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { requireTool } from '../support/tools.ts';
 import { mintToken, testEnv } from '../support/fixtures.ts';
-import { useTestCluster } from '../support/cluster.ts';
+import { useTestCluster, webhookCallHint } from '../support/cluster.ts';
 import { createCertificateAuthority } from '../support/kube-sim/pki.ts';
 import { WEBHOOKS } from '../../shared/config/types.ts';
 
@@ -21,9 +24,10 @@ const root = join(import.meta.dirname, '..', '..');
 type Cluster = Awaited<ReturnType<typeof useTestCluster>>;
 
 let cluster: Cluster | undefined;
-let webhookServer: Server | undefined;
-/** kube-sim has no admission kubeconfig: the front door adds the bearer token kube-apiserver would send. */
-let sendToken = true;
+/** The functions at the host:port the admission kubeconfig names, and the same functions at one it does not name. */
+const servers: Server[] = [];
+const listeners = new Map<string, RequestListener>();
+let tmp: string | undefined;
 
 interface Run {
   code: number;
@@ -47,7 +51,7 @@ function kubectl(user: string, args: string[], stdin?: string): Promise<Run> {
 
 async function ok(user: string, args: string[], stdin?: string): Promise<string> {
   const run = await kubectl(user, args, stdin);
-  if (run.code !== 0) throw new Error(`kubectl ${args.join(' ')} as ${user} failed: ${run.stderr}`);
+  if (run.code !== 0) throw new Error(`kubectl ${args.join(' ')} as ${user} failed: ${run.stderr}${webhookCallHint(cluster!, run.stderr)}`);
   return run.stdout;
 }
 
@@ -65,24 +69,43 @@ function clusterRole(name: string, rules: object[], subjects: object[]): string 
   );
 }
 
-/** Serves the four functions over HTTPS, one path each, as they are served in the cloud. */
-async function serveWebhooks(token: string): Promise<{ url: string; caBundle: string }> {
+/** The four functions, one path each, as they are served in the cloud; requests reach them untouched. */
+function route(req: IncomingMessage, res: ServerResponse): void {
+  const name = (req.url ?? '').split('?')[0]!.split('/')[1] ?? '';
+  const listener = listeners.get(name);
+  if (!listener) return void res.writeHead(404).end();
+  listener(req, res);
+}
+
+/** Listens before the cluster starts: the admission kubeconfig names the functions' host:port. */
+async function listenForWebhooks(): Promise<{ url: string; uncredentialedUrl: string; caBundle: string }> {
   const ca = createCertificateAuthority('furnish-e2e-ca');
   const cert = ca.issue(['127.0.0.1', 'localhost']);
-  const listeners = new Map<string, RequestListener>();
+  const urls: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const server = createServer({ cert: cert.certPem, key: cert.keyPem }, route);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    servers.push(server);
+    urls.push(`https://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  }
+  return { url: urls[0]!, uncredentialedUrl: urls[1]!, caBundle: Buffer.from(ca.certPem).toString('base64') };
+}
+
+async function loadFunctions(): Promise<void> {
   for (const name of WEBHOOKS) {
     await import(`../../functions/${name}/index.ts`);
     listeners.set(name, getTestServer(name).listeners('request')[0] as RequestListener);
   }
-  webhookServer = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
-    const name = (req.url ?? '').split('?')[0]!.split('/')[1] ?? '';
-    const listener = listeners.get(name);
-    if (!listener) return void res.writeHead(404).end();
-    if (sendToken) req.headers.authorization = `Bearer ${token}`;
-    listener(req, res);
-  });
-  await new Promise<void>((r) => webhookServer!.listen(0, '127.0.0.1', r));
-  return { url: `https://127.0.0.1:${(webhookServer.address() as AddressInfo).port}`, caBundle: Buffer.from(ca.certPem).toString('base64') };
+}
+
+/** infra/webhooks/apiserver/webhook-kubeconfig.yaml, rendered for the functions' host:port and the cluster JWT. */
+function admissionKubeconfig(functionsUrl: string, token: string): string {
+  tmp = mkdtempSync(join(tmpdir(), 'furnish-e2e-'));
+  const path = join(tmp, 'webhook-kubeconfig.yaml');
+  writeFileSync(path, readFileSync(join(root, 'infra', 'webhooks', 'apiserver', 'webhook-kubeconfig.yaml'), 'utf8')
+    .replaceAll('${FURNISH_FUNCTIONS_HOST}', new URL(functionsUrl).host)
+    .replaceAll('${FURNISH_WEBHOOK_TOKEN}', token), { mode: 0o600 });
+  return path;
 }
 
 async function registerWebhooks(url: string, caBundle: string): Promise<void> {
@@ -94,13 +117,16 @@ async function registerWebhooks(url: string, caBundle: string): Promise<void> {
 
 /** Set in beforeAll: without kubectl the suite says so loudly and (outside CI only) checks nothing. */
 let kubectlInstalled = false;
+let functions: { url: string; uncredentialedUrl: string; caBundle: string };
 
 describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
   beforeAll(async () => {
     kubectlInstalled = requireTool('kubectl', 'the end-to-end admission suite drives the cluster with kubectl');
     if (!kubectlInstalled) return;
-    // A cluster older than 1.22, without the built-in kubernetes.io/metadata.name label: Furnish adds it.
-    cluster = await useTestCluster({ metadataNameLabel: false });
+    functions = await listenForWebhooks();
+    // A cluster older than 1.22, without the built-in kubernetes.io/metadata.name label: Furnish adds
+    // it. Its admission plugins authenticate to the functions with the cluster JWT.
+    cluster = await useTestCluster({ metadataNameLabel: false, admissionKubeconfig: admissionKubeconfig(functions.url, await mintToken()) });
     if (!cluster.isSimulated) {
       // The functions listen on this machine's loopback: a real API server cannot reach them, and
       // registering fail-closed webhooks it cannot call would block every namespace write there.
@@ -115,7 +141,7 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
       FURNISH_SAR_CACHE_TTL_MS: '0',
       FURNISH_TEMPLATE_CACHE_TTL_MS: '0',
     }));
-    const { url, caBundle } = await serveWebhooks(await mintToken());
+    await loadFunctions();
     await ok('admin', ['create', 'namespace', 'furnish-system']);
     await ok('admin', ['apply', '--validate=false', '-f', join(root, 'infra', 'crds', 'namespacetemplates.yaml')]);
     // Users may create and change namespaces and write ConfigMaps; nothing of Furnish's verbs.
@@ -129,13 +155,16 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
       metadata: { name: 'privileged', annotations: { 'furnish.dev/require-permission': 'true' } },
       spec: { namespaces: { labelSelector: { matchLabels: { 'namespace-class': 'privileged' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'privileged' }, data: { by: '$(CREATOR)' } }] },
     }));
-    await registerWebhooks(url, caBundle);
+    await registerWebhooks(functions.url, functions.caBundle);
   });
 
   afterAll(async () => {
-    webhookServer?.closeAllConnections();
-    await new Promise<void>((r) => (webhookServer ? webhookServer.close(() => r()) : r()));
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
     await cluster?.stop();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
   it('kubectl create namespace as alice gets the creator annotation, phase=pending and the name label', async () => {
@@ -202,13 +231,28 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
 
   it('a call without the cluster token is refused by the function (401), so the request fails closed', async () => {
     if (!kubectlInstalled) return;
-    sendToken = false;
+    // The same mutate-namespace function at a host:port the admission kubeconfig has no entry for:
+    // the API server calls it anonymously.
+    await ok('admin', ['apply', '--validate=false', '-f', '-'], yaml({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: 'e2e-uncredentialed' },
+      webhooks: [{
+        name: 'uncredentialed.furnish.dev', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', timeoutSeconds: 5,
+        clientConfig: { url: `${functions.uncredentialedUrl}/mutate-namespace`, caBundle: functions.caBundle },
+        rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], operations: ['CREATE'] }],
+        objectSelector: { matchLabels: { 'e2e-credentials': 'none' } },
+      }],
+    }));
     try {
-      const run = await kubectl('alice', ['create', 'namespace', 'no-token']);
+      const run = await kubectl('alice', ['create', '--validate=false', '-f', '-'],
+        yaml({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'no-token', labels: { 'e2e-credentials': 'none' } } }));
       expect(run.code).not.toBe(0);
-      expect(run.stderr).toMatch(/failed calling webhook "mutate-namespace\.furnish\.dev".*401/);
+      expect(run.stderr).toMatch(/failed calling webhook "uncredentialed\.furnish\.dev".*401/);
+      expect(run.stderr).toContain('no bearer token');
+      expect((await kubectl('admin', ['get', 'namespace', 'no-token'])).code).not.toBe(0);
     } finally {
-      sendToken = true;
+      await ok('admin', ['delete', 'mutatingwebhookconfiguration', 'e2e-uncredentialed']);
     }
   });
 });

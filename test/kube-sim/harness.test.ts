@@ -114,15 +114,28 @@ describe('useTestCluster', () => {
       expect(simulated.isSimulated).toBe(true);
       expect(Object.keys(simulated.users)).toEqual(['admin', 'alice', 'bob', 'mallory']);
       expect(simulated.users.alice).toMatchObject({ name: 'alice', groups: ['dev'], context: 'alice', token: expect.any(String) });
+      expect(simulated.webhookCredentials).toBe('none');
       process.env.FURNISH_TEST_KUBECONFIG = simulated.kubeconfigPath;
       const external = await useTestCluster();
       expect(external).toMatchObject({ isSimulated: false, server: simulated.server, caPem: simulated.caPem });
       expect([external.log, external.faults]).toEqual([undefined, undefined]);
+      // A real API server's webhook credentials come from its own --admission-control-config-file.
+      expect(external.webhookCredentials).toBe('api-server');
       expect(external.users.bob).toEqual({ name: 'bob', groups: [], context: 'bob', token: simulated.users.bob!.token });
       await external.stop();
     } finally {
       delete process.env.FURNISH_TEST_KUBECONFIG;
       await simulated.stop();
+    }
+  });
+
+  it('hands kube-sim the admission kubeconfig', async () => {
+    const authed = await useTestCluster({ admissionKubeconfig: { users: [{ name: '127.0.0.1:8443', user: { token: 'hook-token' } }] } });
+    try {
+      expect(authed.webhookCredentials).toBe('kube-sim');
+      expect(authed.sim!.webhookAuth.credentialsFor(new URL('https://127.0.0.1:8443/mutate')).headers).toEqual({ Authorization: 'Bearer hook-token' });
+    } finally {
+      await authed.stop();
     }
   });
 

@@ -4,11 +4,11 @@
 // real API server.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { startCluster, type Fault, type RequestLogEntry } from './kube-sim/index.ts';
+import { startCluster, type AdmissionKubeconfig, type Fault, type RequestLogEntry } from './kube-sim/index.ts';
 import type { KeyPairPem } from './kube-sim/pki.ts';
 import type { Sim } from './kube-sim/sim.ts';
 
-export type { Fault, RequestLogEntry };
+export type { AdmissionKubeconfig, Fault, RequestLogEntry };
 
 export interface TestUser {
   name: string;
@@ -44,6 +44,12 @@ export interface TestCluster {
   sim?: Sim;
   /** kube-sim only: a serving certificate signed by the cluster CA, for webhook servers. */
   issueCertificate?: (hosts?: string[]) => KeyPairPem;
+  /**
+   * Where webhooks get their credentials: `kube-sim` (the admissionKubeconfig option), `none`
+   * (kube-sim without it: anonymous calls), `api-server` (a real cluster: only its own
+   * --admission-control-config-file counts; see webhookCallHint).
+   */
+  webhookCredentials: 'kube-sim' | 'none' | 'api-server';
   stop(): Promise<void>;
 }
 
@@ -51,6 +57,13 @@ export interface TestClusterOptions {
   users?: Array<{ name: string; groups?: string[] }>;
   /** false: act like a cluster older than 1.22, without the `kubernetes.io/metadata.name` label. */
   metadataNameLabel?: boolean;
+  /**
+   * kube-sim: the kubeconfig its admission plugins use to authenticate to webhooks (a path or an
+   * object; users[].name = the webhook's `host:port`, `*.domain` or `*`). A real cluster
+   * (FURNISH_TEST_KUBECONFIG) cannot be given it: its API server must have been started with an
+   * equivalent AdmissionConfiguration (see test/support/kube-sim/README.md).
+   */
+  admissionKubeconfig?: string | AdmissionKubeconfig;
 }
 
 const DEFAULT_TEST_USERS = [
@@ -66,6 +79,7 @@ export async function useTestCluster(opts: TestClusterOptions = {}): Promise<Tes
   const cluster = await startCluster({
     users: opts.users ?? DEFAULT_TEST_USERS,
     ...(opts.metadataNameLabel !== undefined ? { metadataNameLabel: opts.metadataNameLabel } : {}),
+    ...(opts.admissionKubeconfig !== undefined ? { admissionKubeconfig: opts.admissionKubeconfig } : {}),
   });
   return {
     kubeconfigPath: cluster.kubeconfigPath,
@@ -77,8 +91,28 @@ export async function useTestCluster(opts: TestClusterOptions = {}): Promise<Tes
     isSimulated: true,
     sim: cluster.sim,
     issueCertificate: cluster.issueCertificate,
+    webhookCredentials: opts.admissionKubeconfig !== undefined ? 'kube-sim' : 'none',
     stop: () => cluster.stop(),
   };
+}
+
+/**
+ * What to add to an error whose text shows a webhook refusing the API server's call with 401:
+ * why the API server sent no (or the wrong) credentials on this cluster. '' for other errors.
+ */
+export function webhookCallHint(cluster: Pick<TestCluster, 'server' | 'webhookCredentials'>, message: string): string {
+  if (!/failed calling webhook "[^"]+": .*\b401\b/s.test(message)) return '';
+  switch (cluster.webhookCredentials) {
+    case 'api-server':
+      return `\n(hint) the API server ${cluster.server} (FURNISH_TEST_KUBECONFIG) called a webhook without credentials the webhook accepts. `
+        + 'useTestCluster cannot pass admissionKubeconfig to a real cluster: start its kube-apiserver with --admission-control-config-file '
+        + 'naming an AdmissionConfiguration whose MutatingAdmissionWebhook and ValidatingAdmissionWebhook kubeConfigFile has a users[] entry '
+        + 'named after the webhook host (host:port, *.domain or *) holding the webhook token (see test/support/kube-sim/README.md).';
+    case 'none':
+      return '\n(hint) kube-sim was started without admissionKubeconfig, so it calls webhooks without credentials: pass useTestCluster({ admissionKubeconfig }).';
+    default:
+      return '\n(hint) kube-sim\'s admissionKubeconfig has no entry for this webhook\'s host:port (nor *.domain or *), or its token was refused.';
+  }
 }
 
 interface Kubeconfig {
@@ -101,5 +135,5 @@ function externalCluster(kubeconfigPath: string): TestCluster {
   const users = Object.fromEntries(contexts.map((c) => [c.name, {
     name: c.name, groups: [], context: c.name, token: config.users?.find((u) => u.name === c.context.user)?.user.token ?? '',
   }]));
-  return { kubeconfigPath, server: cluster.server, caPem, users, isSimulated: false, stop: async () => {} };
+  return { kubeconfigPath, server: cluster.server, caPem, users, isSimulated: false, webhookCredentials: 'api-server', stop: async () => {} };
 }

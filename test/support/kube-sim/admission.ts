@@ -1,7 +1,8 @@
 // Dynamic admission, as the API server calls it: every Mutating then every Validating webhook
 // whose rules, namespaceSelector and objectSelector match, over HTTPS verified with the
 // configuration's caBundle, with an admission.k8s.io/v1 AdmissionReview; JSONPatch responses are
-// applied, denials and call failures become the Status errors kubectl prints.
+// applied, denials and call failures become the Status errors kubectl prints. Credentials come
+// from the admission kubeconfig (webhook-auth.ts), as kube-apiserver's do.
 import { randomUUID } from 'node:crypto';
 import https from 'node:https';
 import type { KubeObject, StringMap } from '../../../shared/kube/types.ts';
@@ -10,6 +11,7 @@ import { ApiError, badRequest, internalError } from './errors.ts';
 import { applyJsonPatch } from './patch.ts';
 import type { ResourceType } from './resources.ts';
 import { fromLabelSelector, matchesLabels } from './selectors.ts';
+import type { WebhookAuthResolver, WebhookCredentials } from './webhook-auth.ts';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -33,6 +35,8 @@ export interface AdmissionEnvironment {
   warn(message: string): void;
   /** Every review sent, for tests that assert on what a webhook saw. */
   record?(webhook: string, review: AdmissionReview): void;
+  /** The admission kubeconfig's credentials; absent: every call is anonymous. */
+  webhookAuth?: WebhookAuthResolver;
 }
 
 interface Rule {
@@ -154,7 +158,7 @@ function webhookUrl(webhook: Webhook, timeoutSeconds: number): URL {
   return url;
 }
 
-function post(url: URL, body: string, caBundle: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
+function post(url: URL, body: string, caBundle: string | undefined, credentials: WebhookCredentials, timeoutMs: number): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const request = https.request(url, {
       method: 'POST',
@@ -163,8 +167,11 @@ function post(url: URL, body: string, caBundle: string | undefined, timeoutMs: n
         Accept: 'application/json, */*',
         'Content-Type': 'application/json',
         'Content-Length': Buffer.byteLength(body),
+        ...credentials.headers,
       },
       ...(caBundle ? { ca: Buffer.from(caBundle, 'base64').toString('utf8') } : {}),
+      ...(credentials.cert !== undefined ? { cert: credentials.cert } : {}),
+      ...(credentials.key !== undefined ? { key: credentials.key } : {}),
       timeout: timeoutMs,
       agent: false,
     }, (response) => {
@@ -181,12 +188,23 @@ function post(url: URL, body: string, caBundle: string | undefined, timeoutMs: n
 
 class CallFailure extends Error {}
 
-async function call(webhook: Webhook, review: AdmissionReview): Promise<AdmissionResponse> {
+/** As kube-apiserver fails to build the webhook's client: `could not get REST client: ...`. */
+function credentialsOf(webhook: Webhook, auth: WebhookAuthResolver | undefined): WebhookCredentials {
+  if (!auth || !webhook.clientConfig.url) return { headers: {} };
+  try {
+    return auth.credentialsFor(new URL(webhook.clientConfig.url));
+  } catch (error) {
+    throw new CallFailure(`failed calling webhook "${webhook.name}": could not get REST client: ${(error as Error).message}`);
+  }
+}
+
+async function call(webhook: Webhook, review: AdmissionReview, auth: WebhookAuthResolver | undefined): Promise<AdmissionResponse> {
   const timeoutSeconds = webhook.timeoutSeconds ?? 10;
+  const credentials = credentialsOf(webhook, auth);
   let url: URL | undefined;
   try {
     url = webhookUrl(webhook, timeoutSeconds);
-    const { status, text } = await post(url, JSON.stringify(review), webhook.clientConfig.caBundle, timeoutSeconds * 1000);
+    const { status, text } = await post(url, JSON.stringify(review), webhook.clientConfig.caBundle, credentials, timeoutSeconds * 1000);
     if (status < 200 || status >= 300) throw new Error(`expected response code 200, got ${status}: ${text.slice(0, 200)}`);
     const answer = JSON.parse(text) as { response?: AdmissionResponse };
     if (!answer.response) throw new Error('webhook response was absent');
@@ -227,7 +245,7 @@ async function consult(webhook: Webhook, a: AdmissionAttributes, env: AdmissionE
   const review = buildReview(a);
   env.record?.(webhook.name, review);
   try {
-    const response = await call(webhook, review);
+    const response = await call(webhook, review, env.webhookAuth);
     for (const w of response.warnings ?? []) env.warn(w);
     return response;
   } catch (error) {

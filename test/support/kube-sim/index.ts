@@ -15,10 +15,12 @@ import { createCertificateAuthority, type KeyPairPem } from './pki.ts';
 import { SUPERUSER_GROUP } from './rbac.ts';
 import { ApiServer } from './server.ts';
 import { DEFAULT_OPTIONS, Sim, type SimOptions } from './sim.ts';
+import { WebhookAuthResolver, type AdmissionKubeconfig } from './webhook-auth.ts';
 
 export type { Fault, RequestLogEntry } from './observability.ts';
 export type { SimOptions } from './sim.ts';
 export type { UserSpec } from './authn.ts';
+export type { AdmissionKubeconfig, AdmissionAuthInfo } from './webhook-auth.ts';
 
 export interface StartOptions extends Partial<SimOptions> {
   /** Users and their groups; `admin` (group system:masters) is always there. */
@@ -29,6 +31,12 @@ export interface StartOptions extends Partial<SimOptions> {
   port?: number;
   /** How many changes the watch history keeps before older resourceVersions get 410. */
   watchHistory?: number;
+  /**
+   * The kubeconfig kube-apiserver's admission plugins read (`kubeConfigFile` of the
+   * WebhookAdmissionConfiguration): a path or an object of the same shape. Webhooks get the
+   * credentials of the user named after their host (webhook-auth.ts); none: anonymous calls.
+   */
+  admissionKubeconfig?: string | AdmissionKubeconfig;
 }
 
 export interface SimCluster {
@@ -66,10 +74,11 @@ function simOptions(opts: StartOptions): SimOptions {
 }
 
 export async function startCluster(opts: StartOptions = {}): Promise<SimCluster> {
+  const webhookAuth = WebhookAuthResolver.load(opts.admissionKubeconfig);
   const ca = createCertificateAuthority();
   const serving = ca.issue(['127.0.0.1', 'localhost'], 'kube-apiserver');
   const users = makeUsers(withAdmin(opts.users ?? DEFAULT_USERS));
-  const sim = new Sim(simOptions(opts), users, ca.certPem, opts.watchHistory);
+  const sim = new Sim(simOptions(opts), users, ca.certPem, opts.watchHistory, webhookAuth);
   const controllers = new Controllers(sim);
   sim.bootstrap();
   const log = new RequestLog();

@@ -8,6 +8,7 @@ import type { SimUser } from './authn.ts';
 import { defaultRbacObjects, RbacAuthorizer, type RbacSource } from './rbac.ts';
 import { builtinTypes, ResourceRegistry, typeKey, type ResourceType } from './resources.ts';
 import { Store } from './store.ts';
+import { WebhookAuthResolver } from './webhook-auth.ts';
 
 export interface SimOptions {
   /** Set `kubernetes.io/metadata.name` on namespaces, as every cluster since 1.22 does. */
@@ -52,9 +53,12 @@ export class Sim {
   readonly caPem: string;
   /** Every AdmissionReview sent to a webhook, in order (tests read and clear it). */
   readonly admissionLog: AdmissionRecord[] = [];
+  /** The credentials sent to webhooks (the admission kubeconfig); anonymous calls when none was given. */
+  readonly webhookAuth: WebhookAuthResolver;
 
-  constructor(options: SimOptions, users: SimUser[], caPem: string, historyLimit?: number) {
+  constructor(options: SimOptions, users: SimUser[], caPem: string, historyLimit?: number, webhookAuth = new WebhookAuthResolver()) {
     this.options = options;
+    this.webhookAuth = webhookAuth;
     this.users = users;
     this.caPem = caPem;
     this.store = new Store(historyLimit !== undefined ? { historyLimit } : {});
@@ -89,6 +93,7 @@ export class Sim {
       namespaceLabels: (name) => this.namespaceLabels(name),
       warn: (message) => warnings.push(message),
       record: (webhook, review) => this.admissionLog.push({ webhook, review: structuredClone(review) }),
+      webhookAuth: this.webhookAuth,
     };
   }
 

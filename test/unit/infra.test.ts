@@ -1,0 +1,41 @@
+// infra/ as a whole: what `kubectl kustomize infra` renders is everything Furnish puts in a
+// cluster, in one namespace that Furnish itself leaves alone.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { parseAllDocuments } from 'yaml';
+import { KEY } from '../../shared/keys.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import { requireTool } from '../support/tools.ts';
+
+const infra = join(import.meta.dirname, '..', '..', 'infra');
+let objects: KubeObject[] = [];
+let haveKubectl = false;
+
+beforeAll(async () => {
+  haveKubectl = requireTool('kubectl', 'renders infra/ with its built-in kustomize');
+  if (!haveKubectl) return;
+  const { stdout } = await promisify(execFile)('kubectl', ['kustomize', infra], { maxBuffer: 16 << 20 });
+  objects = parseAllDocuments(stdout).map((d) => d.toJS() as KubeObject);
+});
+
+const named = (kind: string) => objects.filter((o) => o.kind === kind).map((o) => o.metadata.name).sort();
+
+describe('kubectl kustomize infra', () => {
+  it('renders the CRD, the four webhooks, the relay and both identities', () => {
+    if (!haveKubectl) return;
+    expect(named('CustomResourceDefinition')).toEqual(['namespacetemplates.furnish.dev']);
+    expect(named('MutatingWebhookConfiguration')).toEqual(['furnish-mutate-namespace']);
+    expect(named('ValidatingWebhookConfiguration')).toEqual(['furnish-guard-initializing', 'furnish-validate-namespace', 'furnish-validate-template']);
+    expect(named('Deployment')).toEqual(['furnish-relay']);
+    expect(named('ServiceAccount')).toEqual(expect.arrayContaining(['furnish-reconciler', 'furnish-webhook']));
+  });
+
+  it('puts every namespaced object in furnish-system, which is opted out of every template', () => {
+    if (!haveKubectl) return;
+    const ns = objects.find((o) => o.kind === 'Namespace');
+    expect(ns?.metadata).toMatchObject({ name: 'furnish-system', annotations: { [KEY.optOut]: 'true' } });
+    for (const o of objects.filter((x) => x.kind === 'ServiceAccount' || x.kind === 'Deployment')) expect(o.metadata.namespace).toBe('furnish-system');
+  });
+});
