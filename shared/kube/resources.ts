@@ -1,6 +1,7 @@
 // From apiVersion/kind (or an ApplySet group-kind) to a REST path. The common kinds are known
 // up front; anything else is looked up once through API discovery and cached.
 import type { KubeClient } from './client.ts';
+import { formatGroupKind, groupOf } from '../render/kinds.ts';
 
 export interface ResourceInfo {
   group: string;
@@ -38,12 +39,8 @@ const KNOWN: Record<string, Known> = {
 };
 
 function splitApiVersion(apiVersion: string): { group: string; version: string } {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
-}
-
-function gkName(group: string, kind: string): string {
-  return group === '' ? kind : `${kind}.${group}`;
+  const group = groupOf(apiVersion);
+  return { group, version: group === '' ? apiVersion : apiVersion.slice(group.length + 1) };
 }
 
 /** `/api/v1/namespaces/ns/configmaps[/name]` or `/apis/group/version/...`. */
@@ -55,7 +52,7 @@ export function resourcePath(info: ResourceInfo, namespace?: string, name?: stri
 
 /** The table lookup alone (pure): null when discovery is needed. */
 export function knownResource(group: string, kind: string, version?: string): ResourceInfo | null {
-  const k = KNOWN[gkName(group, kind)];
+  const k = KNOWN[formatGroupKind({ group, kind })];
   if (!k || (version && version !== k.version)) return null;
   return { group, ...k };
 }
