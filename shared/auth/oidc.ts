@@ -4,15 +4,11 @@
 // be the push subscription's service account.
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { PushAuthSettings } from '../reconcile/config.ts';
+import { bearerToken } from './bearer.ts';
 
 export type PushAuthResult = { ok: true; subject: string; email?: string } | { ok: false; status: 401 | 403; reason: string };
 
 export type PushVerifier = (authorization: string | undefined) => Promise<PushAuthResult>;
-
-export function bearerToken(header: string | undefined): string | undefined {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  return m?.[1];
-}
 
 /** `keys` overrides the remote JWKS (tests hand in a local key set). */
 export function createPushVerifier(settings: PushAuthSettings, keys?: JWTVerifyGetKey): PushVerifier {

@@ -4,6 +4,7 @@
 import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import type { JWTVerifyGetKey, JSONWebKeySet } from 'jose';
 import type { ClusterConfig } from '../config/types.ts';
+import { bearerToken } from './bearer.ts';
 
 export type AuthResult = { ok: true; cluster: ClusterConfig } | { ok: false; message: string };
 
@@ -30,11 +31,6 @@ function keyOf(cluster: ClusterConfig): { key: Key; algorithms: string[] } {
   if (jwt.secret !== undefined) return { key: new TextEncoder().encode(jwt.secret), algorithms: ['HS256'] };
   if (jwt.jwks !== undefined) return { key: createLocalJWKSet(jwt.jwks as unknown as JSONWebKeySet), algorithms: ASYMMETRIC };
   return { key: createRemoteJWKSet(new URL(jwt.jwksUrl!), { timeoutDuration: 2000, cooldownDuration: 30_000 }), algorithms: ASYMMETRIC };
-}
-
-export function bearerToken(authorization: string | undefined): string | undefined {
-  const match = /^Bearer +([A-Za-z0-9._~+/=-]+) *$/i.exec(authorization ?? '');
-  return match?.[1];
 }
 
 export function createWebhookAuthenticator(clusters: readonly ClusterConfig[], audience: string, options: AuthenticatorOptions = {}): WebhookAuthenticator {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { bearerToken, createWebhookAuthenticator } from '../../../shared/auth/webhook-token.ts';
+import { bearerToken } from '../../../shared/auth/bearer.ts';
+import { createWebhookAuthenticator } from '../../../shared/auth/webhook-token.ts';
 import { configFrom } from '../../../shared/config/load.ts';
 import { mintToken, TEST_PUBLIC_URL, TEST_SECRET } from '../../support/fixtures.ts';
 
