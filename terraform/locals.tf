@@ -13,7 +13,8 @@ locals {
 
   # The cloudfunctions.net URL is known before the function exists (the run.app one is not), so
   # it can be both the push endpoint and the OIDC audience the reconciler checks, without a cycle.
-  function_url = { for name in local.functions : name => "https://${var.region}-${var.project_id}.cloudfunctions.net/${var.name_prefix}-${name}" }
+  functions_url = "https://${var.region}-${var.project_id}.cloudfunctions.net"
+  function_url  = { for name in local.functions : name => "${local.functions_url}/${name}" }
 
   # Reconcilers read each cluster's kubeconfig from Secret Manager.
   cluster_credentials = jsonencode({

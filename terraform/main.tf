@@ -2,7 +2,9 @@ resource "google_cloudfunctions2_function" "fn" {
   for_each = toset(local.functions)
   project  = var.project_id
   location = var.region
-  name     = "${var.name_prefix}-${each.key}"
+  # Bare names: every part of Furnish addresses a function as <functions URL>/<name> (infra/webhooks,
+  # the webhook token audiences), so one deployment per project and region.
+  name     = each.key
 
   build_config {
     runtime     = var.runtime

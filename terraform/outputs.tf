@@ -1,3 +1,8 @@
+output "functions_url" {
+  description = "FURNISH_FUNCTIONS_URL for infra/webhooks: each webhook is served at <functions_url>/<name>."
+  value       = local.functions_url
+}
+
 output "webhook_urls" {
   description = "Admission webhook URLs, for infra/webhooks (clientConfig.url); also the audience of each webhook's token."
   value       = { for name in local.webhooks : name => local.function_url[name] }

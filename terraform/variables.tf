@@ -10,7 +10,7 @@ variable "region" {
 }
 
 variable "name_prefix" {
-  description = "Prefix of every resource name, so several Furnish deployments can share a project."
+  description = "Prefix of the names of buckets, topics, subscriptions, service accounts and secrets. Functions keep their bare names (<functions URL>/<name> is the contract with infra/webhooks), so one Furnish per project and region."
   type        = string
   default     = "furnish"
   validation {
