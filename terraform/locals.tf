@@ -18,6 +18,6 @@ locals {
 
   # Reconcilers read each cluster's kubeconfig from Secret Manager.
   cluster_credentials = jsonencode({
-    for id, s in var.cluster_secrets : id => { secret = "projects/${var.project_id}/secrets/${s.kubeconfig}/versions/latest" }
+    for id, s in var.cluster_secrets : id => { secret = "projects/${var.project_id}/secrets/${s.kubeconfig_secret_id}/versions/latest" }
   })
 }

@@ -24,6 +24,6 @@ output "push_service_account" {
 }
 
 output "reconciler_service_account" {
-  description = "The reconcilers' identity (grant it the cluster RBAC in infra/reconciler)."
+  description = "The reconcilers' Google identity: it may read the cluster_secrets kubeconfigs. In a cluster the reconcilers act as the Kubernetes ServiceAccount furnish-system/furnish-reconciler whose token that kubeconfig holds (RBAC in infra/reconciler); this e-mail needs no cluster RBAC."
   value       = google_service_account.reconciler.email
 }

@@ -12,7 +12,7 @@ resource "google_secret_manager_secret" "webhook_config" {
 resource "google_secret_manager_secret" "kubeconfig" {
   for_each  = var.cluster_secrets
   project   = var.project_id
-  secret_id = each.value.kubeconfig
+  secret_id = each.value.kubeconfig_secret_id
   replication {
     auto {}
   }

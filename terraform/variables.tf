@@ -36,9 +36,9 @@ variable "bundle_dir" {
 }
 
 variable "cluster_secrets" {
-  description = "Per cluster id: the Secret Manager secret holding the kubeconfig the reconcilers use. Created empty; add versions out of band (never through Terraform state)."
+  description = "Per cluster id: the id of the Secret Manager secret that will hold the kubeconfig the reconcilers use in that cluster (a token of ServiceAccount furnish-system/furnish-reconciler; README, Deploy). Terraform creates the secret; add its versions out of band, so that no cluster credential is ever in Terraform state."
   type = map(object({
-    kubeconfig = string
+    kubeconfig_secret_id = string
   }))
   default = {}
 }
@@ -79,4 +79,10 @@ variable "billing" {
     location = string
   })
   default = { dataset = "furnish", table = "namespace_events", location = "EU" }
+}
+
+variable "relay_workload_identity_pools" {
+  description = "Workload identity pools whose furnish-system/furnish-relay ServiceAccount may act as the relay's Google service account: \"PROJECT.svc.id.goog\" for GKE clusters of PROJECT. Empty: bind it yourself (or give the relay a key)."
+  type        = list(string)
+  default     = []
 }
