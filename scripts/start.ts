@@ -6,7 +6,8 @@
 //   - the in-process bus, or the Pub/Sub emulator when PUBSUB_EMULATOR_HOST is set (topics and
 //     push subscriptions to the local reconcilers are created);
 //   - structured JSON logs on stdout.
-// When no cluster answers it says so and how to start one (`npm run kube-sim`).
+// With no reachable cluster (and no KUBECONFIG naming one) it starts the project's test cluster
+// itself (scripts/local-cluster.ts); a KUBECONFIG that names an unreachable cluster is an error.
 //
 // `startLocalStack()` is also what the integration tests and the benchmark run.
 import { execFileSync } from 'node:child_process';
@@ -85,9 +86,9 @@ export async function probeCluster(kubeconfigPath?: string, context?: string): P
 function noClusterMessage(why: string): string {
   return [
     `No Kubernetes cluster is reachable: ${why}.`,
-    'Start the local test cluster in another terminal and point KUBECONFIG at it:',
-    '    npm run kube-sim',
-    'or select a reachable cluster with `kubectl config use-context <name>`, then run `npm start` again.',
+    'KUBECONFIG names this cluster, so npm start does not start its own test cluster in its place.',
+    'Start that cluster, or select a reachable one with `kubectl config use-context <name>`, or unset',
+    'KUBECONFIG to let npm start run the project\'s test cluster (kube-sim) itself; then run `npm start` again.',
   ].join('\n');
 }
 
@@ -330,21 +331,36 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {
   const log = jsonLogger('furnish-local');
+  const { chooseCluster, embeddedClusterBanner, portInUseMessage, startEmbeddedCluster } = await import('./local-cluster.ts');
+  let embedded: Awaited<ReturnType<typeof startEmbeddedCluster>> | undefined;
   try {
-    const stack = await startLocalStack({ log });
-    log.log('INFO', 'Furnish is running: create a namespace (kubectl create namespace team-a) and watch it get furnished', { reconcilers: stack.reconcilerUrl, relay: `http://127.0.0.1:${stack.relay.port}/metrics` });
+    const unreachable = await probeCluster(process.env.KUBECONFIG?.split(':')[0]).then(
+      (kube) => void kube.close(),
+      (e: unknown) => {
+        if (e instanceof NoClusterError) return e;
+        throw e;
+      },
+    );
+    const choice = chooseCluster(unreachable === undefined, process.env);
+    if (choice.kind === 'refuse') throw unreachable;
+    if (choice.kind === 'embedded') {
+      embedded = await startEmbeddedCluster(process.env.FURNISH_STATE_DIR ?? join(ROOT, '.furnish'));
+      process.stdout.write(embeddedClusterBanner(embedded));
+    }
+    const stack = await startLocalStack({ log, kubeconfigPath: embedded?.kubeconfigPath });
+    log.log('INFO', 'Furnish is running: create a namespace (kubectl create namespace team-a) and watch it get furnished', { reconcilers: stack.reconcilerUrl, relay: `http://127.0.0.1:${stack.relay.port}/metrics`, kubeconfig: embedded?.kubeconfigPath });
     const shutdown = () => {
       const t = setTimeout(() => process.exit(1), 15_000);
       t.unref();
-      void stack.stop().then(() => process.exit(0));
+      void stack.stop().then(() => embedded?.stop()).then(() => process.exit(0));
     };
     process.once('SIGINT', shutdown);
     process.once('SIGTERM', shutdown);
   } catch (e) {
-    if (e instanceof NoClusterError) {
-      process.stderr.write(`\n${e.message}\n\n`);
-      process.exit(2);
-    }
-    throw e;
+    const message = e instanceof NoClusterError ? e.message : portInUseMessage(e, process.env);
+    if (message === undefined) throw e;
+    process.stderr.write(`\n${message}\n\n`);
+    await embedded?.stop();
+    process.exit(2);
   }
 }

@@ -2,7 +2,7 @@
 // serving certificate, listens on 127.0.0.1 (a port the OS picks), writes a kubeconfig with one
 // context per user, and returns handles for tests: the request log, fault injection, direct
 // storage access and a certificate issuer for webhook servers.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -94,6 +94,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<SimCluster>
   const url = `https://127.0.0.1:${port}`;
   const ownDir = opts.dir === undefined;
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'kube-sim-'));
+  mkdirSync(dir, { recursive: true }); // `--dir` may name a folder that does not exist yet
   const kubeconfigPath = join(dir, 'kubeconfig');
   writeKubeconfig(kubeconfigPath, url, ca.certPem, users);
   let stopped = false;

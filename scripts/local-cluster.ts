@@ -1,0 +1,60 @@
+// Which cluster `npm start` runs against. A reachable one from the kubeconfig, as kubectl would
+// pick it; with none, and no KUBECONFIG naming one on purpose, the project's own test cluster
+// (kube-sim) started in this process, so that the first `npm start` on a fresh clone works.
+import { join } from 'node:path';
+
+export type ClusterChoice =
+  | { kind: 'configured'; kubeconfigPath?: string }
+  | { kind: 'embedded' }
+  | { kind: 'refuse' };
+
+/**
+ * A KUBECONFIG set by the user names the cluster they want: never swap in another one behind their
+ * back. Without it, an unreachable default kubeconfig means this machine has no cluster at all.
+ */
+export function chooseCluster(reachable: boolean, env: Record<string, string | undefined>): ClusterChoice {
+  if (reachable) return { kind: 'configured', kubeconfigPath: env.KUBECONFIG?.split(':')[0] };
+  if (env.KUBECONFIG) return { kind: 'refuse' };
+  return { kind: 'embedded' };
+}
+
+export interface EmbeddedCluster {
+  kubeconfigPath: string;
+  server: string;
+  stop(): Promise<void>;
+}
+
+/** kube-sim with the quickstart's users; its kubeconfig in `<stateDir>/kube-sim/` (`.furnish/`, git-ignored). */
+export async function startEmbeddedCluster(stateDir: string): Promise<EmbeddedCluster> {
+  const { startCluster } = await import('../test/support/kube-sim/index.ts');
+  const cluster = await startCluster({ dir: join(stateDir, 'kube-sim'), users: [{ name: 'admin' }, { name: 'alice', groups: ['dev'] }, { name: 'bob', groups: ['dev'] }] });
+  return { kubeconfigPath: cluster.kubeconfigPath, server: cluster.server, stop: () => cluster.stop() };
+}
+
+/** What a user reads first when Furnish started its own cluster: where it is and what to type. */
+export function embeddedClusterBanner(cluster: Pick<EmbeddedCluster, 'kubeconfigPath' | 'server'>): string {
+  return [
+    '',
+    `No Kubernetes cluster was reachable, so Furnish started its test cluster (kube-sim) at ${cluster.server}.`,
+    'In another terminal:',
+    `    export KUBECONFIG=${cluster.kubeconfigPath}`,
+    '    kubectl apply -f examples/',
+    '    kubectl --context alice create namespace team-a',
+    '    kubectl get namespace team-a -o yaml',
+    'It lives as long as this process (Ctrl-C stops both). To use a real cluster instead, set KUBECONFIG or',
+    '`kubectl config use-context <name>` and run `npm start` again.',
+    '',
+  ].join('\n');
+}
+
+/** The settings that move each port `npm start` listens on. */
+const PORT_SETTINGS: Record<string, string> = { '8080': 'FURNISH_START_PORT', '8081': 'FURNISH_RELAY_PORT', '8443': 'FURNISH_WEBHOOK_PORT' };
+
+/** A busy port, said as what to do about it; undefined for any other failure. */
+export function portInUseMessage(error: unknown, env: Record<string, string | undefined>): string | undefined {
+  const e = error as { code?: string; port?: number };
+  if (e?.code !== 'EADDRINUSE' || e.port === undefined) return undefined;
+  const setting = Object.entries(PORT_SETTINGS).find(([port, name]) => Number(env[name] ?? port) === e.port)?.[1];
+  const how = setting ? `set ${setting} to a free port (0 lets the system pick one)` : 'choose another port';
+  return `Port ${e.port} on 127.0.0.1 is already in use (another npm start?): stop what listens there, or ${how}.`;
+}

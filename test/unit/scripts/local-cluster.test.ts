@@ -1,0 +1,41 @@
+// `npm start` on a machine without a cluster: which cluster it picks, and what it says.
+import { describe, expect, it } from '@jest/globals';
+import { chooseCluster, embeddedClusterBanner, portInUseMessage } from '../../../scripts/local-cluster.ts';
+
+describe('chooseCluster', () => {
+  it('uses a reachable cluster, from KUBECONFIG when set', () => {
+    expect(chooseCluster(true, { KUBECONFIG: '/a/config:/b/config' })).toEqual({ kind: 'configured', kubeconfigPath: '/a/config' });
+    expect(chooseCluster(true, {})).toEqual({ kind: 'configured', kubeconfigPath: undefined });
+  });
+
+  it('starts the test cluster when nothing is reachable and no KUBECONFIG names a cluster', () => {
+    expect(chooseCluster(false, {})).toEqual({ kind: 'embedded' });
+  });
+
+  it('never swaps an unreachable cluster the user named for the test cluster', () => {
+    expect(chooseCluster(false, { KUBECONFIG: '/a/config' })).toEqual({ kind: 'refuse' });
+  });
+});
+
+describe('embeddedClusterBanner', () => {
+  it('names the kubeconfig to export and the first commands', () => {
+    const text = embeddedClusterBanner({ kubeconfigPath: '/repo/.furnish/kube-sim/kubeconfig', server: 'https://127.0.0.1:4242' });
+    expect(text).toContain('export KUBECONFIG=/repo/.furnish/kube-sim/kubeconfig');
+    expect(text).toContain('kubectl --context alice create namespace team-a');
+    expect(text).toContain('https://127.0.0.1:4242');
+  });
+});
+
+describe('portInUseMessage', () => {
+  const busy = (port: number) => Object.assign(new Error(`listen EADDRINUSE: address already in use 127.0.0.1:${port}`), { code: 'EADDRINUSE', port });
+
+  it('names the setting that moves the busy port', () => {
+    expect(portInUseMessage(busy(8443), {})).toBe('Port 8443 on 127.0.0.1 is already in use (another npm start?): stop what listens there, or set FURNISH_WEBHOOK_PORT to a free port (0 lets the system pick one).');
+    expect(portInUseMessage(busy(9000), { FURNISH_RELAY_PORT: '9000' })).toContain('set FURNISH_RELAY_PORT');
+  });
+
+  it('leaves every other failure alone', () => {
+    expect(portInUseMessage(new Error('boom'), {})).toBeUndefined();
+    expect(portInUseMessage(undefined, {})).toBeUndefined();
+  });
+});
