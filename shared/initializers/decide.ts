@@ -1,0 +1,119 @@
+// The decisions about one namespace's initializers, pure: reading the list, judging a change of
+// it, who may write into the namespace while it is initializing, when an initializer has timed
+// out, and what phase follows. The webhook rules and the reconciler ask these.
+import type { StringMap, UserInfo } from '../kube/types.ts';
+import type { Initializer } from './config.ts';
+import { describePrincipals, principalOf } from './config.ts';
+import { INIT_PHASE, INITIALIZER_KEY } from './keys.ts';
+
+/** The pending initializers recorded on a namespace; undefined when it has no list (not initialized this way). */
+export function pendingInitializers(annotations: StringMap): string[] | undefined {
+  const value = annotations[INITIALIZER_KEY.initializers];
+  if (value === undefined) return undefined;
+  return value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+export function formatInitializers(names: readonly string[]): string {
+  return names.join(',');
+}
+
+/** The initializer working now: the first pending one. */
+export function currentInitializer(annotations: StringMap): string | undefined {
+  return pendingInitializers(annotations)?.[0];
+}
+
+export type ListChange =
+  | { kind: 'unchanged' }
+  /** The first entry removed, the rest kept in order: the only change an initializer may make. */
+  | { kind: 'completed'; initializer: string; rest: string[] }
+  /** One entry removed while an earlier one is still pending. */
+  | { kind: 'out-of-order'; initializer: string; current: string }
+  | { kind: 'edited' };
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** What an UPDATE does to the list. An absent list after a present one is an empty one. */
+export function listChange(before: StringMap, after: StringMap): ListChange {
+  const old = pendingInitializers(before);
+  const now = pendingInitializers(after);
+  if (old === undefined) return now === undefined ? { kind: 'unchanged' } : { kind: 'edited' };
+  const next = now ?? [];
+  if (sameList(old, next)) return { kind: 'unchanged' };
+  if (next.length !== old.length - 1) return { kind: 'edited' };
+  const removed = old.findIndex((x, i) => x !== next[i]);
+  if (!sameList([...old.slice(0, removed), ...old.slice(removed + 1)], next)) return { kind: 'edited' };
+  if (removed === 0) return { kind: 'completed', initializer: old[0]!, rest: next };
+  return { kind: 'out-of-order', initializer: old[removed]!, current: old[0]! };
+}
+
+/** The phase an UPDATE leads to, when it must change: `ready` once the last initializer removed itself. */
+export function phaseAfterUpdate(before: StringMap, after: StringMap, phase: string | undefined): string | undefined {
+  if (phase !== INIT_PHASE.pending) return undefined;
+  const change = listChange(before, after);
+  return change.kind === 'completed' && change.rest.length === 0 ? INIT_PHASE.ready : undefined;
+}
+
+export interface FailureReport {
+  initializer: string;
+  reason: string;
+}
+
+/** `vault-injector: vault unreachable` → initializer and reason; undefined when malformed. */
+export function parseFailureReport(value: string | undefined): FailureReport | undefined {
+  if (value === undefined) return undefined;
+  const at = value.indexOf(':');
+  if (at <= 0) return undefined;
+  const initializer = value.slice(0, at).trim();
+  const reason = value.slice(at + 1).trim();
+  return initializer && reason ? { initializer, reason } : undefined;
+}
+
+/** An initializer-failed report newly set (or changed) by this UPDATE. */
+export function newFailureReport(before: StringMap, after: StringMap): { value: string; report: FailureReport | undefined } | undefined {
+  const value = after[INITIALIZER_KEY.initializerFailed];
+  if (value === undefined || value === before[INITIALIZER_KEY.initializerFailed]) return undefined;
+  return { value, report: parseFailureReport(value) };
+}
+
+export function failureValue(f: FailureReport): string {
+  return `${f.initializer}: ${f.reason}`;
+}
+
+/** Finds a configured initializer (or the built-in one) by name. */
+export function findInitializer(name: string, known: readonly Initializer[]): Initializer | undefined {
+  return known.find((i) => i.name === name);
+}
+
+export type GuardDecision = { allow: string } | { deny: string };
+
+export function stillInitializing(namespace: string, pending: readonly string[]): string {
+  return `namespace "${namespace}" is still being initialized by "${pending[0]!}" (pending: ${formatInitializers(pending)})`;
+}
+
+/**
+ * A write into a namespace whose initializers are pending: only the principals of the current one
+ * may write; everyone else waits until the list is empty.
+ */
+export function guardWhileInitializing(user: UserInfo, namespace: string, pending: readonly string[], known: readonly Initializer[]): GuardDecision {
+  const current = pending[0]!;
+  const init = findInitializer(current, known);
+  const p = init && principalOf(user, init);
+  if (p !== undefined) return { allow: `${p} is a principal of initializer "${current}", which is working now` };
+  const whose = init ? `only the principals of "${current}" (${describePrincipals(init)}) may write until it has finished` : `no configuration defines "${current}" any more, so only an administrator can finish it`;
+  return { deny: `${stillInitializing(namespace, pending)}: user "${user.username ?? ''}" may not write into it; ${whose}; retry once it is ready` };
+}
+
+/**
+ * An initializer that has not finished `timeoutSeconds` after the namespace was created has timed
+ * out (the deadline counts from creation: what the user waits for is the whole namespace).
+ */
+export function timedOut(creationTimestamp: string | undefined, pending: readonly string[], known: readonly Initializer[], now: Date): FailureReport | undefined {
+  const current = pending[0];
+  const init = current === undefined ? undefined : findInitializer(current, known);
+  if (!init?.timeoutSeconds || !creationTimestamp) return undefined;
+  const created = Date.parse(creationTimestamp);
+  if (Number.isNaN(created) || now.getTime() < created + init.timeoutSeconds * 1000) return undefined;
+  return { initializer: init.name, reason: `did not finish within ${init.timeoutSeconds}s of the namespace's creation` };
+}
