@@ -93,15 +93,20 @@ function noClusterMessage(why: string): string {
 }
 
 /** Installs the NamespaceTemplate CRD when the cluster does not serve furnish.dev yet. */
+const CRD_FILES = ['namespacetemplates.yaml', 'namespaceinitializationconfigurations.yaml'];
+
 async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
-  const served = await kube.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
-  if (served.ok) return;
-  const docs = parseAllDocuments(readFileSync(join(ROOT, 'infra/crds/namespacetemplates.yaml'), 'utf8')).map((d) => d.toJS() as KubeObject);
+  const served = await kube.call<{ resources?: { name: string }[] }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
+  const have = new Set((served.data?.resources ?? []).map((r) => r.name));
+  const docs = CRD_FILES.flatMap((f) => parseAllDocuments(readFileSync(join(ROOT, 'infra/crds', f), 'utf8')).map((d) => d.toJS() as KubeObject))
+    .filter((crd) => !have.has(crd.metadata.name!.split('.')[0]!));
+  if (docs.length === 0) return;
   for (const crd of docs) {
     const res = await kube.call({ method: 'PATCH', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, query: { fieldManager: 'furnish', force: true }, contentType: 'application/apply-patch+yaml', body: crd });
     log.log(res.ok ? 'INFO' : 'ERROR', res.ok ? 'installed CRD' : 'could not install CRD', { name: crd.metadata.name, status: res.status, error: res.error });
   }
-  for (let i = 0; i < 50 && !(await kube.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' })).ok; i++) await new Promise((r) => setTimeout(r, 100));
+  const servedAll = async () => ((await kube.call<{ resources?: { name: string }[] }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' })).data?.resources ?? []).filter((r) => !r.name.includes('/')).length >= CRD_FILES.length;
+  for (let i = 0; i < 50 && !(await servedAll()); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
 async function listen(server: Server, port: number): Promise<number> {

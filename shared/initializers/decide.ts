@@ -4,7 +4,10 @@
 import type { StringMap, UserInfo } from '../kube/types.ts';
 import type { Initializer } from './config.ts';
 import { describePrincipals, principalOf } from './config.ts';
-import { INIT_PHASE, INITIALIZER_KEY } from './keys.ts';
+import { KEY } from '../keys.ts';
+import { FURNISH_INITIALIZER, INIT_PHASE, INITIALIZER_KEY } from './keys.ts';
+
+const KEY_PHASE = KEY.phase;
 
 /** The pending initializers recorded on a namespace; undefined when it has no list (not initialized this way). */
 export function pendingInitializers(annotations: StringMap): string[] | undefined {
@@ -116,4 +119,36 @@ export function timedOut(creationTimestamp: string | undefined, pending: readonl
   const created = Date.parse(creationTimestamp);
   if (Number.isNaN(created) || now.getTime() < created + init.timeoutSeconds * 1000) return undefined;
   return { initializer: init.name, reason: `did not finish within ${init.timeoutSeconds}s of the namespace's creation` };
+}
+
+/** A merge patch for a namespace's metadata. */
+export interface MetadataPatch {
+  metadata: { resourceVersion?: string; labels?: Record<string, string | null>; annotations?: Record<string, string | null> };
+}
+
+/**
+ * What the reconciler writes once Furnish's templates are in place: `furnish` removed from the
+ * front of the list (with `ready` when it was the last), or, for a namespace created before
+ * initializers (no list), `ready` as before. Nothing when Furnish is not the working initializer
+ * any more or the namespace failed. The resourceVersion makes the removal a compare-and-swap.
+ */
+export function furnishCompletion(meta: { resourceVersion?: string; labels?: StringMap; annotations?: StringMap }): MetadataPatch | undefined {
+  const labels = meta.labels ?? {};
+  if (labels[KEY_PHASE] === INIT_PHASE.failed) return undefined;
+  const pending = pendingInitializers(meta.annotations ?? {});
+  if (pending === undefined) return { metadata: { labels: { [KEY_PHASE]: INIT_PHASE.ready } } };
+  if (pending[0] !== FURNISH_INITIALIZER) return undefined;
+  const rest = pending.slice(1);
+  return {
+    metadata: {
+      ...(meta.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),
+      annotations: { [INITIALIZER_KEY.initializers]: formatInitializers(rest) },
+      ...(rest.length === 0 ? { labels: { [KEY_PHASE]: INIT_PHASE.ready } } : {}),
+    },
+  };
+}
+
+/** The write that marks a namespace failed. */
+export function failurePatch(f: FailureReport): MetadataPatch {
+  return { metadata: { labels: { [KEY_PHASE]: INIT_PHASE.failed }, annotations: { [INITIALIZER_KEY.failure]: failureValue(f) } } };
 }
