@@ -27,6 +27,7 @@ import { useRuntime } from '../shared/reconcile/functions.ts';
 import { jsonLogger, type Logger } from '../shared/reconcile/log.ts';
 import { createRuntime, type Runtime } from '../shared/reconcile/runtime.ts';
 import type { RunningRelay } from '../functions/watch-relay/index.ts';
+import { localReconcilerPrincipals } from './local-identity.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const RECONCILERS = ['reconcile-namespace', 'reconcile-template'] as const;
@@ -194,6 +195,7 @@ async function serveWebhooks(kube: KubeClient, credentials: { kubeconfigPath?: s
   // The webhooks ask the API server (SubjectAccessReviews, templates) as the kubeconfig's user.
   const api = await bearerCredentials(credentials);
   Object.assign(process.env, { FURNISH_CLUSTER_ID: env.FURNISH_CLUSTER_ID ?? 'local', FURNISH_JWT_SECRET: secret, FURNISH_PUBLIC_URL: publicUrl, FURNISH_API_SERVER: kube.server });
+  process.env.FURNISH_GUARD_RECONCILER = env.FURNISH_GUARD_RECONCILER ?? await localReconcilerPrincipals(kube, log);
   if (api.caPem) process.env.FURNISH_API_CA = api.caPem;
   if (api.token) process.env.FURNISH_API_TOKEN = api.token;
   const loaded: string[] = [];

@@ -4,6 +4,7 @@
 import type { StringMap, UserInfo } from '../kube/types.ts';
 import type { Initializer } from './config.ts';
 import { describePrincipals, principalOf } from './config.ts';
+import { stillFurnishing } from '../webhooks/rules/guard-initializing.ts';
 import { KEY } from '../keys.ts';
 import { FURNISH_INITIALIZER, INIT_PHASE, INITIALIZER_KEY } from './keys.ts';
 
@@ -91,9 +92,6 @@ export function findInitializer(name: string, known: readonly Initializer[]): In
 
 export type GuardDecision = { allow: string } | { deny: string };
 
-export function stillInitializing(namespace: string, pending: readonly string[]): string {
-  return `namespace "${namespace}" is still being initialized by "${pending[0]!}" (pending: ${formatInitializers(pending)})`;
-}
 
 /**
  * A write into a namespace whose initializers are pending: only the principals of the current one
@@ -104,8 +102,8 @@ export function guardWhileInitializing(user: UserInfo, namespace: string, pendin
   const init = findInitializer(current, known);
   const p = init && principalOf(user, init);
   if (p !== undefined) return { allow: `${p} is a principal of initializer "${current}", which is working now` };
-  const whose = init ? `only the principals of "${current}" (${describePrincipals(init)}) may write until it has finished` : `no configuration defines "${current}" any more, so only an administrator can finish it`;
-  return { deny: `${stillInitializing(namespace, pending)}: user "${user.username ?? ''}" may not write into it; ${whose}; retry once it is ready` };
+  const whose = init ? `only its principals may (${describePrincipals(init)})` : 'no configuration defines it any more: only an administrator can finish it';
+  return { deny: `${stillFurnishing(namespace)} (user "${user.username ?? ''}" may not write into it while initializer "${current}" is working (pending: ${formatInitializers(pending)}): ${whose})` };
 }
 
 /**

@@ -46,10 +46,10 @@ describe('guardWhileInitializing', () => {
 
   it('refuses a later initializer and users, naming the one still working', () => {
     expect(guardWhileInitializing({ username: SEEDER_SA }, 'team-a', ['furnish', 'secret-seeder'], known)).toEqual({
-      deny: `namespace "team-a" is still being initialized by "furnish" (pending: furnish,secret-seeder): user "${SEEDER_SA}" may not write into it; only the principals of "furnish" (${RECONCILER}) may write until it has finished; retry once it is ready`,
+      deny: `namespace "team-a" is still being furnished; retry in a few seconds (user "${SEEDER_SA}" may not write into it while initializer "furnish" is working (pending: furnish,secret-seeder): only its principals may (${RECONCILER}))`,
     });
     expect(guardWhileInitializing({ username: 'alice' }, 'team-a', ['gone'], known)).toEqual({
-      deny: 'namespace "team-a" is still being initialized by "gone" (pending: gone): user "alice" may not write into it; no configuration defines "gone" any more, so only an administrator can finish it; retry once it is ready',
+      deny: 'namespace "team-a" is still being furnished; retry in a few seconds (user "alice" may not write into it while initializer "gone" is working (pending: gone): no configuration defines it any more: only an administrator can finish it)',
     });
   });
 });
