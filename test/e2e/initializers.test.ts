@@ -187,3 +187,21 @@ describe('a timeout', () => {
     expect(refused.stderr).toContain(`which failed to initialize (slow: did not finish within 2s of the namespace's creation)`);
   }, 90_000);
 });
+
+describe('NamespaceInitializationConfiguration objects', () => {
+  it('an invalid one is refused at admission, every problem with its path', async () => {
+    if (!haveKubectl) return;
+    const name = `e2e-bad${suffix}`;
+    const bad = { ...SLOW_CONFIG, metadata: { name }, spec: { initializers: [{ name: 'furnish', principals: [{ kind: 'Robot', name: 'r2' }] }] } };
+    const r = await kubectl('admin', ['apply', '-f', '-'], yaml(bad));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`NamespaceInitializationConfiguration "${name}" is invalid (2 problems): spec.initializers[0].name: "furnish" is Furnish's own template population, the built-in first initializer; it cannot be redefined; spec.initializers[0].principals[0].kind: must be one of User, Group, ServiceAccount, not "Robot"`);
+  }, 30_000);
+
+  it('kubectl get lists them with their initializers (short name nsinit)', async () => {
+    if (!haveKubectl) return;
+    const out = await ok('admin', ['get', 'nsinit', '10-secret-seeder']);
+    // kube-sim prints no server-side Table (its README: NAME and AGE only); the real server shows the printer column.
+    expect(out).toMatch(cluster.isSimulated ? /^NAME\s+AGE\n10-secret-seeder\s+/ : /^NAME\s+INITIALIZERS\s+AGE\n10-secret-seeder\s+secret-seeder\s+/);
+  }, 30_000);
+});
