@@ -18,7 +18,9 @@ export interface InitializerMutationInput extends NamespaceMutationInput {
 export function recordInitializers(input: InitializerMutationInput): MutationOutcome {
   const rule = 'record-initializers';
   if (input.operation !== 'CREATE') return { rule, skip: 'only at CREATE' };
-  const selected = selectInitializers(input.namespace.labels, optOutReason(input) !== undefined, input.configured);
+  // Furnish's own namespace is never initialized: its reconciler and webhooks' identity live there.
+  const governed = optOutReason(input) === undefined && input.namespace.name !== input.settings.furnishNamespace;
+  const selected = selectInitializers(input.namespace.labels, !governed, input.configured);
   const given = input.namespace.annotations[INITIALIZER_KEY.initializers];
   const wanted = selected.length > 0 ? formatInitializers(selected) : undefined;
   if (given === wanted) return { rule, skip: wanted === undefined ? 'no initializer: opted out' : `initializers already "${wanted}"` };

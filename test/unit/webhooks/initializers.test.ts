@@ -39,6 +39,7 @@ describe('mutate-namespace initializer rules', () => {
       rule: 'record-initializers', reason: 'furnish.dev/initializers=furnish,secret-seeder,vault', annotations: { [LIST]: 'furnish,secret-seeder,vault' },
     });
     expect(recordInitializers({ ...create, namespace: ns({ 'furnish.dev/opt-out': 'true', [LIST]: 'forged' }) })).toMatchObject({ annotations: { [LIST]: null } });
+    expect(recordInitializers({ ...create, namespace: { name: 'furnish-system', labels: {}, annotations: {} } })).toMatchObject({ skip: 'no initializer: opted out' });
   });
 
   it('ready-when-initialized sets ready on the update that empties the list', () => {
