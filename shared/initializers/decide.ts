@@ -21,11 +21,6 @@ export function formatInitializers(names: readonly string[]): string {
   return names.join(',');
 }
 
-/** The initializer working now: the first pending one. */
-export function currentInitializer(annotations: StringMap): string | undefined {
-  return pendingInitializers(annotations)?.[0];
-}
-
 export type ListChange =
   | { kind: 'unchanged' }
   /** The first entry removed, the rest kept in order: the only change an initializer may make. */

@@ -19,7 +19,7 @@ import { initializerMutations } from '../rules/initializers-mutate.ts';
 import { guardNeedsInitializers, writesWaitForInitializers } from '../rules/initializers-guard.ts';
 import { initializerValidation, needsInitializers } from '../rules/initializers-validate.ts';
 import { applyChanges, isChange } from '../rules/mutate-namespace.ts';
-import type { NamespaceMutationInput } from '../rules/mutate-namespace.ts';
+import type { MetadataMaps, NamespaceMutationInput } from '../rules/mutate-namespace.ts';
 import { resolve } from '../rules/outcome.ts';
 import type { RuleOutcome, Verdict } from '../rules/outcome.ts';
 import { describeProblems } from './validate-template.ts';
@@ -49,18 +49,28 @@ function mutationInput(request: AdmissionRequest & { operation: 'CREATE' | 'UPDA
   return { operation: request.operation, user: request.userInfo, namespace: namespaceInfoOf(object, request), old, settings };
 }
 
-/** The wrapped handler's patch, then the initializer rules on the result, as one patch over /metadata. */
+/**
+ * The wrapped handler's patch plus the initializer rules', as one patch over /metadata. The rules
+ * judge the request's object: the keys they read (the list, the failure reports, the phase at
+ * UPDATE, the opt-out) are ones the wrapped handler does not change.
+ */
 function addInitializerPatch(request: AdmissionRequest & { operation: 'CREATE' | 'UPDATE' }, base: AdmissionResponse, configured: readonly Initializer[], settings: PolicySettings): AdmissionResponse {
   if (!base.allowed) return base;
-  const original = requireObject(request, 'object');
-  const patched = jsonpatch.applyPatch(structuredClone(original), decodePatch(base) as PatchOperation[], false, false).newDocument;
-  const changes = initializerMutations({ ...mutationInput(request, patched, settings), configured }).filter(isChange);
+  const object = requireObject(request, 'object');
+  const changes = initializerMutations({ ...mutationInput(request, object, settings), configured }).filter(isChange);
   if (changes.length === 0) return base;
-  patched.metadata ??= {};
-  applyChanges(patched.metadata, changes);
-  const reasons = changes.map((c) => c.reason).join('; ');
-  const audit = { ...base.auditAnnotations, initializers: reasons };
-  return allowWithPatch(request, original.metadata ?? {}, patched.metadata, { warnings: base.warnings, auditAnnotations: audit }, '/metadata');
+  // Only labels and annotations: clone and diff just those, as mutate-namespace does.
+  const { labels, annotations } = object.metadata ?? {};
+  const ours: MetadataMaps = {};
+  if (labels) ours.labels = labels;
+  if (annotations) ours.annotations = annotations;
+  // String maps: a copy of each map is a deep copy.
+  const draft: MetadataMaps = { ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) };
+  const baseOps = decodePatch(base).map((op) => ({ ...op, path: op.path.slice('/metadata'.length) })) as PatchOperation[];
+  jsonpatch.applyPatch(draft, baseOps, false, true);
+  applyChanges(draft, changes);
+  const audit = { ...base.auditAnnotations, initializers: changes.map((c) => c.reason).join('; ') };
+  return allowWithPatch(request, ours, draft, { warnings: base.warnings, auditAnnotations: audit }, '/metadata');
 }
 
 /** mutate-namespace plus the initializer list at CREATE and the phase it leads to at UPDATE. */
@@ -68,7 +78,8 @@ export function withInitializerMutations(handler: AdmissionHandler): AdmissionHa
   return (request, deps) => {
     const base = handler(request, deps);
     if (!isNamespaceWrite(request)) return base;
-    if (request.operation === 'UPDATE') return then(base, (r) => addInitializerPatch(request, r, [], deps.settings));
+    // Without a cluster to read (no configurations) the answer needs no promise.
+    if (request.operation === 'UPDATE' || !deps.initializers) return then(base, (r) => addInitializerPatch(request, r, [], deps.settings));
     // Read fresh at every CREATE: the list decides who may write into the new namespace.
     return then(base, (r) => (r.allowed ? configuredInitializers(deps).then((c) => addInitializerPatch(request, r, c, deps.settings), (e: unknown) => unavailable(request, e)) : r));
   };
