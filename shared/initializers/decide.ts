@@ -12,8 +12,9 @@ const KEY_PHASE = KEY.phase;
 
 /** The pending initializers recorded on a namespace; undefined when it has no list (not initialized this way). */
 export function pendingInitializers(annotations: StringMap): string[] | undefined {
-  const value = annotations[INITIALIZER_KEY.initializers];
-  if (value === undefined) return undefined;
+  const value: unknown = annotations[INITIALIZER_KEY.initializers];
+  // The API server only passes strings; anything else is judged as no list rather than crashing.
+  if (typeof value !== 'string') return undefined;
   return value.split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
@@ -60,8 +61,8 @@ export interface FailureReport {
 }
 
 /** `vault-injector: vault unreachable` → initializer and reason; undefined when malformed. */
-export function parseFailureReport(value: string | undefined): FailureReport | undefined {
-  if (value === undefined) return undefined;
+export function parseFailureReport(value: unknown): FailureReport | undefined {
+  if (typeof value !== 'string') return undefined;
   const at = value.indexOf(':');
   if (at <= 0) return undefined;
   const initializer = value.slice(0, at).trim();
@@ -71,9 +72,9 @@ export function parseFailureReport(value: string | undefined): FailureReport | u
 
 /** An initializer-failed report newly set (or changed) by this UPDATE. */
 export function newFailureReport(before: StringMap, after: StringMap): { value: string; report: FailureReport | undefined } | undefined {
-  const value = after[INITIALIZER_KEY.initializerFailed];
+  const value: unknown = after[INITIALIZER_KEY.initializerFailed];
   if (value === undefined || value === before[INITIALIZER_KEY.initializerFailed]) return undefined;
-  return { value, report: parseFailureReport(value) };
+  return { value: String(value), report: parseFailureReport(value) };
 }
 
 export function failureValue(f: FailureReport): string {

@@ -80,3 +80,12 @@ describe('furnishCompletion', () => {
     expect(furnishCompletion({ labels: { 'furnish.dev/phase': 'failed' }, annotations: list('furnish') })).toBeUndefined();
   });
 });
+
+describe('malformed values (never from a real API server) are judged, not crashed on', () => {
+  const odd = { 'furnish.dev/initializers': 5, 'furnish.dev/initializer-failed': ['x'] } as unknown as Record<string, string>;
+  it('a list that is not a string is no list; a report that is not a string is malformed', () => {
+    expect(pendingInitializers(odd)).toBeUndefined();
+    expect(listChange(list('furnish'), odd)).toEqual({ kind: 'completed', initializer: 'furnish', rest: [] });
+    expect(parseFailureReport(odd['furnish.dev/initializer-failed'])).toBeUndefined();
+  });
+});
