@@ -27,6 +27,7 @@ import { useRuntime } from '../shared/reconcile/functions.ts';
 import { jsonLogger, type Logger } from '../shared/reconcile/log.ts';
 import { createRuntime, type Runtime } from '../shared/reconcile/runtime.ts';
 import type { RunningRelay } from '../functions/watch-relay/index.ts';
+import { localReconcilerPrincipals } from './local-identity.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const RECONCILERS = ['reconcile-namespace', 'reconcile-template'] as const;
@@ -93,15 +94,20 @@ function noClusterMessage(why: string): string {
 }
 
 /** Installs the NamespaceTemplate CRD when the cluster does not serve furnish.dev yet. */
+const CRD_FILES = ['namespacetemplates.yaml', 'namespaceinitializationconfigurations.yaml'];
+
 async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
-  const served = await kube.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
-  if (served.ok) return;
-  const docs = parseAllDocuments(readFileSync(join(ROOT, 'infra/crds/namespacetemplates.yaml'), 'utf8')).map((d) => d.toJS() as KubeObject);
+  const served = await kube.call<{ resources?: { name: string }[] }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
+  const have = new Set((served.data?.resources ?? []).map((r) => r.name));
+  const docs = CRD_FILES.flatMap((f) => parseAllDocuments(readFileSync(join(ROOT, 'infra/crds', f), 'utf8')).map((d) => d.toJS() as KubeObject))
+    .filter((crd) => !have.has(crd.metadata.name!.split('.')[0]!));
+  if (docs.length === 0) return;
   for (const crd of docs) {
     const res = await kube.call({ method: 'PATCH', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, query: { fieldManager: 'furnish', force: true }, contentType: 'application/apply-patch+yaml', body: crd });
     log.log(res.ok ? 'INFO' : 'ERROR', res.ok ? 'installed CRD' : 'could not install CRD', { name: crd.metadata.name, status: res.status, error: res.error });
   }
-  for (let i = 0; i < 50 && !(await kube.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' })).ok; i++) await new Promise((r) => setTimeout(r, 100));
+  const servedAll = async () => ((await kube.call<{ resources?: { name: string }[] }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' })).data?.resources ?? []).filter((r) => !r.name.includes('/')).length >= CRD_FILES.length;
+  for (let i = 0; i < 50 && !(await servedAll()); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
 async function listen(server: Server, port: number): Promise<number> {
@@ -189,6 +195,7 @@ async function serveWebhooks(kube: KubeClient, credentials: { kubeconfigPath?: s
   // The webhooks ask the API server (SubjectAccessReviews, templates) as the kubeconfig's user.
   const api = await bearerCredentials(credentials);
   Object.assign(process.env, { FURNISH_CLUSTER_ID: env.FURNISH_CLUSTER_ID ?? 'local', FURNISH_JWT_SECRET: secret, FURNISH_PUBLIC_URL: publicUrl, FURNISH_API_SERVER: kube.server });
+  process.env.FURNISH_GUARD_RECONCILER = env.FURNISH_GUARD_RECONCILER ?? await localReconcilerPrincipals(kube, log);
   if (api.caPem) process.env.FURNISH_API_CA = api.caPem;
   if (api.token) process.env.FURNISH_API_TOKEN = api.token;
   const loaded: string[] = [];

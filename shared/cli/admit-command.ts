@@ -151,8 +151,9 @@ export const admitCommand: Command = {
     'JSONPatch (base64, as kube-apiserver receives it). --request takes a bare AdmissionReview or a',
     'capture { path, headers, review }. Look-ups (NamespaceTemplates, RBAC answers) come from',
     'the objects under --cluster: NamespaceTemplates, Roles, ClusterRoles, RoleBindings and',
-    'ClusterRoleBindings; without --cluster there is no template and every permission check is',
-    'refused. Exit 0 when the review was answered, allowed or denied; 1 when --expect is not met;',
+    'ClusterRoleBindings, NamespaceInitializationConfigurations (mutate-namespace records the',
+    'initializers a new namespace gets) and Namespaces (the stored namespace guard-initializing',
+    'reads); without --cluster there is no template and every permission check is refused. Exit 0 when the review was answered, allowed or denied; 1 when --expect is not met;',
     '2 on invalid input.',
   ].join('\n'),
   options: {
@@ -162,7 +163,7 @@ export const admitCommand: Command = {
       type: 'string',
       multiple: true,
       value: 'file|dir',
-      description: 'objects of the cluster to look up (templates and RBAC), read recursively (*.yaml, *.yml, *.json)',
+      description: 'objects of the cluster to look up (templates, RBAC, initializer configurations, namespaces), read recursively (*.yaml, *.yml, *.json)',
     },
     config: {
       type: 'string',

@@ -8,6 +8,7 @@ import type { SourceTemplate } from './load.ts';
 import { DEFAULT_CREATOR, namespaceFromFlags } from './namespace.ts';
 import { formatRendered, isOutputFormat, OUTPUT_FORMATS, type OutputFormat } from './output.ts';
 import { formatProblem, loadCheckedTemplates, templatePaths, TEMPLATES_OPTION } from './templates.ts';
+import { INITIALIZERS_OPTION, previewInitializers } from './initializers.ts';
 
 function outputFormat(values: OptionValues): OutputFormat {
   const format = stringOption(values, 'output') ?? 'yaml';
@@ -50,6 +51,9 @@ function run(values: OptionValues, io: CliIo): number {
     { granted: grantedBy(values, checked.sources, io) },
   );
   io.stderr(match.skipped.map(skipLine).join(''));
+  const initializers = previewInitializers(values, ns, isSystemNamespace(ns.name) || isOptedOut(ns));
+  io.stderr([...(initializers?.problems ?? []), ...(initializers?.lines ?? [])].map((l) => `${l}\n`).join(''));
+  if (initializers?.problems.length) return EXIT.invalid;
   // Furnish leaves system and opted-out namespaces alone: not even an ApplySet parent.
   if (isSystemNamespace(ns.name) || isOptedOut(ns)) return EXIT.ok;
   const result = renderNamespace(match.matched, ctx);
@@ -75,6 +79,7 @@ export const renderCommand: Command = {
   ].join('\n'),
   options: {
     templates: TEMPLATES_OPTION,
+    initializers: INITIALIZERS_OPTION,
     namespace: { type: 'string', short: 'n', value: 'name', description: 'name of the namespace to render for' },
     labels: { type: 'string', multiple: true, value: 'k=v,...', description: 'labels of the namespace' },
     annotations: { type: 'string', multiple: true, value: 'k=v,...', description: 'annotations of the namespace' },

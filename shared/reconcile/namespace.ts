@@ -2,7 +2,7 @@
 // let the pure planner decide; carry out exactly the planned writes; report. Level-triggered:
 // the message only names the namespace. Transient failures throw TransientError (the delivery
 // fails, Pub/Sub redelivers); permanent ones are reported once and the delivery is acknowledged.
-import { KEY, PHASE } from '../keys.ts';
+import { KEY } from '../keys.ts';
 import { applyObject, createObject, deleteObject, EVENTS, listAll, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
 import type { KubeClient, KubeResponse } from '../kube/client.ts';
 import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
@@ -14,6 +14,7 @@ import { classifyApiError, TransientError } from './errors.ts';
 import type { Logger } from './log.ts';
 import { keyOf, parseGroupKind, parseKey, sortedUnique, type ObjectRef } from './objects.ts';
 import { desiredState, namespaceInfo, parentNeedsWrite, parentObject, planNamespace, toObserve, type DesiredObject, type NamespacePlan, type Observation } from './plan.ts';
+import { markTimedOutInitializer, populationFinishedPatch } from './initializers.ts';
 import { eventObject, namespaceEvent, warningEvents, withRecentFailure, type NamespaceOutcome, type ObjectFailure } from './report.ts';
 
 export const EVENT_COMPONENT = 'furnish-reconciler';
@@ -239,9 +240,12 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string): Pro
   writes += await recordTemplateFailures(deps, templates, outcome, now);
 
   const failed = exec.failures.length > 0;
-  if (plan.setReady && (!failed || deps.readyDespiteFailures)) {
+  // Pluggable initializers (./initializers.ts): Furnish removes its own initializer; the last one out makes the namespace ready.
+  const finished = populationFinishedPatch(ns);
+  writes += await markTimedOutInitializer(deps.kube, ns, now, deps.log);
+  if (plan.setReady && finished && (!failed || deps.readyDespiteFailures)) {
     writes += 1;
-    const res = await mergePatch(deps.kube, resourcePath(NAMESPACES, undefined, name), { metadata: { labels: { [KEY.phase]: PHASE.ready } } });
+    const res = await mergePatch(deps.kube, resourcePath(NAMESPACES, undefined, name), finished);
     if (!res.ok) {
       const c = classifyApiError({ status: res.status, reason: res.reason });
       if (c.class === 'transient') throw new TransientError(`set phase of ${name}: ${c.why}`, { status: res.status, reason: res.reason });

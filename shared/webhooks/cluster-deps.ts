@@ -3,15 +3,16 @@
 import type { ClusterConfig } from '../config/types.ts';
 import { createKubeHttp } from '../kube/http.ts';
 import { cachedAuthorizer, createSarAuthorizer } from '../kube/sar.ts';
-import type { Authorizer } from '../kube/sar.ts';
-import type { TemplateSource, WebhookDeps } from './deps.ts';
+import type { WebhookDeps } from './deps.ts';
 import { clusterTemplates } from './templates.ts';
+import { clusterInitializerLookups } from './initializer-lookups.ts';
 
-function unreachable(cluster: ClusterConfig): { authorizer: Authorizer; templates: TemplateSource } {
+function unreachable(cluster: ClusterConfig): Omit<WebhookDeps, 'settings'> {
   const error = `cluster "${cluster.id}" has no api configured (clusters[].api.server)`;
   return {
     authorizer: { check: async () => ({ allowed: false, error }) },
     templates: { list: async () => Promise.reject(new Error(error)) },
+    initializers: { configurations: async () => Promise.reject(new Error(error)), namespace: async () => Promise.reject(new Error(error)) },
   };
 }
 
@@ -22,6 +23,7 @@ export function depsForCluster(cluster: ClusterConfig): WebhookDeps {
     settings: cluster,
     authorizer: cachedAuthorizer(createSarAuthorizer(http), { ttlMs: cluster.sarCacheTtlMs }),
     templates: clusterTemplates(http, cluster.templateCacheTtlMs),
+    initializers: clusterInitializerLookups(http),
   };
 }
 

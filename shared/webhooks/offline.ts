@@ -13,6 +13,7 @@ import { createRbacAuthorizer } from '../rbac/authorizer.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
 import { API_VERSION } from '../render/types.ts';
 import { staticTemplates } from './deps.ts';
+import { staticInitializerLookups } from './initializer-lookups.ts';
 import { HANDLERS } from './handlers/index.ts';
 
 export interface AdmitOfflineOptions {
@@ -53,6 +54,7 @@ export async function admitOffline(options: AdmitOfflineOptions): Promise<Admiss
     settings,
     authorizer: options.cluster ? createRbacAuthorizer(objects) : noCluster,
     templates: staticTemplates(templatesIn(objects)),
+    initializers: staticInitializerLookups(objects),
   };
   const response = await HANDLERS[options.webhook](review.request, deps);
   response.uid = review.request.uid;

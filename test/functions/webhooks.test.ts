@@ -42,13 +42,14 @@ async function send(fn: string, fixture: AdmissionFixtureName, change?: (review:
 }
 
 describe('mutate-namespace function', () => {
-  it('kubectl create namespace as alice: creator annotation and phase=pending', async () => {
+  it('kubectl create namespace as alice: creator annotation, the built-in initializer and phase=pending', async () => {
     const response = await send('mutate-namespace', '001-mutate-CREATE-namespaces-team-a-alice');
     expect(response.allowed).toBe(true);
     expect(response.patchType).toBe('JSONPatch');
+    // The fake API server serves no NamespaceInitializationConfiguration (404): only `furnish`.
     expect(decodePatch(response)).toEqual(
       expect.arrayContaining([
-        { op: 'add', path: '/metadata/annotations', value: { 'furnish.dev/creator': 'alice' } },
+        { op: 'add', path: '/metadata/annotations', value: { 'furnish.dev/creator': 'alice', 'furnish.dev/initializers': 'furnish' } },
         { op: 'add', path: '/metadata/labels/furnish.dev~1phase', value: 'pending' },
       ]),
     );

@@ -5,10 +5,12 @@ import { guardInitializing } from './guard-initializing.ts';
 import { mutateNamespace } from './mutate-namespace.ts';
 import { validateNamespace } from './validate-namespace.ts';
 import { validateNamespaceTemplate } from './validate-template.ts';
+import { withConfigurationValidation, withInitializerGuard, withInitializerMutations, withInitializerValidation } from './initializers.ts';
 
 export const HANDLERS: Readonly<Record<WebhookName, AdmissionHandler>> = {
-  'mutate-namespace': mutateNamespace,
-  'validate-namespace': validateNamespace,
-  'validate-template': validateNamespaceTemplate,
-  'guard-initializing': guardInitializing,
+  // Pluggable initializers (handlers/initializers.ts) wrap the namespace webhooks.
+  'mutate-namespace': withInitializerMutations(mutateNamespace),
+  'validate-namespace': withInitializerValidation(validateNamespace),
+  'validate-template': withConfigurationValidation(validateNamespaceTemplate),
+  'guard-initializing': withInitializerGuard(guardInitializing),
 };

@@ -7,9 +7,9 @@ import type { AdmissionHandler } from '../deps.ts';
 import { requireObject, requireResource } from '../request.ts';
 import { GROUP } from '../../render/types.ts';
 
-export function describeProblems(name: string, problems: readonly ValidationProblem[]): string {
+export function describeProblems(name: string, problems: readonly ValidationProblem[], kind = 'NamespaceTemplate'): string {
   const list = problems.map((p) => `${p.path}: ${p.message}`).join('; ');
-  return `NamespaceTemplate "${name}" is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}): ${list}`;
+  return `${kind} "${name}" is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}): ${list}`;
 }
 
 export const validateNamespaceTemplate: AdmissionHandler = (request) => {

@@ -90,7 +90,8 @@ describe('furnish admit: mutate-namespace', () => {
     // The captured namespace has labels but no annotations: the patch adds the whole map.
     expect(operations).toEqual([
       { op: 'add', path: `/metadata/labels/${KEY.phase.replace('/', '~1')}`, value: 'pending' },
-      { op: 'add', path: '/metadata/annotations', value: { [KEY.creator]: 'alice' } },
+      // The built-in initializer: no NamespaceInitializationConfiguration is given.
+      { op: 'add', path: '/metadata/annotations', value: { [KEY.creator]: 'alice', 'furnish.dev/initializers': 'furnish' } },
     ]);
   });
 

@@ -45,9 +45,9 @@ describe('infra/webhooks', () => {
     const rules = (name: string) => (parse(text(name)).webhooks[0] as Webhook).rules;
     expect(rules('mutate-namespace')).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
     expect(rules('validate-namespace')).toEqual(rules('mutate-namespace'));
-    expect(rules('validate-template')).toEqual([{ apiGroups: ['furnish.dev'], apiVersions: ['v1alpha1'], resources: ['namespacetemplates'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
+    expect(rules('validate-template')).toEqual([{ apiGroups: ['furnish.dev'], apiVersions: ['v1alpha1'], resources: ['namespacetemplates', 'namespaceinitializationconfigurations'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
     const guard = parse(text('guard-initializing')).webhooks[0] as Webhook;
     expect(guard.rules).toEqual([{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' }]);
-    expect(guard.namespaceSelector.matchExpressions).toContainEqual({ key: 'furnish.dev/phase', operator: 'In', values: ['pending'] });
+    expect(guard.namespaceSelector.matchExpressions).toContainEqual({ key: 'furnish.dev/phase', operator: 'In', values: ['pending', 'failed'] });
   });
 });

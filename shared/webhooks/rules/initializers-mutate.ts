@@ -1,0 +1,62 @@
+// mutate-namespace's initializer rules: record the initializers that select a new namespace (the
+// request's own value is replaced, so it cannot be forged), and move the phase when the list
+// empties (`ready`) or an initializer reports failure (`failed`). Same shape as the other
+// mutate-namespace rules; the handler decorator in handlers/initializers.ts runs them.
+import { KEY } from '../../keys.ts';
+import type { Initializer } from '../../initializers/config.ts';
+import { selectInitializers } from '../../initializers/config.ts';
+import { failureValue, formatInitializers, newFailureReport, phaseAfterUpdate } from '../../initializers/decide.ts';
+import { INIT_PHASE, INITIALIZER_KEY } from '../../initializers/keys.ts';
+import type { MutationOutcome, NamespaceMutationInput } from './mutate-namespace.ts';
+import { optOutReason } from './mutate-namespace.ts';
+
+export interface InitializerMutationInput extends NamespaceMutationInput {
+  /** Configured initializers, merged (CREATE only: read fresh from the cluster). */
+  configured: readonly Initializer[];
+}
+
+export function recordInitializers(input: InitializerMutationInput): MutationOutcome {
+  const rule = 'record-initializers';
+  if (input.operation !== 'CREATE') return { rule, skip: 'only at CREATE' };
+  // Furnish's own namespace is never initialized: its reconciler and webhooks' identity live there.
+  const governed = optOutReason(input) === undefined && input.namespace.name !== input.settings.furnishNamespace;
+  const selected = selectInitializers(input.namespace.labels, !governed, input.configured);
+  const given = input.namespace.annotations[INITIALIZER_KEY.initializers];
+  const wanted = selected.length > 0 ? formatInitializers(selected) : undefined;
+  if (given === wanted) return { rule, skip: wanted === undefined ? 'no initializer: opted out' : `initializers already "${wanted}"` };
+  // Whatever the request carried is replaced: only Furnish decides who initializes a namespace.
+  const reason = wanted === undefined ? `removed ${INITIALIZER_KEY.initializers} (opted out: no initializer)` : `${INITIALIZER_KEY.initializers}=${wanted}`;
+  return { rule, reason, annotations: { [INITIALIZER_KEY.initializers]: wanted ?? null } };
+}
+
+export function dropFailuresAtCreate(input: InitializerMutationInput): MutationOutcome {
+  const rule = 'drop-failures-at-create';
+  if (input.operation !== 'CREATE') return { rule, skip: 'only at CREATE' };
+  const keys = [INITIALIZER_KEY.failure, INITIALIZER_KEY.initializerFailed].filter((k) => input.namespace.annotations[k] !== undefined);
+  if (keys.length === 0) return { rule, skip: 'no failure recorded' };
+  return { rule, reason: `removed ${keys.join(', ')}: a new namespace has not failed`, annotations: Object.fromEntries(keys.map((k) => [k, null])) };
+}
+
+export function readyWhenInitialized(input: InitializerMutationInput): MutationOutcome {
+  const rule = 'ready-when-initialized';
+  if (input.operation !== 'UPDATE' || !input.old) return { rule, skip: 'only at UPDATE' };
+  const phase = phaseAfterUpdate(input.old.annotations, input.namespace.annotations, input.namespace.labels[KEY.phase]);
+  if (phase === undefined) return { rule, skip: 'the last initializer has not removed itself' };
+  return { rule, reason: `${KEY.phase}=${phase}: every initializer has finished`, labels: { [KEY.phase]: phase } };
+}
+
+export function failOnReport(input: InitializerMutationInput): MutationOutcome {
+  const rule = 'fail-on-report';
+  if (input.operation !== 'UPDATE' || !input.old) return { rule, skip: 'only at UPDATE' };
+  const reported = newFailureReport(input.old.annotations, input.namespace.annotations);
+  if (!reported?.report) return { rule, skip: 'no new failure report' };
+  if (input.namespace.labels[KEY.phase] !== INIT_PHASE.pending) return { rule, skip: 'the namespace is not pending' };
+  // validate-namespace then checks that the reporter is a principal of that initializer.
+  return { rule, reason: `${KEY.phase}=${INIT_PHASE.failed}: ${failureValue(reported.report)}`, labels: { [KEY.phase]: INIT_PHASE.failed }, annotations: { [INITIALIZER_KEY.failure]: failureValue(reported.report) } };
+}
+
+export const INITIALIZER_MUTATIONS = [recordInitializers, dropFailuresAtCreate, readyWhenInitialized, failOnReport] as const;
+
+export function initializerMutations(input: InitializerMutationInput): MutationOutcome[] {
+  return INITIALIZER_MUTATIONS.map((rule) => rule(input));
+}

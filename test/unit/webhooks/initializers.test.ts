@@ -1,0 +1,197 @@
+// The initializer rules of the namespace webhooks, and the handlers as kube-apiserver calls them
+// (HANDLERS: the decorators around mutate-namespace, validate-namespace, guard-initializing and
+// validate-template), with the configurations and the stored namespace as static objects.
+import { describe, expect, it } from '@jest/globals';
+import { decodePatch } from '../../../shared/admission/response.ts';
+import type { AdmissionRequest } from '../../../shared/admission/types.ts';
+import type { KubeObject, UserInfo } from '../../../shared/kube/types.ts';
+import { furnishInitializer, mergeConfigurations } from '../../../shared/initializers/config.ts';
+import { HANDLERS } from '../../../shared/webhooks/handlers/index.ts';
+import { staticInitializerLookups } from '../../../shared/webhooks/initializer-lookups.ts';
+import { failOnReport, readyWhenInitialized, recordInitializers } from '../../../shared/webhooks/rules/initializers-mutate.ts';
+import { failureReportedByItsInitializer, initializersRemoveThemselvesInOrder } from '../../../shared/webhooks/rules/initializers-validate.ts';
+import { writesWaitForInitializers } from '../../../shared/webhooks/rules/initializers-guard.ts';
+import type { NamespaceInfo } from '../../../shared/render/types.ts';
+import { fakeAuthorizer, testDeps, testSettings } from '../../support/fixtures.ts';
+import type { Grant } from '../../support/fixtures.ts';
+import { configuration, RECONCILER, SEEDER, SEEDER_SA, VAULT } from '../initializers/helpers.ts';
+
+const CONFIGS = [configuration('10-init', [SEEDER, VAULT])];
+const configured = mergeConfigurations(CONFIGS).initializers;
+const known = [furnishInitializer([RECONCILER]), ...configured];
+const settings = testSettings();
+const seeder: UserInfo = { username: SEEDER_SA, groups: ['system:serviceaccounts'] };
+const alice: UserInfo = { username: 'alice', groups: ['dev'] };
+const LIST = 'furnish.dev/initializers';
+
+function ns(annotations: Record<string, string>, phase = 'pending', labels: Record<string, string> = {}): NamespaceInfo {
+  return { name: 'team-a', labels: { 'furnish.dev/phase': phase, 'kubernetes.io/metadata.name': 'team-a', ...labels }, annotations: { 'furnish.dev/creator': 'alice', ...annotations } };
+}
+
+function update(user: UserInfo, before: NamespaceInfo, after: NamespaceInfo) {
+  return { operation: 'UPDATE' as const, user, old: before, namespace: after, settings, known, configured };
+}
+
+describe('mutate-namespace initializer rules', () => {
+  it('record-initializers replaces whatever the request carries with the selected initializers', () => {
+    const create = { operation: 'CREATE' as const, user: alice, settings, configured };
+    expect(recordInitializers({ ...create, namespace: ns({ [LIST]: '' }, 'pending', { vault: 'on' }) })).toEqual({
+      rule: 'record-initializers', reason: 'furnish.dev/initializers=furnish,secret-seeder,vault', annotations: { [LIST]: 'furnish,secret-seeder,vault' },
+    });
+    expect(recordInitializers({ ...create, namespace: ns({ 'furnish.dev/opt-out': 'true', [LIST]: 'forged' }) })).toMatchObject({ annotations: { [LIST]: null } });
+    expect(recordInitializers({ ...create, namespace: { name: 'furnish-system', labels: {}, annotations: {} } })).toMatchObject({ skip: 'no initializer: opted out' });
+  });
+
+  it('ready-when-initialized sets ready on the update that empties the list', () => {
+    expect(readyWhenInitialized(update(seeder, ns({ [LIST]: 'secret-seeder' }), ns({ [LIST]: '' })))).toMatchObject({ labels: { 'furnish.dev/phase': 'ready' } });
+    expect(readyWhenInitialized(update(seeder, ns({ [LIST]: 'furnish,secret-seeder' }), ns({ [LIST]: 'secret-seeder' })))).toMatchObject({ skip: expect.any(String) });
+  });
+
+  it('fail-on-report marks the namespace failed with the report', () => {
+    expect(failOnReport(update(seeder, ns({ [LIST]: 'secret-seeder' }), ns({ [LIST]: 'secret-seeder', 'furnish.dev/initializer-failed': 'secret-seeder: vault sealed' })))).toMatchObject({
+      labels: { 'furnish.dev/phase': 'failed' }, annotations: { 'furnish.dev/failure': 'secret-seeder: vault sealed' },
+    });
+  });
+});
+
+describe('validate-namespace initializer rules', () => {
+  it('an initializer removes itself when first, with initialize', () => {
+    expect(initializersRemoveThemselvesInOrder(update(seeder, ns({ [LIST]: 'secret-seeder' }), ns({ [LIST]: '' })))).toEqual({
+      rule: 'initializers-remove-themselves-in-order', refused: 'remove initializer "secret-seeder" from namespace "team-a"',
+      requires: { user: seeder, verb: 'initialize', group: '', resource: 'namespaces', name: 'team-a' },
+    });
+  });
+
+  it('refuses skipping the order', () => {
+    expect(initializersRemoveThemselvesInOrder(update(seeder, ns({ [LIST]: 'furnish,secret-seeder' }), ns({ [LIST]: 'furnish' })))).toMatchObject({
+      deny: `user "${SEEDER_SA}" may not remove initializer "secret-seeder" from namespace "team-a": initializer "furnish" runs before it and has not finished (furnish.dev/initializers="furnish,secret-seeder")`,
+    });
+  });
+
+  it('refuses removing another initializer', () => {
+    expect(initializersRemoveThemselvesInOrder(update(seeder, ns({ [LIST]: 'furnish,secret-seeder' }), ns({ [LIST]: 'secret-seeder' })))).toMatchObject({
+      deny: `user "${SEEDER_SA}" may not remove initializer "furnish" from namespace "team-a": only its principals may (${RECONCILER})`,
+    });
+  });
+
+  it('refuses any other edit of the list', () => {
+    expect(initializersRemoveThemselvesInOrder(update(alice, ns({ [LIST]: 'furnish,secret-seeder' }), ns({ [LIST]: '' })))).toMatchObject({
+      deny: 'user "alice" may not change annotation furnish.dev/initializers of namespace "team-a" from "furnish,secret-seeder" to "": an initializer may only remove itself, when it is first',
+    });
+  });
+
+  it('a failure is reported only by the working initializer\'s principals, in the right form', () => {
+    const report = (user: UserInfo, value: string, list = 'secret-seeder') => failureReportedByItsInitializer(update(user, ns({ [LIST]: list }), ns({ [LIST]: list, 'furnish.dev/initializer-failed': value })));
+    expect(report(seeder, 'secret-seeder: vault sealed')).toMatchObject({ requires: { verb: 'initialize' } });
+    expect(report(alice, 'secret-seeder: no')).toMatchObject({ deny: `user "alice" may not report initializer "secret-seeder" failed on namespace "team-a": only its principals may (ServiceAccount secret-seeder/seeder)` });
+    expect(report(seeder, 'secret-seeder: early', 'furnish,secret-seeder')).toMatchObject({ deny: `user "${SEEDER_SA}" may not report initializer "secret-seeder" failed on namespace "team-a": the working initializer is "furnish"` });
+    expect(report(seeder, 'broken')).toMatchObject({ deny: `user "${SEEDER_SA}" may not set annotation furnish.dev/initializer-failed="broken" on namespace "team-a": it must read "<initializer>: <reason>"` });
+  });
+});
+
+describe('guard-initializing initializer rule', () => {
+  it('has no opinion on a namespace without a list', () => {
+    expect(writesWaitForInitializers({ user: alice, namespace: ns({}), known })).toBeUndefined();
+  });
+  it('keeps a failed namespace closed to all but holders of initialize', () => {
+    expect(writesWaitForInitializers({ user: alice, namespace: ns({ 'furnish.dev/failure': 'vault: did not finish' }, 'failed'), known })).toMatchObject({
+      refused: 'write into namespace "team-a", which failed to initialize (vault: did not finish)', requires: { verb: 'initialize' },
+    });
+  });
+});
+
+// ---- the handlers, as kube-apiserver calls them ------------------------------------------------
+
+function namespaceObject(info: NamespaceInfo): KubeObject {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name: info.name, labels: info.labels, annotations: info.annotations } };
+}
+
+function namespaceRequest(operation: 'CREATE' | 'UPDATE', user: UserInfo, after: NamespaceInfo, before?: NamespaceInfo): AdmissionRequest {
+  return {
+    uid: 'u1', kind: { group: '', version: 'v1', kind: 'Namespace' }, resource: { group: '', version: 'v1', resource: 'namespaces' },
+    name: after.name, operation, userInfo: user, object: namespaceObject(after), oldObject: before ? namespaceObject(before) : null,
+  };
+}
+
+function writeInto(namespace: string, user: UserInfo): AdmissionRequest {
+  return {
+    uid: 'u2', kind: { group: '', version: 'v1', kind: 'Secret' }, resource: { group: '', version: 'v1', resource: 'secrets' },
+    name: 'app', namespace, operation: 'CREATE', userInfo: user, object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'app', namespace } },
+  };
+}
+
+function deps(stored: NamespaceInfo[] = [], grants: Grant[] = []) {
+  return { ...testDeps({ grants }), initializers: staticInitializerLookups([...CONFIGS, ...stored.map(namespaceObject)]) };
+}
+
+describe('the namespace webhooks with initializers', () => {
+  it('mutate-namespace records the initializers at CREATE, replacing a forged list', async () => {
+    const response = await HANDLERS['mutate-namespace'](namespaceRequest('CREATE', alice, { name: 'team-a', labels: { vault: 'on' }, annotations: { [LIST]: 'nothing' } }), deps());
+    expect(response.allowed).toBe(true);
+    const ops = decodePatch(response);
+    expect(ops).toContainEqual({ op: 'replace', path: '/metadata/annotations/furnish.dev~1initializers', value: 'furnish,secret-seeder,vault' });
+    expect(ops).toContainEqual({ op: 'add', path: '/metadata/labels/furnish.dev~1phase', value: 'pending' });
+    expect(response.auditAnnotations?.initializers).toBe('furnish.dev/initializers=furnish,secret-seeder,vault');
+  });
+
+  it('mutate-namespace refuses with 503 when the configurations cannot be read (fails closed)', async () => {
+    const broken = { ...deps(), initializers: { configurations: () => Promise.reject(new Error('HTTP 500')), namespace: async () => undefined } };
+    expect(await HANDLERS['mutate-namespace'](namespaceRequest('CREATE', alice, { name: 'x', labels: {}, annotations: {} }), broken)).toMatchObject({
+      allowed: false, status: { code: 503, message: 'could not list NamespaceInitializationConfigurations (HTTP 500); retry' },
+    });
+  });
+
+  it('mutate-namespace sets ready on the update that removes the last initializer', async () => {
+    const response = await HANDLERS['mutate-namespace'](namespaceRequest('UPDATE', seeder, ns({ [LIST]: '' }), ns({ [LIST]: 'secret-seeder' })), deps());
+    expect(decodePatch(response)).toEqual([{ op: 'replace', path: '/metadata/labels/furnish.dev~1phase', value: 'ready' }]);
+  });
+
+  it('validate-namespace lets the seeder remove itself with initialize, refuses it without', async () => {
+    const request = namespaceRequest('UPDATE', seeder, ns({ [LIST]: '' }, 'ready'), ns({ [LIST]: 'secret-seeder' }));
+    const grant = { user: SEEDER_SA, verb: 'initialize', resource: 'namespaces', name: 'team-a' };
+    expect(await HANDLERS['validate-namespace'](request, deps([], [grant]))).toMatchObject({ allowed: true });
+    const refused = await HANDLERS['validate-namespace'](request, deps());
+    expect(refused).toMatchObject({ allowed: false, status: { code: 403 } });
+    // Both the phase change (validate-namespace's own rule) and the removal need initialize: one message each.
+    expect(refused.status!.message).toContain(`user "${SEEDER_SA}" may not remove initializer "secret-seeder" from namespace "team-a": needs verb "initialize" on namespaces, resourceName "team-a"`);
+  });
+
+  it('guard-initializing: the working initializer writes, the next one and users wait, the reconciler always', async () => {
+    const stored = ns({ [LIST]: 'furnish,secret-seeder' });
+    const guard = HANDLERS['guard-initializing'];
+    const refused = await guard(writeInto('team-a', seeder), deps([stored]));
+    expect(refused).toMatchObject({ allowed: false, status: { code: 403 } });
+    expect(refused.status!.message).toContain('while initializer "furnish" is working (pending: furnish,secret-seeder)');
+    expect(await guard(writeInto('team-a', { username: RECONCILER }), deps([stored]))).toMatchObject({ allowed: true });
+    const next = ns({ [LIST]: 'secret-seeder' });
+    expect(await guard(writeInto('team-a', seeder), deps([next]))).toMatchObject({ allowed: true });
+    // Even a holder of initialize (an administrator) waits: only the working initializer writes.
+    expect(await guard(writeInto('team-a', alice), deps([next], [{ user: 'alice', verb: 'initialize' }]))).toMatchObject({ allowed: false });
+  });
+
+  it('guard-initializing falls back to its own rules for a namespace without a list', async () => {
+    const response = await HANDLERS['guard-initializing'](writeInto('old', alice), deps([{ name: 'old', labels: { 'furnish.dev/phase': 'pending' }, annotations: {} }]));
+    expect(response.status?.message).toBe('namespace "old" is still being furnished; retry in a few seconds (user "alice" may not write into namespace "old" while it is pending: needs verb "initialize" on namespaces, resourceName "old")');
+  });
+
+  it('validate-template refuses an invalid configuration listing every problem with its path', async () => {
+    const object = configuration('bad', [{ name: 'furnish', principals: [] }]);
+    const request: AdmissionRequest = {
+      uid: 'u3', kind: { group: 'furnish.dev', version: 'v1alpha1', kind: 'NamespaceInitializationConfiguration' }, resource: { group: 'furnish.dev', version: 'v1alpha1', resource: 'namespaceinitializationconfigurations' },
+      name: 'bad', operation: 'CREATE', userInfo: { username: 'admin' }, object,
+    };
+    expect(await HANDLERS['validate-template'](request, deps())).toMatchObject({
+      allowed: false,
+      status: { code: 422, message: 'NamespaceInitializationConfiguration "bad" is invalid (2 problems): spec.initializers[0].name: "furnish" is Furnish\'s own template population, the built-in first initializer; it cannot be redefined; spec.initializers[0].principals: required: at least one User, Group or ServiceAccount that completes this initializer' },
+    });
+    expect(await HANDLERS['validate-template']({ ...request, object: CONFIGS[0] }, deps())).toMatchObject({ allowed: true });
+  });
+
+  it('asks no SubjectAccessReview and reads nothing for a namespace update that leaves the list alone', async () => {
+    const authorizer = fakeAuthorizer();
+    const lookups = { configurations: () => Promise.reject(new Error('not expected')), namespace: () => Promise.reject(new Error('not expected')) };
+    const request = namespaceRequest('UPDATE', alice, ns({ [LIST]: 'furnish', team: 'x' }), ns({ [LIST]: 'furnish' }));
+    expect(await HANDLERS['validate-namespace'](request, { ...testDeps({ authorizer }), initializers: lookups })).toMatchObject({ allowed: true });
+    expect(authorizer.calls).toEqual([]);
+  });
+});
