@@ -6,6 +6,7 @@ import { cachedAuthorizer, createSarAuthorizer } from '../kube/sar.ts';
 import type { Authorizer } from '../kube/sar.ts';
 import type { TemplateSource, WebhookDeps } from './deps.ts';
 import { clusterTemplates } from './templates.ts';
+import { clusterOrganizations } from '../org/source.ts';
 
 function unreachable(cluster: ClusterConfig): { authorizer: Authorizer; templates: TemplateSource } {
   const error = `cluster "${cluster.id}" has no api configured (clusters[].api.server)`;
@@ -22,6 +23,7 @@ export function depsForCluster(cluster: ClusterConfig): WebhookDeps {
     settings: cluster,
     authorizer: cachedAuthorizer(createSarAuthorizer(http), { ttlMs: cluster.sarCacheTtlMs }),
     templates: clusterTemplates(http, cluster.templateCacheTtlMs),
+    organizations: clusterOrganizations(http),
   };
 }
 

@@ -4,6 +4,7 @@ import type { AdmissionRequest, AdmissionResponse } from '../admission/types.ts'
 import type { PolicySettings } from '../config/types.ts';
 import type { Authorizer } from '../kube/sar.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
+import type { OrganizationApi } from '../org/source.ts';
 
 export interface TemplateSource {
   /** Every NamespaceTemplate in the cluster. Rejects when they cannot be read. */
@@ -16,6 +17,8 @@ export interface WebhookDeps {
   settings: PolicySettings;
   authorizer: Authorizer;
   templates: TemplateSource;
+  /** Organizations and namespaces, read fresh (organization rules, quota, run-once Pods). */
+  organizations?: OrganizationApi;
 }
 
 /**
