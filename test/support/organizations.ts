@@ -55,7 +55,9 @@ export function namespaceRequest(options: { operation?: 'CREATE' | 'UPDATE'; use
   if (options.user) request.userInfo = options.user;
   if (options.subResource) request.subResource = options.subResource;
   request.dryRun = options.dryRun ?? false;
-  const object = namespaceObject(name, options.labels, options.annotations ?? (options.webhook === 'mutate' ? {} : { 'furnish.dev/creator': request.userInfo.username ?? '' }));
+  // What mutate-namespace recorded: the requester at CREATE, alice (the stored creator) at UPDATE.
+  const creator = request.operation === 'UPDATE' ? 'alice' : request.userInfo.username ?? '';
+  const object = namespaceObject(name, options.labels, options.annotations ?? (options.webhook === 'mutate' ? {} : { 'furnish.dev/creator': creator }));
   request.object = { ...request.object!, metadata: { ...request.object!.metadata, ...object.metadata } };
   if (request.operation === 'UPDATE') {
     request.oldObject = { ...request.object, metadata: { ...request.object.metadata, labels: { 'kubernetes.io/metadata.name': name, ...options.old?.labels }, annotations: { 'furnish.dev/creator': 'alice', ...options.old?.annotations } } };

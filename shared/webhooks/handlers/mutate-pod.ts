@@ -1,7 +1,7 @@
 // mutate-pod: on every Pod CREATE, so it answers at once for Pods that restart forever or set a
 // deadline (no look-up, no promise); only run-once Pods without one read their namespace (its
 // labels and annotations, remembered for a few seconds: a default, not a grant).
-import { allow, allowWithPatch, deny } from '../../admission/response.ts';
+import { allow, allowWithPatch } from '../../admission/response.ts';
 import type { AdmissionRequest, AdmissionResponse } from '../../admission/types.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import { organizationSettings } from '../../org/settings.ts';
