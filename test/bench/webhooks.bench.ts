@@ -18,7 +18,7 @@ import { HANDLERS } from '../../shared/webhooks/handlers/index.ts';
 import { grant, startFakeApiServer } from '../functions/fake-api-server.ts';
 import { admissionFixture, fakeAuthorizer, mintToken, SCENARIO_TEMPLATES, testDeps, testEnv } from '../support/fixtures.ts';
 import type { AdmissionFixtureName } from '../support/fixtures.ts';
-import { organizationReview, podReview, scenario } from '../support/organizations.ts';
+import { organization, organizationReview, podReview } from '../support/organizations.ts';
 import type { DecodedReview } from '../../shared/admission/types.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -31,7 +31,8 @@ const SAMPLE: Record<WebhookName, AdmissionFixtureName | (() => DecodedReview)> 
   'validate-namespace': '004-validate-CREATE-namespaces-priv-b-bob',
   'validate-template': '014-mutate-CREATE-namespacetemplates-default-admin',
   'guard-initializing': '021-guard-CREATE-configmaps-app-config-alice',
-  'validate-organization': () => organizationReview(scenario().organizations[1]),
+  // An Organization that marks no default user: validated without a look-up (the common change).
+  'validate-organization': () => organizationReview(organization('initech', [{ kind: 'Group', name: 'initech-devs' }], { quota: 10 })),
   // The Pod on every create: a Deployment's, restartPolicy Always, answered without a look-up.
   'mutate-pod': () => podReview('team-a', { restartPolicy: 'Always' }),
 };
