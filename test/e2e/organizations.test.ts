@@ -7,7 +7,6 @@
 // Runs on kube-sim and on a real API server that reaches this host's loopback (FURNISH_TEST_KUBECONFIG,
 // contexts admin, alice, bob as ../shared/kube-control-plane makes them).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -21,6 +20,7 @@ import { silentLogger } from '../../shared/reconcile/log.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { organization } from '../support/organizations.ts';
 import { requireTool } from '../support/tools.ts';
+import { runKubectl } from '../support/kubectl.ts';
 import { applyTemplate, clientFor, deleteTemplate, get, ROLEBINDING, waitFor, waitReady } from '../integration/helpers.ts';
 
 const haveKubectl = requireTool('kubectl', 'the walk-through runs the user\'s own kubectl');
@@ -37,17 +37,7 @@ let stack: LocalStack;
 let admin: KubeClient;
 const templates = ['organization-admin.yaml', 'organization-limits.yaml'].map((f) => parse(readFileSync(join(root, 'infra', 'templates', f), 'utf8')) as NamespaceTemplate);
 
-function kubectl(context: string, args: string[], input?: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn('kubectl', ['--kubeconfig', cluster.kubeconfigPath, '--context', cluster.users[context]!.context, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('close', (status) => resolve({ status, stdout, stderr }));
-    p.stdin.end(input);
-  });
-}
+const kubectl = (user: string, args: string[], input?: string) => runKubectl(cluster.kubeconfigPath, cluster.users[user]!.context, args, input);
 
 async function apply(o: { apiVersion: string; kind: string; metadata: { name?: string; namespace?: string } }, plural: string): Promise<void> {
   const base = o.apiVersion.includes('/') ? `/apis/${o.apiVersion}` : `/api/${o.apiVersion}`;

@@ -65,14 +65,22 @@ export function namespaceRequest(options: { operation?: 'CREATE' | 'UPDATE'; use
   return request;
 }
 
-/** A Pod CREATE review in `namespace`. */
-export function podReview(namespace: string, spec: Record<string, unknown>): DecodedReview {
+/** A captured CREATE review turned into one of another resource. */
+function createReviewOf(group: string, version: string, kind: string, resource: string): DecodedReview {
   const review = admissionReview('002-validate-CREATE-namespaces-team-a-alice');
   const r = review.request;
-  r.kind = { group: '', version: 'v1', kind: 'Pod' };
-  r.resource = { group: '', version: 'v1', resource: 'pods' };
+  r.kind = { group, version, kind };
+  r.resource = { group, version, resource };
   r.requestKind = r.kind;
   r.requestResource = r.resource;
+  delete r.namespace;
+  return review;
+}
+
+/** A Pod CREATE review in `namespace`. */
+export function podReview(namespace: string, spec: Record<string, unknown>): DecodedReview {
+  const review = createReviewOf('', 'v1', 'Pod', 'pods');
+  const r = review.request;
   r.name = 'job-1';
   r.namespace = namespace;
   r.object = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'job-1', namespace }, spec: { containers: [{ name: 'c', image: 'busybox' }], ...spec } };
@@ -81,12 +89,8 @@ export function podReview(namespace: string, spec: Record<string, unknown>): Dec
 
 /** An Organization CREATE review. */
 export function organizationReview(object: unknown): DecodedReview {
-  const review = admissionReview('014-mutate-CREATE-namespacetemplates-default-admin');
+  const review = createReviewOf('furnish.dev', 'v1alpha1', 'Organization', 'organizations');
   const r = review.request;
-  r.kind = { group: 'furnish.dev', version: 'v1alpha1', kind: 'Organization' };
-  r.resource = { group: 'furnish.dev', version: 'v1alpha1', resource: 'organizations' };
-  r.requestKind = r.kind;
-  r.requestResource = r.resource;
   r.name = (object as Organization).metadata?.name ?? '';
   r.object = object as KubeObject;
   return review;
