@@ -83,6 +83,9 @@ export function organizationRequired(input: OrganizationRuleInput): RuleOutcome 
   const name = organizationOf(input.namespace);
   if (name) return allowBecause(rule, `organization "${name}"`);
   const ns = `namespace "${input.namespace.name}"`;
+  // A namespace from before organizations were enabled is not forced into one by an unrelated
+  // update (its deletion, through /status and /finalize, among them).
+  if (input.operation === 'UPDATE' && !organizationOf(input.old)) return allowBecause(rule, 'the namespace never had an organization');
   if (input.operation === 'UPDATE') {
     return denyBecause(rule, `${who(input.requester)} may not remove label ${KEY.organization}=${JSON.stringify(organizationOf(input.old) ?? '')} from ${ns}: every namespace belongs to an organization (to move it, set the label to another organization you belong to)`);
   }

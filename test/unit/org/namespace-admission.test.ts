@@ -97,6 +97,11 @@ describe('validate-namespace: organization rules', () => {
     expect(message(removed)).toContain('user "alice" may not remove label furnish.dev/organization="acme" from namespace "team-a"');
   });
 
+  it('lets a namespace from before organizations be updated (and deleted) without one', async () => {
+    const finalize = namespaceRequest({ operation: 'UPDATE', subResource: 'finalize', user: { username: 'system:serviceaccount:kube-system:namespace-controller' } });
+    expect((await validateNamespace(finalize, orgDeps())).allowed).toBe(true);
+  });
+
   it('judges label changes through namespaces/status and /finalize like the namespace itself', async () => {
     for (const subResource of ['status', 'finalize']) {
       const r = await validateNamespace(namespaceRequest({ operation: 'UPDATE', subResource, user: bob, labels: { [ORG]: 'acme', env: 'prod' }, old: { labels: { [ORG]: 'acme' } } }), orgDeps());
