@@ -27,7 +27,7 @@ export function readOrganizationSettings(raw: Record<string, unknown> | undefine
     const v = raw[key];
     if (v === undefined) continue;
     const min = key === 'defaultNamespaceQuota' ? 0 : 1;
-    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) fail(`${at}.${key}`, `must be an integer of at least ${min}, got ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) fail(`${at}.${key}`, `must be an integer of at least ${min}, got ${typeof v === 'number' ? String(v) : JSON.stringify(v)}`);
     out[key] = v as number;
   }
   return out;
