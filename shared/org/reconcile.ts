@@ -2,7 +2,8 @@
 // (terminating namespaces excluded), releasing reservations whose namespace is now counted or
 // whose time ran out. Level-triggered: any namespace event (or a resync) converges all of them
 // with one namespace list and one Organization list; a write only where something changed,
-// resourceVersion-checked, re-read and retried on conflict with the webhook's reservations.
+// resourceVersion-checked; on conflict with the webhook's reservations (or another reconciler)
+// both lists are read again.
 import { KEY } from '../keys.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -40,37 +41,38 @@ export async function namespacesByOrganization(http: KubeHttp): Promise<Map<stri
   return byOrg;
 }
 
-/** Trues up one Organization; true when its status was written. */
-async function trueUpOne(api: OrganizationApi, name: string, namespaces: readonly CountedNamespace[], now: () => number, result: OrganizationReconcileResult): Promise<void> {
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const org = await api.get(name);
-    if (!org) return;
-    const status = trueUp(org, namespaces, now());
-    if (!status) return;
+/**
+ * One pass over `wanted` (all when undefined): the Organizations read first, then the namespaces,
+ * so that a namespace whose reservation the Organization holds is either in the list (counted,
+ * reservation dropped) or not yet (reservation kept). Names whose write met a conflict are returned:
+ * they are redone with both lists read again, never with this pass's namespace list, which a
+ * concurrent reconciler may already have superseded.
+ */
+async function pass(api: OrganizationApi, http: KubeHttp, now: () => number, wanted: ReadonlySet<string> | undefined, result: OrganizationReconcileResult): Promise<Set<string>> {
+  const organizations = (await api.list()).filter((o) => !wanted || wanted.has(organizationName(o)));
+  if (!wanted) result.organizations = organizations.length;
+  const byOrg = await namespacesByOrganization(http);
+  const conflicted = new Set<string>();
+  for (const org of organizations) {
+    const name = organizationName(org);
+    const status = trueUp(org, byOrg.get(name) ?? [], now());
+    if (!status) continue;
     const written = await api.writeStatus(org, status);
-    if (written.ok) {
-      result.updated.push(name);
-      return;
-    }
-    if (!written.conflict) throw new Error(written.error);
-    result.conflicts++;
+    if (written.ok) result.updated.push(name);
+    else if (written.conflict) conflicted.add(name);
+    else result.failed.push({ organization: name, error: written.error });
   }
-  throw new Error(`${MAX_ATTEMPTS} conflicting status updates in a row`);
+  result.conflicts += conflicted.size;
+  return conflicted;
 }
 
 export async function reconcileOrganizations(api: OrganizationApi, http: KubeHttp, now: () => number = Date.now): Promise<OrganizationReconcileResult> {
-  // Organizations first, then namespaces: a reservation the list already counts is dropped, one it
-  // does not yet count is kept (over-counting for a moment, never under-counting).
-  const organizations = await api.list();
-  const byOrg = await namespacesByOrganization(http);
-  const result: OrganizationReconcileResult = { organizations: organizations.length, updated: [], conflicts: 0, failed: [] };
-  for (const org of organizations) {
-    const name = organizationName(org);
-    try {
-      await trueUpOne(api, name, byOrg.get(name) ?? [], now, result);
-    } catch (e) {
-      result.failed.push({ organization: name, error: (e as Error).message });
-    }
+  const result: OrganizationReconcileResult = { organizations: 0, updated: [], conflicts: 0, failed: [] };
+  let wanted: Set<string> | undefined;
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    wanted = await pass(api, http, now, wanted, result);
+    if (wanted.size === 0) return result;
   }
+  for (const name of wanted ?? []) result.failed.push({ organization: name, error: `${MAX_ATTEMPTS} conflicting status updates in a row` });
   return result;
 }

@@ -27,6 +27,7 @@ const haveKubectl = requireTool('kubectl', 'the walk-through runs the user\'s ow
 const root = join(import.meta.dirname, '..', '..');
 const s = process.env.FURNISH_TEST_KUBECONFIG ? `-${Date.now().toString(36).slice(-5)}` : '';
 const ACME = `acme${s}`;
+const BURST = `burst${s}`;
 const QUOTA = 3;
 const LABEL = 'furnish-e2e-walkthrough';
 const names = { teamA: `team-a${s}`, bobs: `bob-ns${s}`, built: `built${s}`, extra: `extra${s}`, over: `over${s}` };
@@ -35,6 +36,8 @@ const SA = `system:serviceaccount:${names.teamA}:builder`;
 let cluster: TestCluster;
 let stack: LocalStack;
 let admin: KubeClient;
+let alice: KubeClient;
+const burstNames: string[] = [];
 const templates = ['organization-admin.yaml', 'organization-limits.yaml'].map((f) => parse(readFileSync(join(root, 'infra', 'templates', f), 'utf8')) as NamespaceTemplate);
 
 const kubectl = (user: string, args: string[], input?: string) => runKubectl(cluster.kubeconfigPath, cluster.users[user]!.context, args, input);
@@ -63,6 +66,10 @@ beforeAll(async () => {
   const acme = organization(ACME, [{ kind: 'User', name: 'alice', default: true }], { quota: QUOTA });
   acme.metadata.labels = { [LABEL]: 'true' };
   await apply(acme, 'organizations');
+  const burst = organization(BURST, [{ kind: 'User', name: 'alice' }], { quota: 10 });
+  burst.metadata.labels = { [LABEL]: 'true' };
+  await apply(burst, 'organizations');
+  alice = await clientFor(cluster.kubeconfigPath, cluster.users.alice!.context);
   // Developers and the builder ServiceAccount may create namespaces; Furnish decides which.
   const subjects = [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }, { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' }, { kind: 'ServiceAccount', name: 'builder', namespace: names.teamA }];
   await apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'walkthrough-namespace-creator' }, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'get', 'list'] }] } as never, 'clusterroles');
@@ -71,12 +78,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (cluster && !cluster.isSimulated && admin) {
-    for (const n of Object.values(names)) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
+    for (const n of [...Object.values(names), ...burstNames]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
     for (const t of templates) await deleteTemplate(admin, t.metadata.name!);
     await removeLeftovers();
   }
   await stack?.stop();
   delete process.env.FURNISH_ORGANIZATIONS;
+  alice?.close();
   admin?.close();
   await cluster?.stop();
 });
@@ -129,4 +137,29 @@ describe('Organizations walk-through', () => {
     // The reconciler trues the count up from the real namespaces.
     await waitFor('status.namespaces', async () => (await admin.call<Organization>({ method: 'GET', path: `${ORGANIZATIONS_PATH}/${ACME}` })).data?.status?.namespaces === QUOTA, 30_000);
   }, 60_000);
+
+  it('50 concurrent creates through the API server against a quota of 10 admit exactly 10; after 10 deletes, 10 more', async () => {
+    if (!haveKubectl) return;
+    const burst = async (round: number) => {
+      const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => {
+        const name = `burst${s}-${round}-${i}`;
+        const r = await alice.call({ method: 'POST', path: '/api/v1/namespaces', retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 }, body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.organization]: BURST } } } });
+        if (r.ok) burstNames.push(name);
+        return { name, ok: r.ok, error: r.error ?? '' };
+      }));
+      return { admitted: results.filter((r) => r.ok).map((r) => r.name), refusals: new Set(results.filter((r) => !r.ok).map((r) => r.error.replace(/^.*denied the request: /, ''))) };
+    };
+    const counted = (n: number) => waitFor(`status.namespaces of ${BURST} = ${n}`, async () => {
+      const status = (await admin.call<Organization>({ method: 'GET', path: `${ORGANIZATIONS_PATH}/${BURST}` })).data?.status;
+      return status?.namespaces === n && (status.reservations ?? []).length === 0;
+    }, 30_000);
+    const first = await burst(1);
+    expect(first.admitted).toHaveLength(10);
+    expect(first.refusals).toEqual(new Set([`organization "${BURST}" has 10 of 10 namespaces`]));
+    await counted(10);
+    for (const name of first.admitted) expect((await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` })).ok).toBe(true);
+    // Terminating namespaces no longer count; the relay's events bring reconcile-organization.
+    await counted(0);
+    expect((await burst(2)).admitted).toHaveLength(10);
+  }, 120_000);
 });

@@ -59,4 +59,28 @@ describe('reconcile-organization', () => {
     expect(result.conflicts).toBe(1);
     expect(api.organizations.get('acme')!.status).toEqual({ namespaces: 0, reservations: [{ uid: 'new', namespace: 'n-new', expires: later(30) }] });
   });
+
+  it('never writes a count from a namespace list older than a concurrent reconciler\'s', async () => {
+    const names = Array.from({ length: 10 }, (_, i) => `n${i}`);
+    const api = memoryOrganizations([organization('acme', [], { status: { namespaces: 0, reservations: names.map((n) => ({ uid: n, namespace: n, expires: later(30) })) } })]);
+    // This reconciler's first list sees 5 namespaces; later lists see all 10.
+    let lists = 0;
+    const http = (async <T,>(call: KubeCall): Promise<KubeResult<T>> => {
+      const items = (lists++ === 0 ? names.slice(0, 5) : names).map((n) => namespaceObject(n, { 'furnish.dev/organization': 'acme' }));
+      return { ok: true, status: 200, data: { items, metadata: {} } as T, ...(call.path ? {} : {}) };
+    }) as KubeHttp;
+    // Before its first write, another reconciler (with the full list) trues acme up.
+    const write = api.writeStatus.bind(api);
+    let first = true;
+    api.writeStatus = async (org, status) => {
+      if (first) {
+        first = false;
+        await write(api.organizations.get('acme')!, { namespaces: 10, reservations: [] });
+      }
+      return write(org, status);
+    };
+    const result = await reconcileOrganizations(api, http, () => NOW);
+    expect(result.conflicts).toBe(1);
+    expect(api.organizations.get('acme')!.status).toEqual({ namespaces: 10, reservations: [] });
+  });
 });
