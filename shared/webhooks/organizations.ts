@@ -40,10 +40,7 @@ function unavailable(message: string): Verdict {
   return { allowed: false, denials: [message], reasons: [], unavailable: true };
 }
 
-function requireApi(deps: WebhookDeps): OrganizationApi {
-  if (!deps.organizations) throw new Error('organizations are enabled but this cluster has no API configured to read them');
-  return deps.organizations;
-}
+const NO_API = 'this cluster has no API configured (clusters[].api.server)';
 
 async function serviceAccountOrganization(api: OrganizationApi, user: UserInfo): Promise<string | undefined> {
   const sa = serviceAccountOf(user);
@@ -58,7 +55,8 @@ export function organizationMutation(request: AdmissionRequest, deps: WebhookDep
   if (request.operation !== 'CREATE' || !ctx.settings.enabled || organizationOf(namespace)) return undefined;
   if (isOrganizationExempt(namespace.name, ctx)) return undefined;
   const creator = creatorOf(request.userInfo, namespace);
-  const api = requireApi(deps);
+  const api = deps.organizations;
+  if (!api) return Promise.reject(new Error(NO_API));
   const sa = serviceAccountOf(creator);
   return (async () => {
     const [organizations, saOrg] = await Promise.all([sa ? Promise.resolve([]) : api.list(), serviceAccountOrganization(api, creator)]);
@@ -99,7 +97,7 @@ export function organizationVerdict(request: AdmissionRequest, deps: WebhookDeps
   if (request.subResource && !JUDGED_SUBRESOURCES.includes(request.subResource)) return undefined;
   if (organizationExemption(request.userInfo, namespace.name, organizationContext(deps)) !== undefined) return undefined;
   const api = deps.organizations;
-  if (!api) return Promise.resolve(unavailable('could not read Organizations: this cluster has no API configured (clusters[].api.server); retry'));
+  if (!api) return Promise.resolve(unavailable(`could not read Organizations (${NO_API}); retry`));
   return judge(request, deps, api, namespace, old).catch((e: unknown) => unavailable(`could not read Organizations (${(e as Error).message}); retry`));
 }
 

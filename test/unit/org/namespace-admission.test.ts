@@ -41,6 +41,14 @@ describe('mutate-namespace: the default organization', () => {
     expect(orgPatch(r as AdmissionResponse)).toEqual([]);
   });
 
+  it('refuses with 503 when organizations are on but the cluster has no API to read them', async () => {
+    const { organizations: _none, ...deps } = orgDeps();
+    const r = await mutateNamespace(namespaceRequest({ webhook: 'mutate', user: alice }), deps);
+    expect(r.status).toMatchObject({ code: 503, message: 'could not read Organizations (this cluster has no API configured (clusters[].api.server)); retry' });
+    const v = await validateNamespace(namespaceRequest({ user: alice, labels: { [ORG]: 'acme' } }), deps);
+    expect(v.status).toMatchObject({ code: 503, message: 'could not read Organizations (this cluster has no API configured (clusters[].api.server)); retry' });
+  });
+
   it('refuses with 503 when the organizations cannot be read (fails closed)', async () => {
     const deps = orgDeps();
     deps.organizations.list = () => Promise.reject(new Error('connection refused'));
