@@ -13,6 +13,7 @@ import { parse } from 'yaml';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
 import { ORGANIZATIONS_PATH } from '../../shared/org/source.ts';
 import type { Organization } from '../../shared/org/types.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
@@ -37,6 +38,7 @@ let cluster: TestCluster;
 let stack: LocalStack;
 let admin: KubeClient;
 let alice: KubeClient;
+let bobClient: KubeClient;
 const burstNames: string[] = [];
 const templates = ['organization-admin.yaml', 'organization-limits.yaml'].map((f) => parse(readFileSync(join(root, 'infra', 'templates', f), 'utf8')) as NamespaceTemplate);
 
@@ -70,9 +72,10 @@ beforeAll(async () => {
   burst.metadata.labels = { [LABEL]: 'true' };
   await apply(burst, 'organizations');
   alice = await clientFor(cluster.kubeconfigPath, cluster.users.alice!.context);
+  bobClient = await clientFor(cluster.kubeconfigPath, cluster.users.bob!.context);
   // Developers and the builder ServiceAccount may create namespaces; Furnish decides which.
   const subjects = [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }, { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' }, { kind: 'ServiceAccount', name: 'builder', namespace: names.teamA }];
-  await apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'walkthrough-namespace-creator' }, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'get', 'list'] }] } as never, 'clusterroles');
+  await apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'walkthrough-namespace-creator' }, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'get', 'list'] }, { apiGroups: [''], resources: ['namespaces/status'], verbs: ['update'] }] } as never, 'clusterroles');
   await apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'walkthrough-namespace-creator' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'walkthrough-namespace-creator' }, subjects } as never, 'clusterrolebindings');
 }, 120_000);
 
@@ -85,6 +88,7 @@ afterAll(async () => {
   await stack?.stop();
   delete process.env.FURNISH_ORGANIZATIONS;
   alice?.close();
+  bobClient?.close();
   admin?.close();
   await cluster?.stop();
 });
@@ -107,6 +111,15 @@ describe('Organizations walk-through', () => {
     const r = await kubectl('bob', ['create', '-f', '-'], manifest);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain(`admission webhook "validate-namespace.furnish.dev" denied the request: user "bob" may not create namespace "${names.bobs}" into organization "${ACME}": not a member`);
+  });
+
+  it('a label change through namespaces/status is judged like one on the namespace (a real API server stores it)', async () => {
+    if (!haveKubectl) return;
+    const live = (await admin.call<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${names.teamA}` })).data!;
+    live.metadata.labels = { ...live.metadata.labels, env: 'prod' };
+    const r = await bobClient.call({ method: 'PUT', path: `/api/v1/namespaces/${names.teamA}/status`, body: live, retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 } });
+    expect(r.status).toBe(403);
+    expect(r.error).toContain(`user "bob" may not add, change or remove label env on namespace "${names.teamA}": only privileged principals may`);
   });
 
   it('a ServiceAccount of an acme namespace creates a namespace that is acme\'s', async () => {

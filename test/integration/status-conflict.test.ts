@@ -1,6 +1,6 @@
 // Fidelity the quota relies on, on kube-sim and on a real API server alike: a status update
 // with a stale resourceVersion is refused with 409 Conflict (the same Status), a current one
-// succeeds, and a status update leaves spec alone.
+// succeeds, and a status update leaves spec alone (but, for a namespace, not its labels).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,5 +50,19 @@ describe('status updates with a resourceVersion precondition', () => {
       message: `Operation cannot be fulfilled on organizations.furnish.dev "${NAME}": the object has been modified; please apply your changes to the latest version and try again`,
       details: { name: NAME, group: 'furnish.dev', kind: 'organizations' },
     });
+  });
+
+  it('a namespace\'s labels change through namespaces/status (the namespace status strategy keeps only spec)', async () => {
+    const ns = `${NAME}-ns`;
+    const created = await admin.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+    try {
+      const live = created.data!;
+      const r = await admin.call<KubeObject>({ method: 'PUT', path: `/api/v1/namespaces/${ns}/status`, body: { ...live, metadata: { ...live.metadata, labels: { ...live.metadata.labels, via: 'status' } }, spec: { finalizers: [] } } });
+      expect(r.status).toBe(200);
+      expect(r.data?.metadata.labels).toMatchObject({ via: 'status' });
+      expect(r.data?.spec).toEqual({ finalizers: ['kubernetes'] });
+    } finally {
+      await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` });
+    }
   });
 });

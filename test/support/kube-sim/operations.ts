@@ -156,7 +156,11 @@ function prepareForCreate(type: ResourceType, obj: KubeObject): KubeObject {
 /** Fields an update may not change, the status/main split, and generation (PrepareForUpdate). */
 function prepareForUpdate(type: ResourceType, live: KubeObject, next: KubeObject, subresource: string | undefined): KubeObject {
   let prepared: KubeObject;
-  if (subresource === 'status') {
+  if (subresource === 'status' && type.group === '' && type.plural === 'namespaces') {
+    // The namespace status strategy keeps only the spec: labels and annotations change here too
+    // (which is why admission must judge namespaces/status like the namespace).
+    prepared = { ...structuredClone(next), spec: structuredClone(live.spec) };
+  } else if (subresource === 'status') {
     prepared = { ...structuredClone(live), status: next.status };
     prepared.metadata.managedFields = next.metadata.managedFields;
   } else {
