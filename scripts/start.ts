@@ -28,10 +28,11 @@ import { jsonLogger, type Logger } from '../shared/reconcile/log.ts';
 import { createRuntime, type Runtime } from '../shared/reconcile/runtime.ts';
 import type { RunningRelay } from '../functions/watch-relay/index.ts';
 import { localReconcilerPrincipals } from './local-identity.ts';
+import { WEBHOOKS } from '../shared/config/types.ts';
 
 const ROOT = join(import.meta.dirname, '..');
-const RECONCILERS = ['reconcile-namespace', 'reconcile-template'] as const;
-const WEBHOOK_NAMES = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing'] as const;
+const RECONCILERS = ['reconcile-namespace', 'reconcile-template', 'reconcile-organization'] as const;
+const WEBHOOK_NAMES = WEBHOOKS;
 
 export interface LocalStackOptions {
   kubeconfigPath?: string;
@@ -93,20 +94,24 @@ function noClusterMessage(why: string): string {
   ].join('\n');
 }
 
-/** Installs the NamespaceTemplate CRD when the cluster does not serve furnish.dev yet. */
-const CRD_FILES = ['namespacetemplates.yaml', 'namespaceinitializationconfigurations.yaml'];
+const CRD_FILES = {
+  namespacetemplates: 'infra/crds/namespacetemplates.yaml',
+  organizations: 'infra/crds/organizations.yaml',
+  namespaceinitializationconfigurations: 'infra/crds/namespaceinitializationconfigurations.yaml',
+};
 
+/** Installs the CRDs (NamespaceTemplate, Organization, NamespaceInitializationConfiguration) the cluster does not serve yet. */
 async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
   const served = await kube.call<{ resources?: { name: string }[] }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
-  const have = new Set((served.data?.resources ?? []).map((r) => r.name));
-  const docs = CRD_FILES.flatMap((f) => parseAllDocuments(readFileSync(join(ROOT, 'infra/crds', f), 'utf8')).map((d) => d.toJS() as KubeObject))
-    .filter((crd) => !have.has(crd.metadata.name!.split('.')[0]!));
-  if (docs.length === 0) return;
+  const have = new Set((served.ok ? served.data?.resources ?? [] : []).map((r) => r.name));
+  const missing = Object.entries(CRD_FILES).filter(([plural]) => !have.has(plural));
+  if (missing.length === 0) return;
+  const docs = missing.flatMap(([, file]) => parseAllDocuments(readFileSync(join(ROOT, file), 'utf8')).map((d) => d.toJS() as KubeObject));
   for (const crd of docs) {
     const res = await kube.call({ method: 'PATCH', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, query: { fieldManager: 'furnish', force: true }, contentType: 'application/apply-patch+yaml', body: crd });
     log.log(res.ok ? 'INFO' : 'ERROR', res.ok ? 'installed CRD' : 'could not install CRD', { name: crd.metadata.name, status: res.status, error: res.error });
   }
-  const servedAll = async () => ((await kube.call<{ resources?: { name: string }[] }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' })).data?.resources ?? []).filter((r) => !r.name.includes('/')).length >= CRD_FILES.length;
+  const servedAll = async () => ((await kube.call<{ resources?: { name: string }[] }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' })).data?.resources ?? []).filter((r) => !r.name.includes('/')).length >= Object.keys(CRD_FILES).length;
   for (let i = 0; i < 50 && !(await servedAll()); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
@@ -150,6 +155,7 @@ export async function memoryBusToPush(bus: SubscribableBus, config: ReconcileCon
     }, { concurrency: 64, maxAttempts: 20, minBackoffMs: 100, maxBackoffMs: 10_000 });
   route(config.topics.namespaces, 'reconcile-namespace');
   route(config.topics.templates, 'reconcile-template');
+  route(config.topics.namespaces, 'reconcile-organization');
 }
 
 async function emulatorPush(host: string, project: string, config: ReconcileConfig, base: string): Promise<void> {
@@ -157,7 +163,7 @@ async function emulatorPush(host: string, project: string, config: ReconcileConf
     const r = await fetch(`http://${host}/v1/projects/${project}/${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
     if (!r.ok && r.status !== 409) throw new Error(`Pub/Sub emulator PUT ${path}: HTTP ${r.status} ${await r.text()}`);
   };
-  for (const [topic, fn] of [[config.topics.namespaces, 'reconcile-namespace'], [config.topics.templates, 'reconcile-template']] as const) {
+  for (const [topic, fn] of [[config.topics.namespaces, 'reconcile-namespace'], [config.topics.templates, 'reconcile-template'], [config.topics.namespaces, 'reconcile-organization']] as const) {
     await rest(`topics/${topic}`);
     // Recreated each start so the endpoint (port) is current.
     await fetch(`http://${host}/v1/projects/${project}/subscriptions/${fn}`, { method: 'DELETE' });

@@ -13,6 +13,7 @@ import { admitOffline, type AdmitOfflineOptions } from '../webhooks/offline.ts';
 import { CliError, EXIT, repeatedOption, requiredString, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
 import { fileErrorMessage, formatLoadProblem, loadObjects, type SourceObject } from './load.ts';
 import { readPolicySettings } from './policy-settings.ts';
+import { ORGANIZATIONS_OPTION, organizationsOption } from './organizations.ts';
 import { formatProblem } from './templates.ts';
 
 const EXPECTATIONS = ['allowed', 'denied'] as const;
@@ -136,7 +137,8 @@ async function run(values: OptionValues, io: CliIo): Promise<number> {
   }
   const configPath = stringOption(values, 'config');
   const config: PolicySettings | undefined = configPath === undefined ? undefined : readPolicySettings(configPath);
-  const review = await answer({ webhook, review: request.value, cluster: cluster && { objects: cluster.objects }, config }, request);
+  const organizations = organizationsOption(values);
+  const review = await answer({ webhook, review: request.value, cluster: cluster && { objects: cluster.objects }, config, organizations }, request);
   io.stdout(`${JSON.stringify(review, null, 2)}\n`);
   if (!cluster) noteMissingCluster(review, io);
   return expected === undefined ? EXIT.ok : checkExpectation(review, expected, io);
@@ -153,7 +155,9 @@ export const admitCommand: Command = {
     'the objects under --cluster: NamespaceTemplates, Roles, ClusterRoles, RoleBindings and',
     'ClusterRoleBindings, NamespaceInitializationConfigurations (mutate-namespace records the',
     'initializers a new namespace gets) and Namespaces (the stored namespace guard-initializing',
-    'reads); without --cluster there is no template and every permission check is refused. Exit 0 when the review was answered, allowed or denied; 1 when --expect is not met;',
+    'reads); without --cluster there is no template and every permission check is refused.',
+    'With --organizations, organization rules are on (membership, default organization, quota',
+    'from each status). Exit 0 when the review was answered, allowed or denied; 1 when --expect is not met;',
     '2 on invalid input.',
   ].join('\n'),
   options: {
@@ -170,6 +174,7 @@ export const admitCommand: Command = {
       value: 'file',
       description: "policy settings (YAML or JSON): one cluster entry of the functions' config file (default: the functions' defaults)",
     },
+    organizations: ORGANIZATIONS_OPTION,
     expect: { type: 'string', value: 'allowed|denied', description: 'exit 1 unless the webhook gives this answer' },
   },
   run,

@@ -63,6 +63,6 @@ export function namespaceFromFlags(flags: NamespaceFlags): { ns: NamespaceInfo; 
   annotations[KEY.creator] = creator;
   return {
     ns: { name: flags.name, labels, annotations },
-    ctx: { namespace: flags.name, creator, organization },
+    ctx: { namespace: flags.name, creator, organization, annotations },
   };
 }

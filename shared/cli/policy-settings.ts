@@ -6,10 +6,11 @@
 import { readFileSync } from 'node:fs';
 import { defaultPolicySettings, type PolicySettings } from '../config/types.ts';
 import { isRecord, type JsonRecord } from '../render/json.ts';
+import { readOrganizationSettings } from '../org/config.ts';
 import { CliError } from './command.ts';
 import { fileErrorMessage, formatLoadProblem, parseDocuments } from './load.ts';
 
-const POLICY_KEYS = ['systemNamespaces', 'autoOptOutPrincipals', 'guard', 'furnishNamespace'];
+const POLICY_KEYS = ['systemNamespaces', 'autoOptOutPrincipals', 'guard', 'furnishNamespace', 'organizations'];
 const GUARD_KEYS = ['reconciler', 'systemPrincipals'];
 /** The rest of a cluster entry: how the functions reach and trust the cluster, nothing that decides. */
 const CONNECTION_KEYS = ['id', 'jwt', 'api', 'sarCacheTtlMs', 'templateCacheTtlMs'];
@@ -83,5 +84,6 @@ export function readPolicySettings(file: string): PolicySettings {
       systemPrincipals: stringList(guard, 'systemPrincipals', 'guard.systemPrincipals', fail) ?? defaults.guard.systemPrincipals,
     },
     furnishNamespace: defaults.furnishNamespace,
+    organizations: readOrganizationSettings(isRecord(raw.organizations) || raw.organizations === undefined ? raw.organizations : fail('organizations', 'must be a mapping'), 'organizations', fail),
   };
 }

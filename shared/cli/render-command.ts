@@ -6,6 +6,7 @@ import type { SkipReason } from '../render/types.ts';
 import { CliError, EXIT, listOption, requiredString, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
 import type { SourceTemplate } from './load.ts';
 import { DEFAULT_CREATOR, namespaceFromFlags } from './namespace.ts';
+import { ORGANIZATIONS_OPTION, organizationsOption, resolveOrganization } from './organizations.ts';
 import { formatRendered, isOutputFormat, OUTPUT_FORMATS, type OutputFormat } from './output.ts';
 import { formatProblem, loadCheckedTemplates, templatePaths, TEMPLATES_OPTION } from './templates.ts';
 import { INITIALIZERS_OPTION, previewInitializers } from './initializers.ts';
@@ -33,13 +34,17 @@ function skipLine(skip: SkipReason): string {
 function run(values: OptionValues, io: CliIo): number {
   const paths = templatePaths(values);
   const format = outputFormat(values);
-  const { ns, ctx } = namespaceFromFlags({
+  const flags = namespaceFromFlags({
     name: requiredString(values, 'namespace'),
     labels: listOption(values, 'labels'),
     annotations: listOption(values, 'annotations'),
     creator: stringOption(values, 'creator'),
     organization: stringOption(values, 'organization'),
   });
+  const organizations = organizationsOption(values);
+  const resolved = organizations ? resolveOrganization(organizations, flags.ns, flags.ctx) : { ...flags, note: undefined };
+  const { ns, ctx } = resolved;
+  if (resolved.note) io.stderr(`${resolved.note}\n`);
   const checked = loadCheckedTemplates(paths);
   if (checked.problems.length > 0) {
     io.stderr(checked.problems.map((line) => `${line}\n`).join(''));
@@ -85,6 +90,7 @@ export const renderCommand: Command = {
     annotations: { type: 'string', multiple: true, value: 'k=v,...', description: 'annotations of the namespace' },
     creator: { type: 'string', value: 'user', description: `user who creates the namespace: $(CREATOR) (default: annotation ${KEY.creator}, else "${DEFAULT_CREATOR}")` },
     organization: { type: 'string', value: 'org', description: `owning organization: $(ORGANIZATION) (default: label ${KEY.organization}, else "")` },
+    organizations: ORGANIZATIONS_OPTION,
     granted: { type: 'string', multiple: true, value: 'name,...', description: 'templates requiring permission that the creator may use (offline there is no SubjectAccessReview)' },
     'grant-all': { type: 'boolean', description: 'the creator may use every template that requires permission' },
     output: { type: 'string', short: 'o', value: 'yaml|json', description: 'output format (default: yaml)' },

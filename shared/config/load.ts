@@ -10,12 +10,15 @@
 //                                          FURNISH_API_CA, FURNISH_API_TOKEN, FURNISH_SYSTEM_NAMESPACES,
 //                                          FURNISH_AUTO_OPT_OUT_PRINCIPALS, FURNISH_NAMESPACE,
 //                                          FURNISH_GUARD_RECONCILER, FURNISH_GUARD_SYSTEM_PRINCIPALS,
-//                                          FURNISH_SAR_CACHE_TTL_MS, FURNISH_TEMPLATE_CACHE_TTL_MS
+//                                          FURNISH_SAR_CACHE_TTL_MS, FURNISH_TEMPLATE_CACHE_TTL_MS,
+//                                          FURNISH_ORGANIZATIONS (true|false), FURNISH_ORGANIZATION_PRIVILEGED,
+//                                          FURNISH_ORGANIZATION_NAMESPACE_QUOTA
 // In the file, `jwt.secretEnv` and `api.tokenEnv` name environment variables holding the secrets
 // (Secret Manager mounts them there), so the file itself holds none.
 import { readFileSync } from 'node:fs';
 import { DEFAULT_MAX_BODY_BYTES } from '../admission/decode.ts';
 import { DEFAULT_KUBE_TIMEOUT_MS } from '../kube/http.ts';
+import { readOrganizationSettings } from '../org/config.ts';
 import { defaultPolicySettings, isWebhookName, WEBHOOKS } from './types.ts';
 import type { ClusterConfig, FurnishConfig, WebhookName } from './types.ts';
 
@@ -128,6 +131,9 @@ function overlayEnv(raw: Raw, env: Env, sources: Sources): void {
   set('FURNISH_GUARD_SYSTEM_PRINCIPALS', ['guard', 'systemPrincipals'], list);
   set('FURNISH_SAR_CACHE_TTL_MS', ['sarCacheTtlMs'], Number);
   set('FURNISH_TEMPLATE_CACHE_TTL_MS', ['templateCacheTtlMs'], Number);
+  set('FURNISH_ORGANIZATIONS', ['organizations', 'enabled'], (s) => s === 'true' || s === 'on');
+  set('FURNISH_ORGANIZATION_PRIVILEGED', ['organizations', 'privileged'], list);
+  set('FURNISH_ORGANIZATION_NAMESPACE_QUOTA', ['organizations', 'defaultNamespaceQuota'], Number);
 }
 
 /** Reads settings with checks; every failure is a ConfigError naming the setting. */
@@ -241,6 +247,7 @@ function readCluster(r: Reader, raw: unknown, at: string): ClusterConfig {
     furnishNamespace: defaults.furnishNamespace,
     sarCacheTtlMs: r.number(c, 'sarCacheTtlMs', `${at}.sarCacheTtlMs`, 10_000, 0),
     templateCacheTtlMs: r.number(c, 'templateCacheTtlMs', `${at}.templateCacheTtlMs`, 5_000, 0),
+    organizations: readOrganizationSettings(r.object(c, 'organizations', `${at}.organizations`), `${at}.organizations`, (path, problem) => r.fail(path, problem)),
   };
 }
 

@@ -1,7 +1,8 @@
 // The webhook functions' configuration, typed. `load.ts` builds it from the environment and an
 // optional file and validates it at start; nothing else reads process.env.
+import type { OrganizationSettings } from '../org/settings.ts';
 
-export const WEBHOOKS = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing'] as const;
+export const WEBHOOKS = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing', 'validate-organization', 'mutate-pod'] as const;
 export type WebhookName = (typeof WEBHOOKS)[number];
 
 export function isWebhookName(name: string): name is WebhookName {
@@ -28,6 +29,8 @@ export interface PolicySettings {
   };
   /** Furnish's own namespace (excluded from every webhook by its namespaceSelector). */
   furnishNamespace: string;
+  /** Organization policy (shared/org/settings.ts); absent: organizations are off. */
+  organizations?: Partial<OrganizationSettings>;
 }
 
 export interface JwtSettings {

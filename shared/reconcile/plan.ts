@@ -44,6 +44,7 @@ export function renderContextOf(ns: KubeObject): RenderContext {
     namespace: ns.metadata.name ?? '',
     creator: ns.metadata.annotations?.[KEY.creator] ?? '',
     organization: ns.metadata.labels?.[KEY.organization] ?? '',
+    annotations: { ...ns.metadata.annotations },
   };
 }
 

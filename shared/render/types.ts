@@ -57,6 +57,8 @@ export interface RenderContext {
   namespace: string;
   creator: string;
   organization: string;
+  /** The namespace's annotations, for `$(ANNOTATION:key|default)`. */
+  annotations?: StringMap;
 }
 
 export type SkipReasonCode =

@@ -9,7 +9,7 @@ import { formatGroupKind, groupOf, isClusterScoped, nameErrors, nameRuleOf, obje
 import { dns1035LabelErrors, dns1123SubdomainErrors, labelValueErrors, LABEL_VALUE_MAX, qualifiedNameErrors } from './names.ts';
 import { childPath, ROOT_PATH } from './path.ts';
 import { parseSelector } from './selector.ts';
-import { formatToken, hasTokenSyntax, substituteTokens, TOKEN_NAMES, tokensIn, unknownTokensIn, type TokenName, type TokenValues } from './tokens.ts';
+import { ANNOTATION_TOKEN, formatToken, hasTokenSyntax, substituteTokens, tokenArgumentProblems, TOKEN_NAMES, tokensIn, unknownTokensIn, type TokenName, type TokenValues } from './tokens.ts';
 import { API_VERSION, type GroupKind, type ValidationProblem } from './types.ts';
 
 /**
@@ -29,12 +29,15 @@ export const SAMPLE_TOKEN_VALUES: TokenValues = {
   CREATOR: 'https://issuer.example.com#Alice@Example.com',
   NAMESPACE: 'n'.repeat(63),
   ORGANIZATION: `${'o'.repeat(31)}.${'o'.repeat(31)}`,
+  // Any annotation a $(ANNOTATION:key|default) token reads: the longest value that is used.
+  annotations: new Proxy({}, { get: (_target, key) => (typeof key === 'string' ? 'a'.repeat(63) : undefined) }),
 };
 
-const SAMPLE_DESCRIPTIONS: Readonly<Record<TokenName, string>> = {
+const SAMPLE_DESCRIPTIONS: Readonly<Record<TokenName | typeof ANNOTATION_TOKEN, string>> = {
   CREATOR: `a user name such as "${SAMPLE_TOKEN_VALUES.CREATOR}"`,
   NAMESPACE: 'a 63-character namespace name',
   ORGANIZATION: "a 63-character organization name containing '.'",
+  ANNOTATION: 'a 63-character annotation value',
 };
 
 const SPEC_FIELDS = new Set(['namespaces', 'templates', 'deletionPolicy', 'mode']);
@@ -113,9 +116,10 @@ function apiVersionProblems(apiVersion: unknown, path: string): ValidationProble
 function tokenProblems(value: unknown, path: string): ValidationProblem[] {
   if (typeof value === 'string') {
     const unknown = [...new Set(unknownTokensIn(value))];
-    if (unknown.length === 0) return [];
-    const known = TOKEN_NAMES.map(formatToken).join(', ');
-    return [problem(path, `unknown token ${unknown.map(formatToken).join(', ')}: known tokens are ${known} (write $$(NAME) for a literal $(NAME))`)];
+    const malformed = tokenArgumentProblems(value, qualifiedNameErrors).map((m) => problem(path, m));
+    if (unknown.length === 0) return malformed;
+    const known = [...TOKEN_NAMES.map(formatToken), `$(${ANNOTATION_TOKEN}:key|default)`].join(', ');
+    return [problem(path, `unknown token ${unknown.map(formatToken).join(', ')}: known tokens are ${known} (write $$(NAME) for a literal $(NAME))`), ...malformed];
   }
   if (Array.isArray(value)) return value.flatMap((item, i) => tokenProblems(item, childPath(path, i)));
   if (!isRecord(value)) return [];
@@ -161,7 +165,7 @@ function clusterScopeProblems(gk: GroupKind, path: string): ValidationProblem[] 
 function describeValue(raw: string, rendered: string, sampled: boolean): string {
   if (raw === rendered) return `"${raw}"`;
   if (!sampled) return `"${rendered}" (from "${raw}")`;
-  const tokens = [...new Set(tokensIn(raw))] as TokenName[];
+  const tokens = [...new Set(tokensIn(raw))] as (TokenName | typeof ANNOTATION_TOKEN)[];
   return `"${raw}" (once ${tokens.map((t) => `${formatToken(t)} is ${SAMPLE_DESCRIPTIONS[t]}`).join(' and ')})`;
 }
 

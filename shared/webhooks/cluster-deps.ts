@@ -6,6 +6,7 @@ import { cachedAuthorizer, createSarAuthorizer } from '../kube/sar.ts';
 import type { WebhookDeps } from './deps.ts';
 import { clusterTemplates } from './templates.ts';
 import { clusterInitializerLookups } from './initializer-lookups.ts';
+import { clusterOrganizations } from '../org/source.ts';
 
 function unreachable(cluster: ClusterConfig): Omit<WebhookDeps, 'settings'> {
   const error = `cluster "${cluster.id}" has no api configured (clusters[].api.server)`;
@@ -24,6 +25,7 @@ export function depsForCluster(cluster: ClusterConfig): WebhookDeps {
     authorizer: cachedAuthorizer(createSarAuthorizer(http), { ttlMs: cluster.sarCacheTtlMs }),
     templates: clusterTemplates(http, cluster.templateCacheTtlMs),
     initializers: clusterInitializerLookups(http),
+    organizations: clusterOrganizations(http),
   };
 }
 

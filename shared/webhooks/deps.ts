@@ -5,6 +5,7 @@ import type { PolicySettings } from '../config/types.ts';
 import type { Authorizer } from '../kube/sar.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
 import type { InitializerLookups } from './initializer-lookups.ts';
+import type { OrganizationApi } from '../org/source.ts';
 
 export interface TemplateSource {
   /** Every NamespaceTemplate in the cluster. Rejects when they cannot be read. */
@@ -19,6 +20,8 @@ export interface WebhookDeps {
   templates: TemplateSource;
   /** NamespaceInitializationConfigurations and stored namespaces; absent: none configured, nothing stored. */
   initializers?: InitializerLookups;
+  /** Organizations and namespaces, read fresh (organization rules, quota, run-once Pods). */
+  organizations?: OrganizationApi;
 }
 
 /**

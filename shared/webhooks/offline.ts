@@ -14,6 +14,8 @@ import type { NamespaceTemplate } from '../render/types.ts';
 import { API_VERSION } from '../render/types.ts';
 import { staticTemplates } from './deps.ts';
 import { staticInitializerLookups } from './initializer-lookups.ts';
+import { memoryOrganizations } from '../org/source.ts';
+import type { Organization } from '../org/types.ts';
 import { HANDLERS } from './handlers/index.ts';
 
 export interface AdmitOfflineOptions {
@@ -23,6 +25,8 @@ export interface AdmitOfflineOptions {
   cluster?: { objects: KubeObject[] };
   /** Policy settings of the cluster; whatever is not given (down to each guard list) keeps Furnish's default. */
   config?: PolicyOverrides;
+  /** The cluster's Organizations: organization rules on (unless the config turns them off), read from these. */
+  organizations?: Organization[];
 }
 
 export type PolicyOverrides = Partial<Omit<PolicySettings, 'guard'>> & { guard?: Partial<PolicySettings['guard']> };
@@ -50,11 +54,13 @@ export async function admitOffline(options: AdmitOfflineOptions): Promise<Admiss
   const review = decodeAdmissionReview(options.review);
   const objects = options.cluster?.objects ?? [];
   const settings = policySettings(options.config);
+  const orgs = options.organizations;
   const deps = {
-    settings,
+    settings: orgs ? { ...settings, organizations: { enabled: true, ...settings.organizations } } : settings,
     authorizer: options.cluster ? createRbacAuthorizer(objects) : noCluster,
     templates: staticTemplates(templatesIn(objects)),
     initializers: staticInitializerLookups(objects),
+    organizations: memoryOrganizations(orgs ?? [], objects.filter((o) => o.kind === 'Namespace')),
   };
   const response = await HANDLERS[options.webhook](review.request, deps);
   response.uid = review.request.uid;

@@ -18,18 +18,29 @@ import { HANDLERS } from '../../shared/webhooks/handlers/index.ts';
 import { grant, startFakeApiServer } from '../functions/fake-api-server.ts';
 import { admissionFixture, fakeAuthorizer, mintToken, SCENARIO_TEMPLATES, testDeps, testEnv } from '../support/fixtures.ts';
 import type { AdmissionFixtureName } from '../support/fixtures.ts';
+import { organization, organizationReview, podReview } from '../support/organizations.ts';
+import type { DecodedReview } from '../../shared/admission/types.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const frameworkMain = join(root, 'node_modules', '@google-cloud', 'functions-framework', 'build', 'src', 'main.js');
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 
 /** A representative call per webhook: the one on the hot path of `kubectl create ns` or of a write. */
-const SAMPLE: Record<WebhookName, AdmissionFixtureName> = {
+const SAMPLE: Record<WebhookName, AdmissionFixtureName | (() => DecodedReview)> = {
   'mutate-namespace': '001-mutate-CREATE-namespaces-team-a-alice',
   'validate-namespace': '004-validate-CREATE-namespaces-priv-b-bob',
   'validate-template': '014-mutate-CREATE-namespacetemplates-default-admin',
   'guard-initializing': '021-guard-CREATE-configmaps-app-config-alice',
+  // An Organization that marks no default user: validated without a look-up (the common change).
+  'validate-organization': () => organizationReview(organization('initech', [{ kind: 'Group', name: 'initech-devs' }], { quota: 10 })),
+  // The Pod on every create: a Deployment's, restartPolicy Always, answered without a look-up.
+  'mutate-pod': () => podReview('team-a', { restartPolicy: 'Always' }),
 };
+
+function sampleReview(webhook: WebhookName): DecodedReview {
+  const sample = SAMPLE[webhook];
+  return typeof sample === 'function' ? sample() : admissionFixture(sample).review;
+}
 
 const DECISIONS = { warmup: 5_000, measured: 50_000 };
 const HTTP = { concurrency: 8, warmup: 500, measured: 8_000, rounds: 4 };
@@ -53,7 +64,7 @@ async function decisionTimes(): Promise<void> {
   console.log(`\n-- decision time in process (${DECISIONS.measured} calls each after ${DECISIONS.warmup} warm-up; SubjectAccessReview answers cached)`);
   const grants = [{ user: 'bob', verb: 'use' }];
   for (const webhook of WEBHOOKS) {
-    const request = admissionFixture(SAMPLE[webhook]).review.request;
+    const request = sampleReview(webhook).request;
     if (webhook === 'validate-namespace') request.object!.metadata.annotations!['furnish.dev/creator'] = 'bob';
     const deps = testDeps({ authorizer: cachedAuthorizer(fakeAuthorizer(grants)), templates: SCENARIO_TEMPLATES });
     const handler = HANDLERS[webhook];
@@ -211,7 +222,7 @@ async function main(): Promise<void> {
     for (const w of WEBHOOKS) bundles[w] = (await buildFunction(w, join(work, 'dist'))).dir;
     const bodies = Object.fromEntries(
       WEBHOOKS.map((w) => {
-        const review = admissionFixture(SAMPLE[w]).review;
+        const review = sampleReview(w);
         if (w === 'validate-namespace') review.request.object!.metadata.annotations!['furnish.dev/creator'] = 'bob';
         return [w, JSON.stringify(review)];
       }),

@@ -10,13 +10,13 @@
 // webhooks on https://127.0.0.1: the API server must reach this host's loopback (an API server on
 // this host's network, e.g. k3s or minikube --driver=none; not kind or a cloud cluster).
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { jsonLogger, silentLogger } from '../../shared/reconcile/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { requireTool } from '../support/tools.ts';
+import { runKubectl } from '../support/kubectl.ts';
 import { startPubSubEmulator, type PubSubEmulator } from '../support/pubsub-emulator.ts';
 import { applyTemplate, clientFor, CONFIGMAP, deleteTemplate, examples, get, managers, NETPOL, ROLEBINDING, waitFor, waitReady } from '../integration/helpers.ts';
 
@@ -35,17 +35,7 @@ const TEAM = `team-e2e${suffix}`;
 const ORG = `org-e2e${suffix}`;
 
 /** kubectl as a user; asynchronous, because kube-sim answers from this very process. */
-function kubectl(user: 'alice', args: string[], input?: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn('kubectl', ['--kubeconfig', cluster.kubeconfigPath, '--context', cluster.users[user]!.context, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('close', (status) => resolve({ status, stdout, stderr }));
-    p.stdin.end(input);
-  });
-}
+const kubectl = (user: 'alice', args: string[], input?: string) => runKubectl(cluster.kubeconfigPath, cluster.users[user]!.context, args, input);
 
 beforeAll(async () => {
   if (!ready) return;

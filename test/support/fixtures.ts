@@ -7,7 +7,7 @@ import type { AdmissionRequest, DecodedReview } from '../../shared/admission/typ
 import type { AccessCheck, AccessDecision, Authorizer } from '../../shared/kube/sar.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import type { PolicySettings } from '../../shared/config/types.ts';
-import { defaultPolicySettings } from '../../shared/config/types.ts';
+import { defaultPolicySettings, WEBHOOKS } from '../../shared/config/types.ts';
 import type { WebhookDeps } from '../../shared/webhooks/deps.ts';
 import { staticTemplates } from '../../shared/webhooks/deps.ts';
 import { SignJWT } from 'jose';
@@ -150,7 +150,7 @@ export async function mintToken(options: { cluster?: string; secret?: string; au
   let jwt = new SignJWT({})
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(options.cluster ?? TEST_CLUSTER)
-    .setAudience(options.audience ?? ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing'].map((n) => `${TEST_PUBLIC_URL}/${n}`))
+    .setAudience(options.audience ?? WEBHOOKS.map((n) => `${TEST_PUBLIC_URL}/${n}`))
     .setIssuedAt();
   if (options.expiresIn) jwt = jwt.setExpirationTime(options.expiresIn);
   if (options.issuer) jwt = jwt.setIssuer(options.issuer);

@@ -23,11 +23,11 @@ beforeAll(async () => {
 const named = (kind: string) => objects.filter((o) => o.kind === kind).map((o) => o.metadata.name).sort();
 
 describe('kubectl kustomize infra', () => {
-  it('renders the CRDs, the four webhooks, the relay and both identities', () => {
+  it('renders the CRDs, the webhooks, the relay and both identities', () => {
     if (!haveKubectl) return;
-    expect(named('CustomResourceDefinition')).toEqual(['namespaceinitializationconfigurations.furnish.dev', 'namespacetemplates.furnish.dev']);
-    expect(named('MutatingWebhookConfiguration')).toEqual(['furnish-mutate-namespace']);
-    expect(named('ValidatingWebhookConfiguration')).toEqual(['furnish-guard-initializing', 'furnish-validate-namespace', 'furnish-validate-template']);
+    expect(named('CustomResourceDefinition')).toEqual(['namespaceinitializationconfigurations.furnish.dev', 'namespacetemplates.furnish.dev', 'organizations.furnish.dev']);
+    expect(named('MutatingWebhookConfiguration')).toEqual(['furnish-mutate-namespace', 'furnish-mutate-pod']);
+    expect(named('ValidatingWebhookConfiguration')).toEqual(['furnish-guard-initializing', 'furnish-validate-namespace', 'furnish-validate-organization', 'furnish-validate-template']);
     expect(named('Deployment')).toEqual(['furnish-relay']);
     expect(named('ServiceAccount')).toEqual(expect.arrayContaining(['furnish-reconciler', 'furnish-webhook']));
   });

@@ -12,6 +12,7 @@ import { resolve } from '../rules/outcome.ts';
 import type { RuleOutcome, Verdict } from '../rules/outcome.ts';
 import { validationOutcomes } from '../rules/validate-namespace.ts';
 import type { NamespaceMutationInput } from '../rules/mutate-namespace.ts';
+import { bothVerdicts, organizationVerdict } from '../organizations.ts';
 
 /** Only a change of labels or of the opt-out can make a namespace match a new template. */
 export function mayMatchNewTemplates(ns: NamespaceInfo, old: NamespaceInfo | undefined): boolean {
@@ -35,18 +36,26 @@ function respond(request: AdmissionRequest, verdict: Verdict): AdmissionResponse
   return deny(request, verdict.denials.join('; '), verdict.unavailable ? 503 : 403);
 }
 
-export const validateNamespace: AdmissionHandler = (request, { settings, authorizer, templates }) => {
+export const validateNamespace: AdmissionHandler = (request, deps) => {
+  const { settings, authorizer, templates } = deps;
   requireResource(request, 'validate-namespace', '', 'namespaces');
   const { operation } = request;
-  if ((operation !== 'CREATE' && operation !== 'UPDATE') || request.subResource) return allow(request);
+  if (operation !== 'CREATE' && operation !== 'UPDATE') return allow(request);
   const namespace = namespaceInfoOf(requireObject(request, 'object'), request);
   const old = operation === 'UPDATE' ? namespaceInfoOf(requireObject(request, 'oldObject'), request) : undefined;
+  // Organization rules also judge namespaces/status and /finalize (they can change labels); the quota
+  // slot is reserved only once every other rule has allowed.
+  const finish = (verdict: Verdict) => {
+    const organization = verdict.allowed ? organizationVerdict(request, deps, namespace, old) : undefined;
+    return organization ? organization.then((o) => respond(request, bothVerdicts(verdict, o))) : respond(request, verdict);
+  };
+  if (request.subResource) return finish({ allowed: true, denials: [], reasons: [], unavailable: false });
   const input: NamespaceMutationInput = { operation, user: request.userInfo, namespace, old, settings };
   const outcomesWith = (list: readonly NamespaceTemplate[]): RuleOutcome[] =>
     validationOutcomes({ ...input, templatesNeedingPermission: mayMatchNewTemplates(namespace, old) ? templatesToAuthorize(namespace, old, list, settings) : [] });
   const decide = (list: readonly NamespaceTemplate[]) => {
     const verdict = resolve(outcomesWith(list), authorizer);
-    return verdict instanceof Promise ? verdict.then((v) => respond(request, v)) : respond(request, verdict);
+    return verdict instanceof Promise ? verdict.then(finish) : finish(verdict);
   };
   const list = mayMatchNewTemplates(namespace, old) ? templates.current?.() : [];
   if (list) return decide(list);

@@ -156,7 +156,11 @@ function prepareForCreate(type: ResourceType, obj: KubeObject): KubeObject {
 /** Fields an update may not change, the status/main split, and generation (PrepareForUpdate). */
 function prepareForUpdate(type: ResourceType, live: KubeObject, next: KubeObject, subresource: string | undefined): KubeObject {
   let prepared: KubeObject;
-  if (subresource === 'status') {
+  if (subresource === 'status' && type.group === '' && type.plural === 'namespaces') {
+    // The namespace status strategy keeps only the spec: labels and annotations change here too
+    // (which is why admission must judge namespaces/status like the namespace).
+    prepared = { ...structuredClone(next), spec: structuredClone(live.spec) };
+  } else if (subresource === 'status') {
     prepared = { ...structuredClone(live), status: next.status };
     prepared.metadata.managedFields = next.metadata.managedFields;
   } else {
@@ -311,7 +315,31 @@ function checkResourceVersion(req: ApiRequest, live: KubeObject, sent: KubeObjec
   if (rv && rv !== live.metadata.resourceVersion) throw staleConflict(groupResource(req.type), req.name!);
 }
 
-export async function updateObject(sim: Sim, req: ApiRequest): Promise<ApiReply> {
+/**
+ * Another write committed while this one was in admission (which awaits webhooks). etcd's
+ * compare-and-swap refuses such a write; kube-apiserver's GuaranteedUpdate then runs the update
+ * again on the fresh object, where a resourceVersion the client sent is stale: 409 Conflict.
+ */
+class LostRace extends Error {}
+
+const MAX_UPDATE_ATTEMPTS = 16;
+
+function retriedOnRace(once: (sim: Sim, req: ApiRequest) => Promise<ApiReply>): (sim: Sim, req: ApiRequest) => Promise<ApiReply> {
+  return async (sim, req) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await once(sim, req);
+      } catch (e) {
+        if (!(e instanceof LostRace)) throw e;
+        if (attempt >= MAX_UPDATE_ATTEMPTS) throw staleConflict(groupResource(req.type), req.name!);
+      }
+    }
+  };
+}
+
+export const updateObject = retriedOnRace(updateOnce);
+
+async function updateOnce(sim: Sim, req: ApiRequest): Promise<ApiReply> {
   const obj = bodyObject(req);
   checkKind(req.type, obj);
   checkNamespaceOfBody(req, obj);
@@ -339,7 +367,9 @@ function patchedObject(req: ApiRequest, live: KubeObject): KubeObject {
   }
 }
 
-export async function patchObject(sim: Sim, req: ApiRequest): Promise<ApiReply> {
+export const patchObject = retriedOnRace(patchOnce);
+
+async function patchOnce(sim: Sim, req: ApiRequest): Promise<ApiReply> {
   const contentType = (req.contentType ?? '').split(';')[0]!.trim();
   if (contentType === PATCH_TYPES.apply) return applyObject(sim, req);
   if (req.query.get('force')) throw badRequest('force may not be set for non-apply patches');
@@ -407,6 +437,7 @@ async function commitUpdate(sim: Sim, req: ApiRequest, live: KubeObject, next: K
   if (deepEqual(prepared, live)) return { status: 200, body: live, warnings };
   if (dryRun) return { status: 200, body: prepared, warnings };
   const key = sim.keyOf(req.type);
+  if (sim.store.get(key, live.metadata.namespace, live.metadata.name!)?.metadata.resourceVersion !== live.metadata.resourceVersion) throw new LostRace();
   if (prepared.metadata.deletionTimestamp && (prepared.metadata.finalizers ?? []).length === 0) {
     return { status: 200, body: sim.store.delete(key, prepared.metadata.namespace, prepared.metadata.name!), warnings };
   }

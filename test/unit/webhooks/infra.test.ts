@@ -25,12 +25,16 @@ describe('infra/webhooks', () => {
     for (const w of WEBHOOKS) expect(k.resources).toContain(`${w}.yaml`);
   });
 
-  it.each(WEBHOOKS.map((w) => [w]))('%s: v1 reviews, no side effects, a reasoned failurePolicy and timeout, kube-system and furnish-system excluded', (name) => {
+  // validate-namespace reserves organization quota (never on dry run); mutate-pod only fills in a default, so fails open.
+  const SIDE_EFFECTS: Partial<Record<string, string>> = { 'validate-namespace': 'NoneOnDryRun' };
+  const FAILURE_POLICY: Partial<Record<string, string>> = { 'mutate-pod': 'Ignore' };
+
+  it.each(WEBHOOKS.map((w) => [w]))('%s: v1 reviews, declared side effects, a reasoned failurePolicy and timeout, kube-system and furnish-system excluded', (name) => {
     const source = text(name);
     const config = parse(source);
     expect(config.kind).toBe(name.startsWith('mutate') ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration');
     const [hook] = config.webhooks as Webhook[];
-    expect(hook).toMatchObject({ admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', clientConfig: { url: `\${FURNISH_FUNCTIONS_URL}/${name}` } });
+    expect(hook).toMatchObject({ admissionReviewVersions: ['v1'], sideEffects: SIDE_EFFECTS[name] ?? 'None', failurePolicy: FAILURE_POLICY[name] ?? 'Fail', clientConfig: { url: `\${FURNISH_FUNCTIONS_URL}/${name}` } });
     expect(hook!.timeoutSeconds).toBeGreaterThanOrEqual(1);
     expect(hook!.timeoutSeconds).toBeLessThanOrEqual(10);
     for (const field of ['failurePolicy', 'timeoutSeconds']) {
@@ -44,7 +48,11 @@ describe('infra/webhooks', () => {
   it('rules are no wider than needed', () => {
     const rules = (name: string) => (parse(text(name)).webhooks[0] as Webhook).rules;
     expect(rules('mutate-namespace')).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
-    expect(rules('validate-namespace')).toEqual(rules('mutate-namespace'));
+    // status and finalize updates can change a namespace's labels: the organization rules judge them.
+    expect(rules('validate-namespace')).toEqual([{ ...rules('mutate-namespace')[0], resources: ['namespaces', 'namespaces/status', 'namespaces/finalize'] }]);
+    expect(rules('validate-organization')).toEqual([{ apiGroups: ['furnish.dev'], apiVersions: ['v1alpha1'], resources: ['organizations'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
+    expect(rules('mutate-pod')).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }]);
+    expect((parse(text('mutate-pod')).webhooks[0] as Webhook).namespaceSelector.matchExpressions).toContainEqual({ key: 'furnish.dev/organization', operator: 'Exists' });
     expect(rules('validate-template')).toEqual([{ apiGroups: ['furnish.dev'], apiVersions: ['v1alpha1'], resources: ['namespacetemplates', 'namespaceinitializationconfigurations'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
     const guard = parse(text('guard-initializing')).webhooks[0] as Webhook;
     expect(guard.rules).toEqual([{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' }]);

@@ -1,0 +1,77 @@
+// The namespace quota of an Organization as a ledger on its status: counted namespaces plus
+// reservations held by admitted creates, each keyed by the admission uid and expiring (after
+// Capsule's QuantityLedger). Pure: the webhook and the reconciler write what these functions
+// return with a resourceVersion precondition, so concurrent writers never both win.
+import type { Organization, OrganizationStatus, Reservation } from './types.ts';
+import { organizationName } from './types.ts';
+
+export function quotaOf(org: Organization, defaultQuota: number): number {
+  const q = org.spec?.namespaceQuota;
+  return typeof q === 'number' && Number.isSafeInteger(q) && q >= 0 ? q : defaultQuota;
+}
+
+function isLive(r: Reservation, now: number): boolean {
+  const expires = Date.parse(r.expires);
+  return Number.isFinite(expires) && expires > now;
+}
+
+/** Reservations that still hold a slot; one per namespace name (two creates of one name share it). */
+export function liveReservations(status: OrganizationStatus | undefined, now: number): Reservation[] {
+  const seen = new Set<string>();
+  return (status?.reservations ?? []).filter((r) => {
+    if (!isLive(r, now) || seen.has(r.namespace)) return false;
+    seen.add(r.namespace);
+    return true;
+  });
+}
+
+export function usedSlots(org: Organization, now: number): number {
+  return (org.status?.namespaces ?? 0) + liveReservations(org.status, now).length;
+}
+
+/** `organization "acme" has 25 of 25 namespaces` */
+export function quotaDenial(org: Organization, used: number, quota: number): string {
+  return `organization "${organizationName(org)}" has ${used} of ${quota} namespaces`;
+}
+
+export interface SlotRequest {
+  uid: string;
+  namespace: string;
+}
+
+export type SlotPlan =
+  /** This request (or another create of the same name) already holds a slot. */
+  | { kind: 'held' }
+  | { kind: 'full'; used: number; quota: number; message: string }
+  /** Write this status (resourceVersion-checked) to take the slot. */
+  | { kind: 'reserve'; status: OrganizationStatus; used: number; quota: number };
+
+export function planReservation(org: Organization, request: SlotRequest, quota: number, now: number, ttlSeconds: number): SlotPlan {
+  const live = liveReservations(org.status, now);
+  if (live.some((r) => r.uid === request.uid || r.namespace === request.namespace)) return { kind: 'held' };
+  const used = (org.status?.namespaces ?? 0) + live.length;
+  if (used >= quota) return { kind: 'full', used, quota, message: quotaDenial(org, used, quota) };
+  const reservation: Reservation = { uid: request.uid, namespace: request.namespace, expires: new Date(now + ttlSeconds * 1000).toISOString() };
+  return { kind: 'reserve', used: used + 1, quota, status: { ...org.status, reservations: [...live, reservation] } };
+}
+
+/** Only what the reconciler needs to know about a namespace. */
+export interface CountedNamespace {
+  name: string;
+  terminating: boolean;
+}
+
+/**
+ * The status once counted from the real namespace list: terminating namespaces excluded,
+ * reservations dropped once their namespace is counted (consumed) or expired. Undefined when
+ * nothing changes (a no-op resync writes nothing).
+ */
+export function trueUp(org: Organization, namespaces: readonly CountedNamespace[], now: number): OrganizationStatus | undefined {
+  const live = namespaces.filter((n) => !n.terminating);
+  const counted = new Set(live.map((n) => n.name));
+  const reservations = liveReservations(org.status, now).filter((r) => !counted.has(r.namespace));
+  const before = org.status ?? {};
+  const unchanged = before.namespaces === live.length && JSON.stringify(before.reservations ?? []) === JSON.stringify(reservations);
+  if (unchanged) return undefined;
+  return { ...before, namespaces: live.length, reservations };
+}

@@ -1,0 +1,78 @@
+// Where the organization rules get Organizations and namespaces: read fresh from the API server
+// through the KubeHttp seam (decisions that grant never use a cache), or from memory (furnish
+// admit, tests) with the same compare-and-swap semantics on status writes.
+import type { KubeHttp } from '../kube/http.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { API_VERSION } from '../render/types.ts';
+import type { Organization, OrganizationStatus } from './types.ts';
+import { organizationName, ORGANIZATIONS_RESOURCE } from './types.ts';
+
+export type StatusWrite = { ok: true; organization: Organization } | { ok: false; conflict: boolean; error: string };
+
+export interface OrganizationApi {
+  /** Every Organization. Rejects when they cannot be read. */
+  list(): Promise<Organization[]>;
+  /** One Organization, undefined when it does not exist. Rejects when it cannot be read. */
+  get(name: string): Promise<Organization | undefined>;
+  /** A namespace, undefined when it does not exist. Rejects when it cannot be read. */
+  namespace(name: string): Promise<KubeObject | undefined>;
+  /** Replaces the status, only if the Organization is still at `organization.metadata.resourceVersion`. */
+  writeStatus(organization: Organization, status: OrganizationStatus): Promise<StatusWrite>;
+}
+
+export const ORGANIZATIONS_PATH = `/apis/${API_VERSION}/${ORGANIZATIONS_RESOURCE}`;
+
+function readError(what: string, status: number, error: string | undefined): Error {
+  return new Error(`GET ${what}: ${error ?? `HTTP ${status}`}`);
+}
+
+export function clusterOrganizations(http: KubeHttp): OrganizationApi {
+  async function getOne<T>(path: string): Promise<T | undefined> {
+    const r = await http<T>({ method: 'GET', path });
+    if (r.status === 404) return undefined;
+    if (!r.ok || !r.data) throw readError(path, r.status, r.error);
+    return r.data;
+  }
+  return {
+    async list() {
+      const r = await http<{ items?: Organization[] }>({ method: 'GET', path: ORGANIZATIONS_PATH });
+      if (!r.ok || !Array.isArray(r.data?.items)) throw readError(ORGANIZATIONS_PATH, r.status, r.error);
+      return r.data.items;
+    },
+    get: (name) => getOne<Organization>(`${ORGANIZATIONS_PATH}/${encodeURIComponent(name)}`),
+    namespace: (name) => getOne<KubeObject>(`/api/v1/namespaces/${encodeURIComponent(name)}`),
+    async writeStatus(organization, status) {
+      const name = organizationName(organization);
+      const body = { apiVersion: API_VERSION, kind: 'Organization', metadata: { name, resourceVersion: organization.metadata.resourceVersion }, spec: organization.spec ?? {}, status };
+      const r = await http<Organization>({ method: 'PUT', path: `${ORGANIZATIONS_PATH}/${encodeURIComponent(name)}/status`, body });
+      if (r.ok && r.data) return { ok: true, organization: r.data };
+      return { ok: false, conflict: r.status === 409, error: r.error ?? `HTTP ${r.status}` };
+    },
+  };
+}
+
+/** Organizations and namespaces held in memory; status writes are resourceVersion-checked like the API server's. */
+export function memoryOrganizations(organizations: readonly Organization[], namespaces: readonly KubeObject[] = []): OrganizationApi & { organizations: Map<string, Organization> } {
+  const byName = new Map(organizations.map((o) => [organizationName(o), structuredClone({ ...o, metadata: { resourceVersion: '1', ...o.metadata } })]));
+  let version = 1;
+  return {
+    organizations: byName,
+    list: async () => [...byName.values()].map((o) => structuredClone(o)),
+    get: async (name) => {
+      const o = byName.get(name);
+      return o && structuredClone(o);
+    },
+    namespace: async (name) => namespaces.find((n) => n.metadata.name === name),
+    async writeStatus(organization, status) {
+      const name = organizationName(organization);
+      const live = byName.get(name);
+      if (!live) return { ok: false, conflict: false, error: `organizations.furnish.dev "${name}" not found` };
+      if (organization.metadata.resourceVersion !== live.metadata.resourceVersion) {
+        return { ok: false, conflict: true, error: `Operation cannot be fulfilled on organizations.furnish.dev "${name}": the object has been modified; please apply your changes to the latest version and try again` };
+      }
+      const next = { ...live, metadata: { ...live.metadata, resourceVersion: String(++version) }, status: structuredClone(status) };
+      byName.set(name, next);
+      return { ok: true, organization: structuredClone(next) };
+    },
+  };
+}

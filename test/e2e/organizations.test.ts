@@ -1,0 +1,178 @@
+// The README's Organizations walk-through, end to end: `npm start`'s stack (webhooks over HTTPS
+// registered in the test cluster with organizations on, relay, reconcilers on the in-process bus),
+// infra/templates applied, one Organization, and users running kubectl: alice (default organization
+// acme) creates team-a without a label and gets furnish.dev/organization=acme and the organization's
+// admin RoleBinding; bob, not a member, is refused acme; a ServiceAccount of an acme namespace
+// creates a namespace that is acme's; the namespace beyond the quota is refused.
+// Runs on kube-sim and on a real API server that reaches this host's loopback (FURNISH_TEST_KUBECONFIG,
+// contexts admin, alice, bob as ../shared/kube-control-plane makes them).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
+import { KEY } from '../../shared/keys.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import { ORGANIZATIONS_PATH } from '../../shared/org/source.ts';
+import type { Organization } from '../../shared/org/types.ts';
+import type { NamespaceTemplate } from '../../shared/render/types.ts';
+import { silentLogger } from '../../shared/reconcile/log.ts';
+import { useTestCluster, type TestCluster } from '../support/cluster.ts';
+import { organization } from '../support/organizations.ts';
+import { requireTool } from '../support/tools.ts';
+import { runKubectl } from '../support/kubectl.ts';
+import { applyTemplate, clientFor, deleteTemplate, get, ROLEBINDING, waitFor, waitReady } from '../integration/helpers.ts';
+
+const haveKubectl = requireTool('kubectl', 'the walk-through runs the user\'s own kubectl');
+const root = join(import.meta.dirname, '..', '..');
+const s = process.env.FURNISH_TEST_KUBECONFIG ? `-${Date.now().toString(36).slice(-5)}` : '';
+const ACME = `acme${s}`;
+const BURST = `burst${s}`;
+const QUOTA = 3;
+const LABEL = 'furnish-e2e-walkthrough';
+const names = { teamA: `team-a${s}`, bobs: `bob-ns${s}`, built: `built${s}`, extra: `extra${s}`, over: `over${s}` };
+const SA = `system:serviceaccount:${names.teamA}:builder`;
+
+let cluster: TestCluster;
+let stack: LocalStack;
+let admin: KubeClient;
+let alice: KubeClient;
+let bobClient: KubeClient;
+const burstNames: string[] = [];
+const templates = ['organization-admin.yaml', 'organization-limits.yaml'].map((f) => parse(readFileSync(join(root, 'infra', 'templates', f), 'utf8')) as NamespaceTemplate);
+
+const kubectl = (user: string, args: string[], input?: string) => runKubectl(cluster.kubeconfigPath, cluster.users[user]!.context, args, input);
+
+async function apply(o: { apiVersion: string; kind: string; metadata: { name?: string; namespace?: string } }, plural: string): Promise<void> {
+  const base = o.apiVersion.includes('/') ? `/apis/${o.apiVersion}` : `/api/${o.apiVersion}`;
+  const ns = o.metadata.namespace ? `/namespaces/${o.metadata.namespace}` : '';
+  const r = await admin.call({ method: 'PATCH', path: `${base}${ns}/${plural}/${o.metadata.name}`, query: { fieldManager: 'furnish-e2e', force: true }, contentType: 'application/apply-patch+yaml', body: o });
+  if (!r.ok) throw new Error(`apply ${o.kind}/${o.metadata.name}: ${r.status} ${r.error}`);
+}
+
+async function removeLeftovers(): Promise<void> {
+  const r = await admin.call<{ items: Organization[] }>({ method: 'GET', path: ORGANIZATIONS_PATH, query: { labelSelector: LABEL } });
+  for (const o of r.data?.items ?? []) await admin.call({ method: 'DELETE', path: `${ORGANIZATIONS_PATH}/${o.metadata.name}` });
+}
+
+beforeAll(async () => {
+  if (!haveKubectl) return;
+  cluster = await useTestCluster();
+  const context = cluster.isSimulated ? cluster.users.admin!.context : undefined;
+  admin = await clientFor(cluster.kubeconfigPath, context);
+  process.env.FURNISH_ORGANIZATIONS = 'true';
+  stack = await startLocalStack({ kubeconfigPath: cluster.kubeconfigPath, context, port: 0, relayPort: 0, webhookPort: 0, resyncSeconds: 0, log: silentLogger });
+  await removeLeftovers();
+  for (const t of templates) await applyTemplate(admin, t);
+  const acme = organization(ACME, [{ kind: 'User', name: 'alice', default: true }], { quota: QUOTA });
+  acme.metadata.labels = { [LABEL]: 'true' };
+  await apply(acme, 'organizations');
+  const burst = organization(BURST, [{ kind: 'User', name: 'alice' }], { quota: 10 });
+  burst.metadata.labels = { [LABEL]: 'true' };
+  await apply(burst, 'organizations');
+  alice = await clientFor(cluster.kubeconfigPath, cluster.users.alice!.context);
+  bobClient = await clientFor(cluster.kubeconfigPath, cluster.users.bob!.context);
+  // Developers and the builder ServiceAccount may create namespaces; Furnish decides which.
+  const subjects = [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }, { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' }, { kind: 'ServiceAccount', name: 'builder', namespace: names.teamA }];
+  await apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'walkthrough-namespace-creator' }, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'get', 'list'] }, { apiGroups: [''], resources: ['namespaces/status'], verbs: ['update'] }] } as never, 'clusterroles');
+  await apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'walkthrough-namespace-creator' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'walkthrough-namespace-creator' }, subjects } as never, 'clusterrolebindings');
+}, 120_000);
+
+afterAll(async () => {
+  if (cluster && !cluster.isSimulated && admin) {
+    for (const n of [...Object.values(names), ...burstNames]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
+    for (const t of templates) await deleteTemplate(admin, t.metadata.name!);
+    await removeLeftovers();
+  }
+  await stack?.stop();
+  delete process.env.FURNISH_ORGANIZATIONS;
+  alice?.close();
+  bobClient?.close();
+  admin?.close();
+  await cluster?.stop();
+});
+
+describe('Organizations walk-through', () => {
+  it('alice creates team-a without a label: it is acme\'s, with acme\'s admin RoleBinding', async () => {
+    if (!haveKubectl) return;
+    const created = await kubectl('alice', ['create', 'namespace', names.teamA]);
+    expect(created.stderr).toBe('');
+    await waitReady(admin, names.teamA, 60_000);
+    expect((await get(admin, `/api/v1/namespaces/${names.teamA}`))?.metadata.labels?.[KEY.organization]).toBe(ACME);
+    const rb = await get(admin, ROLEBINDING(names.teamA, 'organization-admin'));
+    expect(rb).toMatchObject({ roleRef: { name: 'admin' }, subjects: [{ kind: 'Group', name: ACME }] });
+    expect(await get(admin, `/api/v1/namespaces/${names.teamA}/resourcequotas/organization-quota`)).toMatchObject({ spec: { hard: { pods: '50' } } });
+  }, 90_000);
+
+  it('bob, not a member, is refused acme', async () => {
+    if (!haveKubectl) return;
+    const manifest = JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: names.bobs, labels: { [KEY.organization]: ACME } } });
+    const r = await kubectl('bob', ['create', '-f', '-'], manifest);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(`admission webhook "validate-namespace.furnish.dev" denied the request: user "bob" may not create namespace "${names.bobs}" into organization "${ACME}": not a member`);
+  });
+
+  it('a label change through namespaces/status is judged like one on the namespace (a real API server stores it)', async () => {
+    if (!haveKubectl) return;
+    const live = (await admin.call<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${names.teamA}` })).data!;
+    live.metadata.labels = { ...live.metadata.labels, env: 'prod' };
+    const r = await bobClient.call({ method: 'PUT', path: `/api/v1/namespaces/${names.teamA}/status`, body: live, retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 } });
+    expect(r.status).toBe(403);
+    expect(r.error).toContain(`user "bob" may not add, change or remove label env on namespace "${names.teamA}": only privileged principals may`);
+  });
+
+  it('a ServiceAccount of an acme namespace creates a namespace that is acme\'s', async () => {
+    if (!haveKubectl) return;
+    await apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'builder', namespace: names.teamA } }, 'serviceaccounts');
+    const r = await kubectl('admin', ['create', 'namespace', names.built, `--as=${SA}`]);
+    expect(r.stderr).toBe('');
+    const ns = await get(admin, `/api/v1/namespaces/${names.built}`);
+    expect(ns?.metadata.labels?.[KEY.organization]).toBe(ACME);
+  });
+
+  it('a run-once Pod in an acme namespace gets the default activeDeadlineSeconds; a long-running one does not', async () => {
+    if (!haveKubectl) return;
+    // The ServiceAccount admission plugin needs the namespace's default ServiceAccount.
+    await waitFor('default ServiceAccount', () => get(admin, `/api/v1/namespaces/${names.teamA}/serviceaccounts/default`), 30_000);
+    expect((await kubectl('admin', ['-n', names.teamA, 'run', 'once', '--image=busybox', '--restart=Never'])).stderr).toBe('');
+    expect((await kubectl('admin', ['-n', names.teamA, 'run', 'always', '--image=busybox', '--restart=Always'])).stderr).toBe('');
+    expect((await get(admin, `/api/v1/namespaces/${names.teamA}/pods/once`))?.spec).toMatchObject({ activeDeadlineSeconds: 3600 });
+    expect(((await get(admin, `/api/v1/namespaces/${names.teamA}/pods/always`))?.spec as { activeDeadlineSeconds?: number }).activeDeadlineSeconds).toBeUndefined();
+  }, 60_000);
+
+  it(`the namespace beyond the quota (${QUOTA}) is refused, counted race-free`, async () => {
+    if (!haveKubectl) return;
+    expect((await kubectl('alice', ['create', 'namespace', names.extra])).stderr).toBe('');
+    const r = await kubectl('alice', ['create', 'namespace', names.over]);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(`organization "${ACME}" has ${QUOTA} of ${QUOTA} namespaces`);
+    // The reconciler trues the count up from the real namespaces.
+    await waitFor('status.namespaces', async () => (await admin.call<Organization>({ method: 'GET', path: `${ORGANIZATIONS_PATH}/${ACME}` })).data?.status?.namespaces === QUOTA, 30_000);
+  }, 60_000);
+
+  it('50 concurrent creates through the API server against a quota of 10 admit exactly 10; after 10 deletes, 10 more', async () => {
+    if (!haveKubectl) return;
+    const burst = async (round: number) => {
+      const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => {
+        const name = `burst${s}-${round}-${i}`;
+        const r = await alice.call({ method: 'POST', path: '/api/v1/namespaces', retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 }, body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.organization]: BURST } } } });
+        if (r.ok) burstNames.push(name);
+        return { name, ok: r.ok, error: r.error ?? '' };
+      }));
+      return { admitted: results.filter((r) => r.ok).map((r) => r.name), refusals: new Set(results.filter((r) => !r.ok).map((r) => r.error.replace(/^.*denied the request: /, ''))) };
+    };
+    const counted = (n: number) => waitFor(`status.namespaces of ${BURST} = ${n}`, async () => {
+      const status = (await admin.call<Organization>({ method: 'GET', path: `${ORGANIZATIONS_PATH}/${BURST}` })).data?.status;
+      return status?.namespaces === n && (status.reservations ?? []).length === 0;
+    }, 30_000);
+    const first = await burst(1);
+    expect(first.admitted).toHaveLength(10);
+    expect(first.refusals).toEqual(new Set([`organization "${BURST}" has 10 of 10 namespaces`]));
+    await counted(10);
+    for (const name of first.admitted) expect((await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` })).ok).toBe(true);
+    // Terminating namespaces no longer count; the relay's events bring reconcile-organization.
+    await counted(0);
+    expect((await burst(2)).admitted).toHaveLength(10);
+  }, 120_000);
+});

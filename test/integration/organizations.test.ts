@@ -1,0 +1,103 @@
+// The organization quota against a real API server's optimistic concurrency (kube-sim, or the
+// cluster FURNISH_TEST_KUBECONFIG names): validate-namespace's decisions, with the Organization
+// read fresh and the slot reserved by a resourceVersion-checked status update, for 50 concurrent
+// creates against a quota of 10; the namespaces admitted are then created, counted by
+// reconcile-organization, deleted, and the quota is free again.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { KEY } from '../../shared/keys.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { createKubeHttp } from '../../shared/kube/http.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import { reconcileOrganizations } from '../../shared/org/reconcile.ts';
+import { clusterOrganizations, ORGANIZATIONS_PATH } from '../../shared/org/source.ts';
+import type { Organization } from '../../shared/org/types.ts';
+import type { WebhookDeps } from '../../shared/webhooks/deps.ts';
+import { validateNamespace } from '../../shared/webhooks/handlers/validate-namespace.ts';
+import { useTestCluster, type TestCluster } from '../support/cluster.ts';
+import { testDeps } from '../support/fixtures.ts';
+import { namespaceRequest, organization } from '../support/organizations.ts';
+import { clientFor, waitFor } from './helpers.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const suffix = Date.now().toString(36).slice(-5);
+const ORG = `quota-${suffix}`;
+const alice = { username: 'alice', groups: ['system:authenticated'] };
+
+let cluster: TestCluster;
+let admin: KubeClient;
+let deps: WebhookDeps;
+const created: string[] = [];
+
+async function installCrd(): Promise<void> {
+  const crd = parse(readFileSync(join(root, 'infra', 'crds', 'organizations.yaml'), 'utf8')) as KubeObject;
+  const r = await admin.call({ method: 'PATCH', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, query: { fieldManager: 'test', force: true }, contentType: 'application/apply-patch+yaml', body: crd });
+  if (!r.ok) throw new Error(`install CRD: ${r.status} ${r.error}`);
+  await waitFor('organizations to be served', async () => (await admin.call({ method: 'GET', path: ORGANIZATIONS_PATH })).ok);
+}
+
+async function organizationStatus(): Promise<Organization['status']> {
+  const r = await admin.call<Organization>({ method: 'GET', path: `${ORGANIZATIONS_PATH}/${ORG}` });
+  return r.data?.status;
+}
+
+/** 50 creates at once: each is judged by validate-namespace and, when admitted, created as kube-apiserver would. */
+async function burst(round: number): Promise<{ admitted: string[]; denials: string[] }> {
+  const names = Array.from({ length: 50 }, (_, i) => `q${round}-${i}-${suffix}`);
+  const answers = await Promise.all(names.map(async (name) => {
+    const response = await validateNamespace(namespaceRequest({ user: alice, name, labels: { [KEY.organization]: ORG } }), deps);
+    if (!response.allowed) return { name, denial: response.status?.message ?? '' };
+    created.push(name);
+    const r = await admin.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.organization]: ORG } } } });
+    if (!r.ok) throw new Error(`create ${name}: ${r.status} ${r.error}`);
+    return { name };
+  }));
+  return { admitted: answers.filter((a) => !('denial' in a)).map((a) => a.name), denials: answers.flatMap((a) => ('denial' in a ? [a.denial!] : [])) };
+}
+
+beforeAll(async () => {
+  cluster = await useTestCluster();
+  admin = await clientFor(cluster.kubeconfigPath, cluster.isSimulated ? cluster.users.admin!.context : undefined);
+  await installCrd();
+  const r = await admin.call({ method: 'POST', path: ORGANIZATIONS_PATH, body: organization(ORG, [{ kind: 'User', name: 'alice' }], { quota: 10 }) });
+  if (!r.ok) throw new Error(`create organization: ${r.status} ${r.error}`);
+  const http = createKubeHttp({ server: cluster.server, caPem: cluster.caPem, token: cluster.users.admin!.token, timeoutMs: 10_000 });
+  const base = testDeps();
+  deps = { ...base, settings: { ...base.settings, organizations: { enabled: true } }, organizations: clusterOrganizations(http) };
+}, 60_000);
+
+afterAll(async () => {
+  if (admin && !cluster.isSimulated) {
+    for (const n of created) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
+    await admin.call({ method: 'DELETE', path: `${ORGANIZATIONS_PATH}/${ORG}` });
+  }
+  admin?.close();
+  await cluster?.stop();
+});
+
+describe('organization quota under concurrency', () => {
+  it('50 concurrent creates against a quota of 10 admit exactly 10; after 10 deletes, 10 more', async () => {
+    const first = await burst(1);
+    expect(first.admitted).toHaveLength(10);
+    expect(new Set(first.denials)).toEqual(new Set([`organization "${ORG}" has 10 of 10 namespaces`]));
+    expect((await organizationStatus())?.reservations).toHaveLength(10);
+
+    // The reconciler counts the created namespaces and releases their reservations.
+    const http = createKubeHttp({ server: cluster.server, caPem: cluster.caPem, token: cluster.users.admin!.token, timeoutMs: 10_000 });
+    await reconcileOrganizations(clusterOrganizations(http), http);
+    expect(await organizationStatus()).toMatchObject({ namespaces: 10, reservations: [] });
+    expect((await burst(2)).admitted).toHaveLength(0);
+
+    // Deleted namespaces stop counting at once, terminating or gone.
+    for (const name of first.admitted) expect((await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` })).ok).toBe(true);
+    await reconcileOrganizations(clusterOrganizations(http), http);
+    expect(await organizationStatus()).toMatchObject({ namespaces: 0, reservations: [] });
+
+    const third = await burst(3);
+    expect(third.admitted).toHaveLength(10);
+    await reconcileOrganizations(clusterOrganizations(http), http);
+    expect(await organizationStatus()).toMatchObject({ namespaces: 10, reservations: [] });
+  }, 120_000);
+});

@@ -1,0 +1,74 @@
+import { describe, expect, it } from '@jest/globals';
+import { planReservation, quotaOf, trueUp, usedSlots } from '../../../shared/org/ledger.ts';
+import { reserveSlot } from '../../../shared/org/reserve.ts';
+import { memoryOrganizations } from '../../../shared/org/source.ts';
+import { organization } from '../../support/organizations.ts';
+
+const NOW = Date.parse('2026-11-22T12:00:00Z');
+const later = (s: number) => new Date(NOW + s * 1000).toISOString();
+
+describe('the quota ledger', () => {
+  it('quota: spec.namespaceQuota, else the cluster default', () => {
+    expect(quotaOf(organization('a', [], { quota: 3 }), 25)).toBe(3);
+    expect(quotaOf(organization('a', [], { quota: 0 }), 25)).toBe(0);
+    expect(quotaOf(organization('a'), 25)).toBe(25);
+  });
+
+  it('counts namespaces plus live reservations, one per namespace name', () => {
+    const org = organization('acme', [], { status: { namespaces: 2, reservations: [{ uid: 'a', namespace: 'x', expires: later(30) }, { uid: 'b', namespace: 'x', expires: later(30) }, { uid: 'c', namespace: 'y', expires: later(-1) }] } });
+    expect(usedSlots(org, NOW)).toBe(3);
+  });
+
+  it('plans a reservation, recognises a retried review, and refuses when full with the denial text', () => {
+    const org = organization('acme', [], { quota: 25, status: { namespaces: 24 } });
+    const plan = planReservation(org, { uid: 'u1', namespace: 'n1' }, 25, NOW, 60);
+    expect(plan).toEqual({ kind: 'reserve', used: 25, quota: 25, status: { namespaces: 24, reservations: [{ uid: 'u1', namespace: 'n1', expires: later(60) }] } });
+    const reserved = { ...org, status: plan.kind === 'reserve' ? plan.status : {} };
+    expect(planReservation(reserved, { uid: 'u1', namespace: 'n1' }, 25, NOW, 60)).toEqual({ kind: 'held' });
+    expect(planReservation(reserved, { uid: 'u2', namespace: 'n2' }, 25, NOW, 60)).toMatchObject({ kind: 'full', message: 'organization "acme" has 25 of 25 namespaces' });
+    // Once expired, the slot is free again.
+    expect(planReservation(reserved, { uid: 'u2', namespace: 'n2' }, 25, NOW + 61_000, 60)).toMatchObject({ kind: 'reserve', used: 25 });
+  });
+
+  it('trues up from the namespace list: terminating excluded, consumed and expired reservations dropped, no change no write', () => {
+    const org = organization('acme', [], { status: { namespaces: 9, reservations: [{ uid: 'a', namespace: 'made', expires: later(30) }, { uid: 'b', namespace: 'coming', expires: later(30) }, { uid: 'c', namespace: 'lost', expires: later(-5) }] } });
+    const status = trueUp(org, [{ name: 'made', terminating: false }, { name: 'old', terminating: false }, { name: 'going', terminating: true }], NOW);
+    expect(status).toEqual({ namespaces: 2, reservations: [{ uid: 'b', namespace: 'coming', expires: later(30) }] });
+    expect(trueUp({ ...org, status }, [{ name: 'made', terminating: false }, { name: 'old', terminating: false }], NOW)).toBeUndefined();
+  });
+});
+
+describe('reserveSlot (compare-and-swap on the status)', () => {
+  it('50 concurrent creates against a quota of 10 reserve exactly 10', async () => {
+    const api = memoryOrganizations([organization('acme', [], { quota: 10 })]);
+    // Every read answers a little later, as over a network: the 50 read the same version and conflict.
+    const get = api.get.bind(api);
+    api.get = async (name) => {
+      const org = await get(name);
+      await new Promise((r) => setTimeout(r, Math.random() * 3));
+      return org;
+    };
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => reserveSlot(api, 'acme', { uid: `u${i}`, namespace: `n${i}` }, { defaultQuota: 25, ttlSeconds: 60, dryRun: false, sleep: async () => {} })));
+    expect(results.filter((r) => r.ok)).toHaveLength(10);
+    expect(results.filter((r) => !r.ok).map((r) => !r.ok && r.message)).toEqual(Array(40).fill('organization "acme" has 10 of 10 namespaces'));
+    expect(Math.max(...results.map((r) => r.attempts))).toBeGreaterThan(1);
+    expect(api.organizations.get('acme')!.status!.reservations).toHaveLength(10);
+  });
+
+  it('a dry run checks the quota and writes nothing', async () => {
+    const api = memoryOrganizations([organization('acme', [], { quota: 1 })]);
+    const dry = await reserveSlot(api, 'acme', { uid: 'u', namespace: 'n' }, { defaultQuota: 25, ttlSeconds: 60, dryRun: true });
+    expect(dry).toMatchObject({ ok: true, note: 'dry run: organization "acme" would have 1 of 1 namespaces' });
+    expect(api.organizations.get('acme')!.status).toBeUndefined();
+  });
+
+  it('gives up after the bound with a retryable answer, and fails closed when the API cannot be read', async () => {
+    const api = memoryOrganizations([organization('acme')]);
+    api.writeStatus = async () => ({ ok: false, conflict: true, error: 'conflict' });
+    expect(await reserveSlot(api, 'acme', { uid: 'u', namespace: 'n' }, { defaultQuota: 25, ttlSeconds: 60, dryRun: false, maxAttempts: 3, sleep: async () => {} })).toEqual({
+      ok: false, unavailable: true, attempts: 3, message: 'could not reserve a namespace of organization "acme": 3 concurrent updates in a row; retry',
+    });
+    api.get = () => Promise.reject(new Error('timeout'));
+    expect(await reserveSlot(api, 'acme', { uid: 'u', namespace: 'n' }, { defaultQuota: 25, ttlSeconds: 60, dryRun: false })).toMatchObject({ ok: false, unavailable: true, message: 'could not read organization "acme" (timeout); retry' });
+  });
+});

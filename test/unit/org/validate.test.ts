@@ -1,0 +1,81 @@
+import { describe, expect, it } from '@jest/globals';
+import { validateOrganization } from '../../../shared/org/validate.ts';
+import { validateOrganizationHandler } from '../../../shared/webhooks/handlers/validate-organization.ts';
+import { organization, organizationReview, orgDeps, scenario } from '../../support/organizations.ts';
+
+describe('validateOrganization', () => {
+  it('accepts the scenario organizations', () => {
+    for (const o of scenario().organizations) expect(validateOrganization(o)).toEqual([]);
+  });
+
+  it('names every problem with its path', () => {
+    const bad = {
+      apiVersion: 'furnish.dev/v1alpha1',
+      kind: 'Organization',
+      metadata: { name: 'Acme_Corp' },
+      spec: {
+        members: [
+          { kind: 'Robot', name: 'r2' },
+          { kind: 'User', name: '' },
+          { kind: 'ServiceAccount', name: 'deployer' },
+          { kind: 'Group', name: 'devs', namespace: 'x', default: true },
+          { kind: 'User', name: 'alice', default: 'yes' },
+          { kind: 'User', name: 'carol' },
+          { kind: 'User', name: 'carol' },
+        ],
+        namespaceQuota: -1,
+        billing: { costCenter: 4711 },
+        extra: true,
+      },
+    };
+    expect(validateOrganization(bad).map((p) => p.path)).toEqual([
+      'metadata.name',
+      'spec.extra',
+      'spec.members[0].kind',
+      'spec.members[1].name',
+      'spec.members[2].namespace',
+      'spec.members[3].namespace',
+      'spec.members[3].default',
+      'spec.members[4].default',
+      'spec.members[6]',
+      'spec.namespaceQuota',
+      'spec.billing.costCenter',
+    ]);
+    expect(validateOrganization({ ...bad, spec: { namespaceQuota: 2.5 } })).toContainEqual({ path: 'spec.namespaceQuota', message: 'must be a non-negative integer, found 2.5' });
+    expect(validateOrganization({ ...bad, spec: { namespaceQuota: 0 } }).map((p) => p.path)).toEqual(['metadata.name']);
+  });
+
+  it('refuses a second default organization for a user, naming the first', () => {
+    const second = organization('initech', [{ kind: 'User', name: 'alice', default: true }]);
+    expect(validateOrganization(second, scenario().organizations)).toEqual([
+      {
+        path: 'spec.members[0].default',
+        message: 'user "alice" is already default in organization "acme": a user has at most one default organization (set default: false here, or remove it there)',
+      },
+    ]);
+    // Updating acme itself is not a conflict with acme.
+    expect(validateOrganization(scenario().organizations[0], scenario().organizations)).toEqual([]);
+  });
+});
+
+describe('validate-organization webhook', () => {
+  it('answers 422 with every problem, and reads the other organizations fresh only for defaults', async () => {
+    const deps = orgDeps();
+    let listed = 0;
+    const list = deps.organizations.list.bind(deps.organizations);
+    deps.organizations.list = () => ((listed += 1), list());
+    const plain = await validateOrganizationHandler(organizationReview(organization('initech', [{ kind: 'User', name: 'carol' }])).request, deps);
+    expect(plain.allowed).toBe(true);
+    expect(listed).toBe(0);
+    const second = await validateOrganizationHandler(organizationReview(organization('initech', [{ kind: 'User', name: 'bob', default: true }])).request, deps);
+    expect(listed).toBe(1);
+    expect(second.status).toMatchObject({ code: 422, message: 'Organization "initech" is invalid (1 problem): spec.members[0].default: user "bob" is already default in organization "globex": a user has at most one default organization (set default: false here, or remove it there)' });
+  });
+
+  it('fails closed with 503 when the others cannot be read', async () => {
+    const deps = orgDeps();
+    deps.organizations.list = () => Promise.reject(new Error('connection refused'));
+    const r = await validateOrganizationHandler(organizationReview(organization('initech', [{ kind: 'User', name: 'dave', default: true }])).request, deps);
+    expect(r.status).toMatchObject({ code: 503, message: 'could not read the other Organizations (connection refused); retry' });
+  });
+});
