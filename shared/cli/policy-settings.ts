@@ -9,10 +9,10 @@ import { isRecord, type JsonRecord } from '../render/json.ts';
 import { CliError } from './command.ts';
 import { fileErrorMessage, formatLoadProblem, parseDocuments } from './load.ts';
 
-const POLICY_KEYS = ['systemNamespaces', 'autoOptOutPrincipals', 'guard', 'furnishNamespace'];
+const POLICY_KEYS = ['systemNamespaces', 'autoOptOutPrincipals', 'guard', 'furnishNamespace', 'trustedCreators'];
 const GUARD_KEYS = ['reconciler', 'systemPrincipals'];
 /** The rest of a cluster entry: how the functions reach and trust the cluster, nothing that decides. */
-const CONNECTION_KEYS = ['id', 'jwt', 'api', 'sarCacheTtlMs', 'templateCacheTtlMs'];
+const CONNECTION_KEYS = ['id', 'jwt', 'pathCredentials', 'pathCredentialsEnv', 'api', 'sarCacheTtlMs'];
 
 type Fail = (path: string, problem: string) => never;
 
@@ -83,5 +83,6 @@ export function readPolicySettings(file: string): PolicySettings {
       systemPrincipals: stringList(guard, 'systemPrincipals', 'guard.systemPrincipals', fail) ?? defaults.guard.systemPrincipals,
     },
     furnishNamespace: defaults.furnishNamespace,
+    trustedCreators: stringList(raw, 'trustedCreators', 'trustedCreators', fail) ?? defaults.trustedCreators,
   };
 }

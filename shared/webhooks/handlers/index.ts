@@ -1,4 +1,7 @@
 // The four webhooks by name: the one table the functions, `furnish admit` and the bench share.
+// Each refuses an object nested too deep before its rules (which recurse) see it.
+import { deny } from '../../admission/response.ts';
+import { depthProblem } from '../../admission/depth.ts';
 import type { WebhookName } from '../../config/types.ts';
 import type { AdmissionHandler } from '../deps.ts';
 import { guardInitializing } from './guard-initializing.ts';
@@ -6,9 +9,17 @@ import { mutateNamespace } from './mutate-namespace.ts';
 import { validateNamespace } from './validate-namespace.ts';
 import { validateNamespaceTemplate } from './validate-template.ts';
 
+/** 422 with the path where the object gets too deep, instead of a stack overflow (a 500) in a rule. */
+export function withDepthLimit(handler: AdmissionHandler): AdmissionHandler {
+  return (request, deps) => {
+    const problem = depthProblem(request.object, '') ?? depthProblem(request.oldObject, 'oldObject');
+    return problem === undefined ? handler(request, deps) : deny(request, problem, 422);
+  };
+}
+
 export const HANDLERS: Readonly<Record<WebhookName, AdmissionHandler>> = {
-  'mutate-namespace': mutateNamespace,
-  'validate-namespace': validateNamespace,
-  'validate-template': validateNamespaceTemplate,
-  'guard-initializing': guardInitializing,
+  'mutate-namespace': withDepthLimit(mutateNamespace),
+  'validate-namespace': withDepthLimit(validateNamespace),
+  'validate-template': withDepthLimit(validateNamespaceTemplate),
+  'guard-initializing': withDepthLimit(guardInitializing),
 };

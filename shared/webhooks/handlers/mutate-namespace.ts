@@ -3,14 +3,14 @@
 import { allow, mutateClone } from '../../admission/response.ts';
 import { AdmissionError } from '../../admission/errors.ts';
 import type { AdmissionHandler } from '../deps.ts';
-import { namespaceInfoOf, requireObject, requireResource } from '../request.ts';
+import { judgesMetadataOf, namespaceInfoOf, requireObject, requireResource } from '../request.ts';
 import { applyChanges, isChange, mutationsFor } from '../rules/mutate-namespace.ts';
 import type { MetadataMaps } from '../rules/mutate-namespace.ts';
 
 export const mutateNamespace: AdmissionHandler = (request, { settings }) => {
   requireResource(request, 'mutate-namespace', '', 'namespaces');
   const { operation } = request;
-  if ((operation !== 'CREATE' && operation !== 'UPDATE') || request.subResource) return allow(request);
+  if ((operation !== 'CREATE' && operation !== 'UPDATE') || !judgesMetadataOf(request)) return allow(request);
   const object = requireObject(request, 'object');
   const old = operation === 'UPDATE' ? namespaceInfoOf(requireObject(request, 'oldObject'), request) : undefined;
   const outcomes = mutationsFor({ operation, user: request.userInfo, namespace: namespaceInfoOf(object, request), old, settings });
