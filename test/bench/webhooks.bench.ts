@@ -210,7 +210,7 @@ async function anonymousBodyMemory(targets: Target[], env: Record<string, string
     const served = await startServingProcess(t.name, env, t.source);
     try {
       const cost = await memoryCost(served, { bytes: 40 * MB, withLength: true });
-      costs.set(t.label, { mb: cost.extraBytes / MB, status: cost.statuses[0]! });
+      costs.set(t.label, { mb: Math.max(0, cost.extraBytes) / MB, status: cost.statuses[0]! });
     } finally {
       await served.stop();
     }

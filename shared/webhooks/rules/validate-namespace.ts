@@ -38,8 +38,8 @@ export function creatorIsImmutable(input: NamespaceValidationInput): RuleOutcome
   if (input.operation === 'CREATE') {
     const expected = creatorOf(input);
     const after = annotations[KEY.creator];
-    if (after !== (expected?.name ?? after)) {
-      return denyBecause(rule, `${who(input.user)} may not set annotation ${KEY.creator}=${JSON.stringify(after ?? null)} on ${ns}: it records who created the namespace (only a trusted creator may name another user)`);
+    if (after !== undefined && after !== expected?.name) {
+      return denyBecause(rule, `${who(input.user)} may not set annotation ${KEY.creator}=${JSON.stringify(after)} on ${ns}: it records who created the namespace (only a trusted creator may name another user)`);
     }
     // Absent is safe (the reconciler then checks the creator's name alone, which grants no more);
     // present, it must be exactly what admission saw, or a requester could claim groups.

@@ -90,7 +90,7 @@ describe('furnish admit: mutate-namespace', () => {
     // The captured namespace has labels but no annotations: the patch adds the whole map.
     expect(operations).toEqual([
       { op: 'add', path: `/metadata/labels/${KEY.phase.replace('/', '~1')}`, value: 'pending' },
-      { op: 'add', path: '/metadata/annotations', value: { [KEY.creator]: 'alice' } },
+      { op: 'add', path: '/metadata/annotations', value: { [KEY.creator]: 'alice', 'furnish.dev/creator-identity': '{"groups":["system:authenticated"],"username":"alice"}' } },
     ]);
   });
 
