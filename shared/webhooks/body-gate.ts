@@ -9,6 +9,7 @@
 // serves several things (tests, `npm start`), only servers handed to `gateServer`.
 import { subscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, Server } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import { isWebhookName } from '../config/types.ts';
 import { holdBody } from './body.ts';
 
@@ -28,7 +29,7 @@ function subscribeOnce(): void {
 }
 
 /** Gates one server (one that serves a webhook function, possibly among other routes of the same server). */
-export function gateServer(server: Server): Server {
+export function gateServer<S extends Server | HttpsServer>(server: S): S {
   subscribeOnce();
   servers.add(server);
   return server;
