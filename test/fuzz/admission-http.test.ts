@@ -134,7 +134,6 @@ async function runAll(cases: readonly Case[]): Promise<void> {
 }
 
 const draw = <T,>(arb: fc.Arbitrary<T>, n: number, salt: number): T[] => fc.sample(arb, { numRuns: n, seed: SEED + salt });
-const webhook = fc.constantFrom(...WEBHOOKS);
 const fixture = fc.constantFrom(...ADMISSION_FIXTURES);
 /** Values of every JSON type, including nasty strings and prototype keys. */
 const anyJson = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constantFrom(null, '', 0, -1, true, [], {}, '__proto__', { __proto__: { allowed: true } }, 'constructor'));
