@@ -287,7 +287,8 @@ describe('fuzzed bad input, at least 10,000 requests per webhook', () => {
       ];
       await runAll(cases);
       expect(sent[w]).toBeGreaterThanOrEqual(PER_WEBHOOK);
-    }, 120_000);
+      // ~15 s on an idle 2-core machine; generous for a loaded one.
+    }, 300_000);
   });
 
   it('reports the count, and every function still answers', async () => {
