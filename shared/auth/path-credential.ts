@@ -4,6 +4,10 @@
 // during a rotation), and never written to a log or a message.
 import { createHash, timingSafeEqual } from 'node:crypto';
 
+/** What a path credential must be: URL-safe, long enough to be unguessable (e.g. `openssl rand -hex 32`). */
+export const PATH_CREDENTIAL_PATTERN = /^[A-Za-z0-9_-]{32,256}$/;
+export const PATH_CREDENTIAL_RULE = 'must be 32 to 256 characters of A-Z, a-z, 0-9, - and _ (e.g. openssl rand -hex 32)';
+
 /** The path segment that introduces a path credential. */
 export const CREDENTIAL_SEGMENT = 'c';
 

@@ -1,9 +1,8 @@
 // `furnish webhooks`: the admission webhook registrations for one cluster, in either trust mode.
 import { readFileSync } from 'node:fs';
+import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
 import { registrationYaml } from '../webhooks/registration.ts';
 import { CliError, EXIT, requiredString, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
-
-const CREDENTIAL = /^[A-Za-z0-9_-]{32,256}$/;
 
 function pathCredential(values: OptionValues, env: Record<string, string | undefined>): { cluster: string; credential: string } | undefined {
   const variable = stringOption(values, 'credential-env');
@@ -11,7 +10,7 @@ function pathCredential(values: OptionValues, env: Record<string, string | undef
   const credential = env[variable];
   if (!credential) throw new CliError(`--credential-env: environment variable ${variable} is not set`);
   // The value is never printed in an error: it is a secret.
-  if (!CREDENTIAL.test(credential)) throw new CliError(`--credential-env: ${variable} must hold 32 to 256 characters of A-Z, a-z, 0-9, - and _ (e.g. openssl rand -hex 32)`);
+  if (!PATH_CREDENTIAL_PATTERN.test(credential)) throw new CliError(`--credential-env: ${variable} ${PATH_CREDENTIAL_RULE}`);
   return { cluster: requiredString(values, 'cluster'), credential };
 }
 

@@ -17,6 +17,7 @@
 // NamespaceTemplates are never cached: a decision that grants reads them fresh.
 import { readFileSync } from 'node:fs';
 import { DEFAULT_MAX_BODY_BYTES } from '../admission/decode.ts';
+import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
 import { DEFAULT_KUBE_TIMEOUT_MS } from '../kube/http.ts';
 import { defaultPolicySettings, isWebhookName, WEBHOOKS } from './types.ts';
 import type { ClusterConfig, FurnishConfig, JwtSettings, WebhookName } from './types.ts';
@@ -36,8 +37,6 @@ type Env = Record<string, string | undefined>;
 type Raw = Record<string, unknown>;
 
 const MIN_SECRET_BYTES = 32;
-/** A path credential: URL-safe, at least 32 characters (e.g. `openssl rand -hex 32`). */
-const PATH_CREDENTIAL = /^[A-Za-z0-9_-]{32,256}$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** Where each value came from, so an error can name the environment variable rather than a path. */
@@ -266,7 +265,7 @@ function readPathCredentials(r: Reader, c: Raw, at: string): string[] {
   if (values.length > 2) r.fail(path, `holds ${values.length} credentials: at most two are valid at once (the current one and the next, during a rotation)`);
   values.forEach((v, i) => {
     // The value itself is never part of a message: it is a secret.
-    if (!PATH_CREDENTIAL.test(v)) r.fail(`${path}[${i}]`, 'must be 32 to 256 characters of A-Z, a-z, 0-9, - and _ (e.g. openssl rand -hex 32)');
+    if (!PATH_CREDENTIAL_PATTERN.test(v)) r.fail(`${path}[${i}]`, PATH_CREDENTIAL_RULE);
   });
   return values;
 }

@@ -71,7 +71,7 @@ describe('furnish webhooks: the registrations for one cluster', () => {
   it('JWT mode: bare URLs; a bad credential or URL is refused without printing the secret', () => {
     const docs = run({ url: 'https://f.example.com/' });
     expect(docs.map((d) => d.webhooks[0]!.clientConfig.url)).toEqual(WEBHOOKS.map((w) => `https://f.example.com/${w}`));
-    expect(() => run({ url: 'https://f.example.com', cluster: 'c', 'credential-env': 'CRED' }, { CRED: 'short-secret' })).toThrow(/^--credential-env: CRED must hold 32/);
+    expect(() => run({ url: 'https://f.example.com', cluster: 'c', 'credential-env': 'CRED' }, { CRED: 'short-secret' })).toThrow(/^--credential-env: CRED must be 32 to 256/);
     expect(() => run({ url: 'https://f.example.com', cluster: 'c', 'credential-env': 'CRED' }, { CRED: 'short-secret' })).not.toThrow(/short-secret/);
     expect(() => run({ url: 'http://f.example.com' })).toThrow(/HTTPS only/);
   });
