@@ -88,3 +88,27 @@ export function readBody(req: IncomingMessage, max: number): Buffer | Promise<Bu
     req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted);
   });
 }
+
+/**
+ * After a refusal sent before the body was read: the connection closes without reading any more of
+ * it. Closing at once, with the client's body still arriving, would reset the connection before the
+ * client reads the answer; so the answer is followed by a FIN, the socket stops reading (the
+ * client's upload stalls on TCP flow control, nothing is buffered here) and is destroyed after
+ * `lingerMs`, or as soon as the client closes.
+ */
+export function closeUnread(req: IncomingMessage, lingerMs: number): void {
+  const socket = req.socket;
+  req.pause();
+  // read(0) marks the request as consumed: Node then does not drain (read and drop) the unread
+  // body once the answer is written, which would pull the whole upload through this process.
+  req.read(0);
+  // Node calls destroySoon() once the answer is written to a connection that is closing.
+  socket.destroySoon = function lingeringClose(this: typeof socket) {
+    this.pause();
+    this.end();
+    const timer = setTimeout(() => this.destroy(), lingerMs);
+    timer.unref();
+    this.once('close', () => clearTimeout(timer));
+    this.once('end', () => this.destroy());
+  };
+}

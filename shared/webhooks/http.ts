@@ -10,7 +10,7 @@ import { decodeAdmissionReview, parseAdmissionReview } from '../admission/decode
 import { toReview } from '../admission/response.ts';
 import type { AdmissionResponse, DecodedReview } from '../admission/types.ts';
 import type { AuthResult, WebhookAuthenticator, WebhookCall } from '../auth/webhook-token.ts';
-import { bodyIsHeld, readBody } from './body.ts';
+import { bodyIsHeld, closeUnread, readBody } from './body.ts';
 import type { ClusterConfig, WebhookName } from '../config/types.ts';
 import type { AdmissionHandler, WebhookDeps } from './deps.ts';
 
@@ -38,9 +38,14 @@ export function withLiveness(next: Handle): Handle {
   };
 }
 
-/** A refusal before the body was read closes the connection: the unread body is not worth receiving. */
+/** How long a refused connection stays half-open, so its client reads the answer before the close. */
+const LINGER_MS = 2000;
+
+/** A refusal before the body was read closes the connection, without reading the rest of the body. */
 function refuse(req: Request, res: Response, code: number, message: string, headers: Record<string, string> = {}): void {
-  sendStatus(res, code, message, bodyIsHeld(req) && !req.complete ? { ...headers, connection: 'close' } : headers);
+  if (!bodyIsHeld(req) || req.complete) return sendStatus(res, code, message, headers);
+  closeUnread(req, LINGER_MS);
+  sendStatus(res, code, message, { ...headers, connection: 'close' });
 }
 
 function callOf(req: Request): WebhookCall {

@@ -165,7 +165,7 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
       FURNISH_API_TOKEN: cluster.users.admin!.token,
       FURNISH_AUTO_OPT_OUT_PRINCIPALS: 'system:serviceaccount:ci:*',
       // Grants made during the test take effect at once.
-      FURNISH_SAR_CACHE_TTL_MS: '0',
+      // The default SubjectAccessReview cache (10 s): denials are never cached, so grants count at once.
     }));
     await loadFunctions();
     // Furnish's own namespace exists before its webhooks are registered (as `npm start` and infra/ do).
@@ -324,6 +324,19 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
     // Denials are never cached and templates are read fresh: the grant counts at once.
     expect((await createNamespace('bob', privileged)).code).toBe(0);
     expect((await namespace(n('priv-b'))).metadata.annotations?.['furnish.dev/creator']).toBe('bob');
+  });
+
+  it('a require-permission template created just before a namespace that selects it is checked (templates read fresh)', async () => {
+    if (!kubectlInstalled) return;
+    created.push(`namespacetemplate/${n('fresh')}`);
+    await ok('admin', ['create', '--validate=false', '-f', '-'], yaml({
+      apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate',
+      metadata: { name: n('fresh'), annotations: { 'furnish.dev/require-permission': 'true' } },
+      spec: { namespaces: { labelSelector: { matchLabels: { fresh: run } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fresh' } }] },
+    }));
+    const result = await createNamespace('mallory', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n('fresh-ns'), labels: { fresh: run } } });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(`user "mallory" may not use NamespaceTemplate "${n('fresh')}"`);
   });
 
   it('refuses opting out without optout', async () => {

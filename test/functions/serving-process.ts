@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -19,8 +20,18 @@ export interface ServingProcess {
 /** Whether per-process memory can be read here (Linux /proc). */
 export const canMeasureProcessMemory = existsSync('/proc/self/status');
 
+/** A port free right now (the framework takes a port number, not 0). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 export async function startServingProcess(webhook: string, env: Record<string, string>, source = join(root, 'functions', webhook, 'index.ts')): Promise<ServingProcess> {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = await freePort();
   const child = spawn(process.execPath, [frameworkMain, `--target=${webhook}`, `--source=${source}`, `--port=${port}`], {
     env: { ...process.env, ...env, FUNCTION_TARGET: webhook, NODE_ENV: 'production' },
     stdio: ['ignore', 'ignore', 'pipe'],

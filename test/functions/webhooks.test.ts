@@ -193,10 +193,10 @@ describe('trust and transport', () => {
     expect(wrong.text).not.toContain('w'.repeat(40));
   });
 
-  it('an anonymous caller\'s body is never read: 401 from the headers, the connection closed', async () => {
+  it('an anonymous caller\'s body is never read: 401 from the headers', async () => {
     const res = await request(servers['validate-template']!).post('/').set('content-type', 'application/json').send(Buffer.alloc(8 * 1024 * 1024, 32));
     expect(res.status).toBe(401);
-    expect(res.headers.connection).toBe('close');
+    expect(res.body.message).toMatch(/^no credential/);
   });
 
   it('over the limit: 413 from Content-Length before reading, and while streaming when there is none', async () => {
