@@ -94,6 +94,16 @@ function noClusterMessage(why: string): string {
   ].join('\n');
 }
 
+/**
+ * Creates Furnish's own namespace (infra/namespace.yaml) before any webhook is registered, so that
+ * nobody else can claim it first: the webhooks exempt it by its name.
+ */
+async function ensureFurnishNamespace(kube: KubeClient, log: Logger): Promise<void> {
+  const ns = parseAllDocuments(readFileSync(join(ROOT, 'infra/namespace.yaml'), 'utf8'))[0]!.toJS() as KubeObject;
+  const res = await kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${ns.metadata.name}`, query: { fieldManager: 'furnish', force: true }, contentType: 'application/apply-patch+yaml', body: ns });
+  log.log(res.ok ? 'INFO' : 'ERROR', res.ok ? 'Furnish namespace ready' : 'could not create the Furnish namespace', { name: ns.metadata.name, status: res.status, error: res.error });
+}
+
 const CRD_FILES = {
   namespacetemplates: 'infra/crds/namespacetemplates.yaml',
   organizations: 'infra/crds/organizations.yaml',
@@ -231,7 +241,7 @@ async function serveWebhooks(kube: KubeClient, credentials: { kubeconfigPath?: s
     });
   });
   // The webhook engineer's configurations (infra/webhooks), rendered for this local endpoint.
-  const vars: Record<string, string> = { FURNISH_FUNCTIONS_URL: `${publicUrl}/${pathSecret}`, FURNISH_CA_BUNDLE: cert.toString('base64') };
+  const vars: Record<string, string> = { FURNISH_FUNCTIONS_URL: `${publicUrl}/${pathSecret}`, FURNISH_CA_BUNDLE: cert.toString('base64'), FURNISH_WEBHOOK_CREDENTIAL_PATH: '' };
   const configs = loaded.flatMap((name) => {
     const file = join(ROOT, 'infra/webhooks', `${name}.yaml`);
     if (!existsSync(file)) return [];
@@ -294,6 +304,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const log = opts.log ?? jsonLogger('furnish-local');
   const kube = await probeCluster(opts.kubeconfigPath ?? env.KUBECONFIG?.split(':')[0], opts.context);
   await ensureCrd(kube, log);
+  await ensureFurnishNamespace(kube, log);
   const emulator = opts.pubsubEmulatorHost ?? env.PUBSUB_EMULATOR_HOST;
   const busKind = opts.bus ?? (emulator ? 'pubsub' : 'memory');
   const config = { ...reconcileConfig({ ...env, FURNISH_PUSH_AUTH: 'off' }), pubsubProject: opts.pubsubProject ?? env.PUBSUB_PROJECT_ID ?? 'furnish-local' };

@@ -2,3 +2,4 @@ export * from './types.ts';
 export * from './errors.ts';
 export * from './decode.ts';
 export * from './response.ts';
+export * from './depth.ts';

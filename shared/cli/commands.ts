@@ -3,5 +3,6 @@ import { admitCommand } from './admit-command.ts';
 import type { Command } from './command.ts';
 import { renderCommand } from './render-command.ts';
 import { validateCommand } from './validate-command.ts';
+import { webhooksCommand } from './webhooks-command.ts';
 
-export const COMMANDS: readonly Command[] = [renderCommand, validateCommand, admitCommand];
+export const COMMANDS: readonly Command[] = [renderCommand, validateCommand, admitCommand, webhooksCommand];

@@ -10,10 +10,10 @@ import { readOrganizationSettings } from '../org/config.ts';
 import { CliError } from './command.ts';
 import { fileErrorMessage, formatLoadProblem, parseDocuments } from './load.ts';
 
-const POLICY_KEYS = ['systemNamespaces', 'autoOptOutPrincipals', 'guard', 'furnishNamespace', 'organizations'];
+const POLICY_KEYS = ['systemNamespaces', 'autoOptOutPrincipals', 'guard', 'furnishNamespace', 'organizations', 'trustedCreators'];
 const GUARD_KEYS = ['reconciler', 'systemPrincipals'];
 /** The rest of a cluster entry: how the functions reach and trust the cluster, nothing that decides. */
-const CONNECTION_KEYS = ['id', 'jwt', 'api', 'sarCacheTtlMs', 'templateCacheTtlMs'];
+const CONNECTION_KEYS = ['id', 'jwt', 'pathCredentials', 'pathCredentialsEnv', 'api', 'sarCacheTtlMs'];
 
 type Fail = (path: string, problem: string) => never;
 
@@ -85,5 +85,6 @@ export function readPolicySettings(file: string): PolicySettings {
     },
     furnishNamespace: defaults.furnishNamespace,
     organizations: readOrganizationSettings(isRecord(raw.organizations) || raw.organizations === undefined ? raw.organizations : fail('organizations', 'must be a mapping'), 'organizations', fail),
+    trustedCreators: stringList(raw, 'trustedCreators', 'trustedCreators', fail) ?? defaults.trustedCreators,
   };
 }

@@ -5,22 +5,25 @@
 // File (FURNISH_CONFIG_FILE):            Environment (override or add the cluster FURNISH_CLUSTER_ID):
 //   publicUrl, audiences, maxBodyBytes     FURNISH_PUBLIC_URL, FURNISH_MAX_BODY_BYTES
 //   audience (this function's own)         FURNISH_AUDIENCE (set per deployed function, e.g. by Terraform)
-//   clusters: [{ id, jwt, api, ... }]      FURNISH_CLUSTER_ID, FURNISH_JWT_SECRET, FURNISH_JWT_JWKS,
+//   clusters: [{ id, jwt, pathCredentials, FURNISH_CLUSTER_ID, FURNISH_JWT_SECRET, FURNISH_JWT_JWKS,
+//     api, trustedCreators, ... }]         FURNISH_PATH_CREDENTIALS, FURNISH_TRUSTED_CREATORS,
 //                                          FURNISH_JWT_JWKS_URL, FURNISH_JWT_ISSUER, FURNISH_API_SERVER,
 //                                          FURNISH_API_CA, FURNISH_API_TOKEN, FURNISH_SYSTEM_NAMESPACES,
 //                                          FURNISH_AUTO_OPT_OUT_PRINCIPALS, FURNISH_NAMESPACE,
 //                                          FURNISH_GUARD_RECONCILER, FURNISH_GUARD_SYSTEM_PRINCIPALS,
-//                                          FURNISH_SAR_CACHE_TTL_MS, FURNISH_TEMPLATE_CACHE_TTL_MS,
+//                                          FURNISH_SAR_CACHE_TTL_MS,
 //                                          FURNISH_ORGANIZATIONS (true|false), FURNISH_ORGANIZATION_PRIVILEGED,
 //                                          FURNISH_ORGANIZATION_NAMESPACE_QUOTA
-// In the file, `jwt.secretEnv` and `api.tokenEnv` name environment variables holding the secrets
-// (Secret Manager mounts them there), so the file itself holds none.
+// In the file, `jwt.secretEnv`, `pathCredentialsEnv` and `api.tokenEnv` name environment variables
+// holding the secrets (Secret Manager mounts them there), so the file itself holds none.
+// NamespaceTemplates are never cached: a decision that grants reads them fresh.
 import { readFileSync } from 'node:fs';
 import { DEFAULT_MAX_BODY_BYTES } from '../admission/decode.ts';
+import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
 import { DEFAULT_KUBE_TIMEOUT_MS } from '../kube/http.ts';
 import { readOrganizationSettings } from '../org/config.ts';
 import { defaultPolicySettings, isWebhookName, WEBHOOKS } from './types.ts';
-import type { ClusterConfig, FurnishConfig, WebhookName } from './types.ts';
+import type { ClusterConfig, FurnishConfig, JwtSettings, WebhookName } from './types.ts';
 
 export class ConfigError extends Error {
   /** The setting at fault, as the user would look for it. */
@@ -130,10 +133,11 @@ function overlayEnv(raw: Raw, env: Env, sources: Sources): void {
   set('FURNISH_GUARD_RECONCILER', ['guard', 'reconciler'], list);
   set('FURNISH_GUARD_SYSTEM_PRINCIPALS', ['guard', 'systemPrincipals'], list);
   set('FURNISH_SAR_CACHE_TTL_MS', ['sarCacheTtlMs'], Number);
-  set('FURNISH_TEMPLATE_CACHE_TTL_MS', ['templateCacheTtlMs'], Number);
   set('FURNISH_ORGANIZATIONS', ['organizations', 'enabled'], (s) => s === 'true' || s === 'on');
   set('FURNISH_ORGANIZATION_PRIVILEGED', ['organizations', 'privileged'], list);
   set('FURNISH_ORGANIZATION_NAMESPACE_QUOTA', ['organizations', 'defaultNamespaceQuota'], Number);
+  set('FURNISH_PATH_CREDENTIALS', ['pathCredentials'], list);
+  set('FURNISH_TRUSTED_CREATORS', ['trustedCreators'], list);
 }
 
 /** Reads settings with checks; every failure is a ConfigError naming the setting. */
@@ -209,18 +213,9 @@ function readCluster(r: Reader, raw: unknown, at: string): ClusterConfig {
   const id = r.string(c, 'id', `${at}.id`, true)!;
   if (!DNS_LABEL.test(id)) r.fail(`${at}.id`, `must be a DNS label (lower-case letters, digits, '-'), got ${JSON.stringify(id)}`);
 
-  const jwtRaw = r.object(c, 'jwt', `${at}.jwt`) ?? r.fail(`${at}.jwt`, 'is required (secret, jwks or jwksUrl)');
-  const secret = r.string(jwtRaw, 'secret', `${at}.jwt.secret`, false) ?? r.fromEnv(jwtRaw, 'secretEnv', `${at}.jwt.secretEnv`);
-  const secretPath = jwtRaw.secret !== undefined ? `${at}.jwt.secret` : `${at}.jwt.secretEnv`;
-  if (secret !== undefined && Buffer.byteLength(secret) < MIN_SECRET_BYTES) r.fail(secretPath, `must be at least ${MIN_SECRET_BYTES} bytes`);
-  const jwks = r.object(jwtRaw, 'jwks', `${at}.jwt.jwks`);
-  if (jwks !== undefined && (!Array.isArray(jwks.keys) || jwks.keys.length === 0 || !jwks.keys.every(isObject))) {
-    r.fail(`${at}.jwt.jwks`, 'must be a JWKS: { keys: [ <JWK>, ... ] } with at least one key');
-  }
-  const jwksUrl = r.url(jwtRaw, 'jwksUrl', `${at}.jwt.jwksUrl`, false);
-  const kinds = [secret, jwks, jwksUrl].filter((v) => v !== undefined).length;
-  if (kinds !== 1) r.fail(`${at}.jwt`, `needs exactly one of secret, jwks or jwksUrl (has ${kinds})`);
-  const issuer = r.string(jwtRaw, 'issuer', `${at}.jwt.issuer`, false);
+  const jwt = readJwt(r, c, at);
+  const pathCredentials = readPathCredentials(r, c, at);
+  if (!jwt && pathCredentials.length === 0) r.fail(`${at}.jwt`, 'is required (secret, jwks or jwksUrl) unless pathCredentials are set');
 
   const apiRaw = r.object(c, 'api', `${at}.api`);
   const api = apiRaw && {
@@ -236,7 +231,8 @@ function readCluster(r: Reader, raw: unknown, at: string): ClusterConfig {
   const guardRaw = r.object(c, 'guard', `${at}.guard`) ?? {};
   return {
     id,
-    jwt: { secret, jwks: jwks as ClusterConfig['jwt']['jwks'], jwksUrl, issuer },
+    jwt,
+    pathCredentials,
     api,
     systemNamespaces: r.strings(c, 'systemNamespaces', `${at}.systemNamespaces`, defaults.systemNamespaces),
     autoOptOutPrincipals: r.strings(c, 'autoOptOutPrincipals', `${at}.autoOptOutPrincipals`, defaults.autoOptOutPrincipals),
@@ -245,10 +241,40 @@ function readCluster(r: Reader, raw: unknown, at: string): ClusterConfig {
       systemPrincipals: r.strings(guardRaw, 'systemPrincipals', `${at}.guard.systemPrincipals`, defaults.guard.systemPrincipals),
     },
     furnishNamespace: defaults.furnishNamespace,
+    trustedCreators: r.strings(c, 'trustedCreators', `${at}.trustedCreators`, defaults.trustedCreators),
     sarCacheTtlMs: r.number(c, 'sarCacheTtlMs', `${at}.sarCacheTtlMs`, 10_000, 0),
-    templateCacheTtlMs: r.number(c, 'templateCacheTtlMs', `${at}.templateCacheTtlMs`, 5_000, 0),
     organizations: readOrganizationSettings(r.object(c, 'organizations', `${at}.organizations`), `${at}.organizations`, (path, problem) => r.fail(path, problem)),
   };
+}
+
+function readJwt(r: Reader, c: Raw, at: string): JwtSettings | undefined {
+  const jwtRaw = r.object(c, 'jwt', `${at}.jwt`);
+  if (!jwtRaw) return undefined;
+  const secret = r.string(jwtRaw, 'secret', `${at}.jwt.secret`, false) ?? r.fromEnv(jwtRaw, 'secretEnv', `${at}.jwt.secretEnv`);
+  const secretPath = jwtRaw.secret !== undefined ? `${at}.jwt.secret` : `${at}.jwt.secretEnv`;
+  if (secret !== undefined && Buffer.byteLength(secret) < MIN_SECRET_BYTES) r.fail(secretPath, `must be at least ${MIN_SECRET_BYTES} bytes`);
+  const jwks = r.object(jwtRaw, 'jwks', `${at}.jwt.jwks`);
+  if (jwks !== undefined && (!Array.isArray(jwks.keys) || jwks.keys.length === 0 || !jwks.keys.every(isObject))) {
+    r.fail(`${at}.jwt.jwks`, 'must be a JWKS: { keys: [ <JWK>, ... ] } with at least one key');
+  }
+  const jwksUrl = r.url(jwtRaw, 'jwksUrl', `${at}.jwt.jwksUrl`, false);
+  const kinds = [secret, jwks, jwksUrl].filter((v) => v !== undefined).length;
+  if (kinds !== 1) r.fail(`${at}.jwt`, `needs exactly one of secret, jwks or jwksUrl (has ${kinds})`);
+  const issuer = r.string(jwtRaw, 'issuer', `${at}.jwt.issuer`, false);
+  return { secret, jwks: jwks as JwtSettings['jwks'], jwksUrl, issuer };
+}
+
+/** `pathCredentials` (or `pathCredentialsEnv`, a comma-separated list in that variable): at most two, for rotation. */
+function readPathCredentials(r: Reader, c: Raw, at: string): string[] {
+  const fromEnv = r.fromEnv(c, 'pathCredentialsEnv', `${at}.pathCredentialsEnv`);
+  const path = fromEnv !== undefined ? `${at}.pathCredentialsEnv` : `${at}.pathCredentials`;
+  const values = fromEnv !== undefined ? list(fromEnv) : r.strings(c, 'pathCredentials', path, []);
+  if (values.length > 2) r.fail(path, `holds ${values.length} credentials: at most two are valid at once (the current one and the next, during a rotation)`);
+  values.forEach((v, i) => {
+    // The value itself is never part of a message: it is a secret.
+    if (!PATH_CREDENTIAL_PATTERN.test(v)) r.fail(`${path}[${i}]`, PATH_CREDENTIAL_RULE);
+  });
+  return values;
 }
 
 /** Validates raw configuration (file content with the environment laid over it). */

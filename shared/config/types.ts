@@ -27,10 +27,19 @@ export interface PolicySettings {
     /** Controllers that write into every new namespace (default ServiceAccount, kube-root-ca.crt, deletion). */
     systemPrincipals: PrincipalPattern[];
   };
-  /** Furnish's own namespace (excluded from every webhook by its namespaceSelector). */
+  /**
+   * Furnish's own namespace. Exempt by its name inside the handlers (never by a namespaceSelector:
+   * a Namespace's own labels, which its requester writes, feed that selector).
+   */
   furnishNamespace: string;
   /** Organization policy (shared/org/settings.ts); absent: organizations are off. */
   organizations?: Partial<OrganizationSettings>;
+  /**
+   * Principals that create namespaces on someone's behalf (OpenShift's project-request controller,
+   * Furnish's LNamespace reconciler): they may name the creator through annotation
+   * furnish.dev/requester or openshift.io/requester.
+   */
+  trustedCreators: PrincipalPattern[];
 }
 
 export interface JwtSettings {
@@ -55,14 +64,18 @@ export interface ApiSettings {
 }
 
 export interface ClusterConfig extends PolicySettings {
-  /** Matches the `sub` claim of the cluster's webhook token. */
+  /** Matches the `sub` claim of the cluster's webhook token, and the cluster segment of a path credential. */
   id: string;
-  jwt: JwtSettings;
+  /** Bearer JWT verification (control planes whose admission configuration you can set). */
+  jwt?: JwtSettings;
+  /**
+   * Path credentials (managed control planes: GKE, EKS, AKS): the webhook URL ends in
+   * `/c/<id>/<credential>`. One or two valid at once, so a rotation never refuses a call.
+   */
+  pathCredentials: string[];
   api?: ApiSettings;
   /** How long SubjectAccessReview answers are remembered. */
   sarCacheTtlMs: number;
-  /** How long the NamespaceTemplate list is remembered. */
-  templateCacheTtlMs: number;
 }
 
 export interface FurnishConfig {
@@ -91,5 +104,6 @@ export function defaultPolicySettings(furnishNamespace = DEFAULT_FURNISH_NAMESPA
     autoOptOutPrincipals: [],
     guard: { reconciler: [`system:serviceaccount:${furnishNamespace}:furnish-reconciler`], systemPrincipals: [...DEFAULT_SYSTEM_PRINCIPALS] },
     furnishNamespace,
+    trustedCreators: [],
   };
 }

@@ -81,7 +81,11 @@ export function accessCheckKey(c: AccessCheck): string {
   return JSON.stringify([u.username, u.uid, u.groups, extra, c.verb, c.group, c.resource, c.subresource, c.name, c.namespace]);
 }
 
-/** Remembers answers (never errors) for `ttlMs`, at most `maxEntries` of them (oldest evicted first). */
+/**
+ * Remembers allowed answers for `ttlMs`, at most `maxEntries` of them (oldest evicted first).
+ * Denials and errors are never remembered: a user just granted a verb is allowed at once, as
+ * `kubectl auth can-i` says.
+ */
 export function cachedAuthorizer(inner: Authorizer, options: CacheOptions = {}): Authorizer {
   const ttl = options.ttlMs ?? 10_000;
   const max = options.maxEntries ?? 1000;
@@ -100,7 +104,7 @@ export function cachedAuthorizer(inner: Authorizer, options: CacheOptions = {}):
       const hit = fresh(key);
       if (hit) return hit;
       const decision = await inner.check(check);
-      if (decision.error) return decision;
+      if (decision.error || !decision.allowed) return decision;
       if (entries.size >= max) entries.delete(entries.keys().next().value!);
       entries.set(key, { at: now(), decision });
       return decision;

@@ -2,11 +2,13 @@
 // let the pure planner decide; carry out exactly the planned writes; report. Level-triggered:
 // the message only names the namespace. Transient failures throw TransientError (the delivery
 // fails, Pub/Sub redelivers); permanent ones are reported once and the delivery is acknowledged.
+import { creatorIdentityOf, templateUseCheck, templateUseRefused } from '../auth/creator.ts';
 import { KEY } from '../keys.ts';
 import { applyObject, createObject, deleteObject, EVENTS, listAll, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
 import type { KubeClient, KubeResponse } from '../kube/client.ts';
 import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
 import type { Authorizer } from '../kube/sar.ts';
+import { refusal } from '../webhooks/rules/outcome.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, templatesNeedingPermission, type NamespaceTemplate } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
@@ -53,18 +55,26 @@ export async function listTemplates(kube: KubeClient): Promise<{ ok: true; templ
   return { ok: true, templates: items as NamespaceTemplate[] };
 }
 
-async function grantedTemplates(deps: NamespaceDeps, ns: KubeObject, templates: readonly NamespaceTemplate[]): Promise<Set<string>> {
+/**
+ * The require-permission templates the creator may use, asked with the identity admission recorded
+ * (the same rule as admission, shared/auth/creator.ts); each refused one is a failure to report.
+ */
+async function grantedTemplates(deps: NamespaceDeps, ns: KubeObject, templates: readonly NamespaceTemplate[]): Promise<{ granted: Set<string>; refused: { template: string; message: string }[] }> {
   const granted = new Set<string>();
-  const creator = ns.metadata.annotations?.[KEY.creator];
+  const refused: { template: string; message: string }[] = [];
+  const creator = creatorIdentityOf(ns.metadata.annotations);
   const needing = templatesNeedingPermission(namespaceInfo(ns), templates, { systemNamespaces: deps.systemNamespaces });
-  if (!deps.authorizer || !creator || needing.length === 0) return granted;
+  if (!deps.authorizer || needing.length === 0) return { granted, refused };
   await Promise.all(needing.map(async (t) => {
     const name = t.metadata.name ?? '';
-    const d = await deps.authorizer!.check({ user: { username: creator }, verb: 'use', group: 'furnish.dev', resource: 'namespacetemplates', name });
+    if (!creator) return void refused.push({ template: name, message: `template "${name}" requires permission and namespace "${ns.metadata.name ?? ''}" records no creator` });
+    const check = templateUseCheck(creator, name);
+    const d = await deps.authorizer!.check(check);
     if (d.error) throw new TransientError(`SubjectAccessReview for template ${name}: ${d.error}`, { status: 0, message: d.error });
     if (d.allowed) granted.add(name);
+    else refused.push({ template: name, message: refusal(creator, templateUseRefused(name), check) });
   }));
-  return granted;
+  return { granted, refused };
 }
 
 /** Reads what the plan needs: each inventoried or desired object by name, or (no inventory) every labelled object of the kinds. */
@@ -195,7 +205,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string): Pro
   if (!listed.ok) return { result: 'failed', namespace: name, writes: 0, reason: failRead('list namespacetemplates', listed.res) };
   const { templates } = listed;
 
-  const granted = await grantedTemplates(deps, ns, templates);
+  const { granted, refused } = await grantedTemplates(deps, ns, templates);
   const desired = desiredState(ns, templates, { systemNamespaces: deps.systemNamespaces, granted: (t) => granted.has(t) });
   if (desired.skip) return { result: 'skipped', namespace: name, writes: 0, reason: desired.skip };
 
@@ -210,6 +220,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string): Pro
   }
 
   for (const p of desired.problems) exec.failures.push({ template: p.template, key: p.path, hash: '', status: 422, reason: 'RenderFailed', message: p.message });
+  for (const r of refused) exec.failures.push({ template: r.template, key: '(permission)', hash: '', status: 403, reason: 'Forbidden', message: r.message });
   const failedTemplates = sortedUnique(exec.failures.map((f) => f.template).filter((t) => t !== '(applyset)'));
   const appliedTemplates = desired.matched.filter((t) => !failedTemplates.includes(t));
   // Still ours afterwards: everything desired, and live objects kept because their template could not render here.

@@ -1,5 +1,5 @@
-// A configured cluster's look-ups: SubjectAccessReviews (cached) and NamespaceTemplates (cached),
-// both through the cluster's API credentials. Built once per cluster, on first use.
+// A configured cluster's look-ups: SubjectAccessReviews (allowed answers cached briefly, denials
+// never) and NamespaceTemplates (read fresh), both through the cluster's API credentials. Built once per cluster, on first use.
 import type { ClusterConfig } from '../config/types.ts';
 import { createKubeHttp } from '../kube/http.ts';
 import { cachedAuthorizer, createSarAuthorizer } from '../kube/sar.ts';
@@ -23,7 +23,7 @@ export function depsForCluster(cluster: ClusterConfig): WebhookDeps {
   return {
     settings: cluster,
     authorizer: cachedAuthorizer(createSarAuthorizer(http), { ttlMs: cluster.sarCacheTtlMs }),
-    templates: clusterTemplates(http, cluster.templateCacheTtlMs),
+    templates: clusterTemplates(http),
     initializers: clusterInitializerLookups(http),
     organizations: clusterOrganizations(http),
   };

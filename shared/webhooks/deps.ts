@@ -8,9 +8,9 @@ import type { InitializerLookups } from './initializer-lookups.ts';
 import type { OrganizationApi } from '../org/source.ts';
 
 export interface TemplateSource {
-  /** Every NamespaceTemplate in the cluster. Rejects when they cannot be read. */
+  /** Every NamespaceTemplate in the cluster, read now. Rejects when they cannot be read. */
   list(): Promise<NamespaceTemplate[]>;
-  /** The list without waiting when it is at hand (fresh in the cache), else undefined. */
+  /** The list without waiting, only where it is static (offline, tests); a live cluster is read fresh. */
   current?(): NamespaceTemplate[] | undefined;
 }
 

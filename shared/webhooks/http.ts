@@ -1,13 +1,16 @@
 // The only layer that decodes and encodes. A webhook function is a typed AdmissionHandler wrapped
-// by small decorators: liveness (GET /healthz, no token), bearer-token authentication (401, no
-// decision), and the AdmissionReview codec (415 wrong content type, 413 too large, 400 empty or
-// malformed, 405 not POST). Every refusal is a metav1.Status JSON with a clear message.
+// by small decorators: liveness (GET /healthz, no token), authentication from the path and headers
+// before any body is read (401, no decision), and the AdmissionReview codec (415 wrong content
+// type, 413 too large, 400 empty or malformed, 405 not POST), which reads the body only then.
+// Every refusal is a metav1.Status JSON with a clear message; none repeats the request path (it may
+// carry a credential).
 import type { HttpFunction, Request, Response } from '@google-cloud/functions-framework';
 import { AdmissionError, isAdmissionError } from '../admission/errors.ts';
 import { decodeAdmissionReview, parseAdmissionReview } from '../admission/decode.ts';
 import { toReview } from '../admission/response.ts';
 import type { AdmissionResponse, DecodedReview } from '../admission/types.ts';
-import type { AuthResult, WebhookAuthenticator } from '../auth/webhook-token.ts';
+import type { AuthResult, WebhookAuthenticator, WebhookCall } from '../auth/webhook-token.ts';
+import { bodyIsHeld, closeUnread, readBody } from './body.ts';
 import type { ClusterConfig, WebhookName } from '../config/types.ts';
 import type { AdmissionHandler, WebhookDeps } from './deps.ts';
 
@@ -35,16 +38,30 @@ export function withLiveness(next: Handle): Handle {
   };
 }
 
-export function withBearerAuth(authenticator: WebhookAuthenticator, next: AuthenticatedHandle): Handle {
+/** How long a refused connection stays half-open, so its client reads the answer before the close. */
+const LINGER_MS = 2000;
+
+/** A refusal before the body was read closes the connection, without reading the rest of the body. */
+function refuse(req: Request, res: Response, code: number, message: string, headers: Record<string, string> = {}): void {
+  if (!bodyIsHeld(req) || req.complete) return sendStatus(res, code, message, headers);
+  closeUnread(req, LINGER_MS);
+  sendStatus(res, code, message, { ...headers, connection: 'close' });
+}
+
+function callOf(req: Request): WebhookCall {
+  return { path: req.originalUrl ?? req.url ?? '/', authorization: req.headers.authorization };
+}
+
+export function withAuthentication(authenticator: WebhookAuthenticator, next: AuthenticatedHandle): Handle {
   const proceed = (req: Request, res: Response, result: AuthResult) => {
     if (result.ok) return next(req, res, result.cluster);
-    sendStatus(res, 401, result.message, { 'www-authenticate': 'Bearer' });
+    refuse(req, res, 401, result.message, { 'www-authenticate': 'Bearer' });
   };
   return (req, res) => {
-    const header = req.headers.authorization;
-    const known = authenticator.cached(header);
+    const call = callOf(req);
+    const known = authenticator.cached(call);
     if (known) return proceed(req, res, known);
-    return authenticator.authenticate(header).then((result) => proceed(req, res, result));
+    return authenticator.authenticate(call).then((result) => proceed(req, res, result));
   };
 }
 
@@ -52,18 +69,21 @@ function mediaType(header: string | undefined): string {
   return (header ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
+function decodeBody(req: Request, raw: Buffer, maxBodyBytes: number): DecodedReview {
+  if (raw.length === 0) throw new AdmissionError('empty-body', 'request body is empty: expected an AdmissionReview');
+  // Where the framework parsed the JSON already (a server the gate does not hold), use its value.
+  const parsed = !bodyIsHeld(req) && typeof req.body === 'object' && req.body !== null && !Buffer.isBuffer(req.body);
+  return parsed ? decodeAdmissionReview(req.body) : parseAdmissionReview(raw, maxBodyBytes);
+}
+
 /** The review in an HTTP request, or an AdmissionError saying exactly what is wrong with it. */
-export function readReview(req: Request, maxBodyBytes: number): DecodedReview {
+export function readReview(req: Request, maxBodyBytes: number): DecodedReview | Promise<DecodedReview> {
   const type = mediaType(req.headers['content-type']);
   if (type !== 'application/json') {
-    throw new AdmissionError('wrong-content-type', `content type must be application/json, got ${type ? JSON.stringify(type) : 'none'}`);
+    throw new AdmissionError('wrong-content-type', `content type must be application/json, got ${type ? JSON.stringify(type.slice(0, 80)) : 'none'}`);
   }
-  const raw = req.rawBody;
-  const size = raw?.length ?? 0;
-  if (size > maxBodyBytes) throw new AdmissionError('too-large', `request body is ${size} bytes, more than the limit of ${maxBodyBytes}`);
-  if (size === 0) throw new AdmissionError('empty-body', 'request body is empty: expected an AdmissionReview');
-  // The framework has parsed JSON bodies already; anything else is parsed (and refused) here.
-  return typeof req.body === 'object' && req.body !== null && !Buffer.isBuffer(req.body) ? decodeAdmissionReview(req.body) : parseAdmissionReview(raw!, maxBodyBytes);
+  const raw = readBody(req, maxBodyBytes);
+  return raw instanceof Promise ? raw.then((body) => decodeBody(req, body, maxBodyBytes)) : decodeBody(req, raw, maxBodyBytes);
 }
 
 function answer(res: Response, review: DecodedReview, response: AdmissionResponse): void {
@@ -80,20 +100,13 @@ function fail(res: Response, review: DecodedReview, e: unknown): void {
   sendStatus(res, 500, `internal error deciding request ${review.request.uid}: ${(e as Error).message}`);
 }
 
+function unreadable(req: Request, res: Response, e: unknown): void {
+  if (!isAdmissionError(e)) throw e;
+  refuse(req, res, e.status, e.message);
+}
+
 export function withAdmissionCodec(maxBodyBytes: number, decide: Decide): AuthenticatedHandle {
-  return (req, res, cluster) => {
-    if (req.method !== 'POST') {
-      sendStatus(res, 405, `method ${req.method} not allowed: POST an AdmissionReview (GET /healthz for liveness)`, { allow: 'POST' });
-      return;
-    }
-    let review: DecodedReview;
-    try {
-      review = readReview(req, maxBodyBytes);
-    } catch (e) {
-      if (!isAdmissionError(e)) throw e;
-      sendStatus(res, e.status, e.message);
-      return;
-    }
+  const decideAndAnswer = (res: Response, review: DecodedReview, cluster: ClusterConfig): void | Promise<void> => {
     let decided: AdmissionResponse | Promise<AdmissionResponse>;
     try {
       decided = decide(review, cluster);
@@ -108,6 +121,20 @@ export function withAdmissionCodec(maxBodyBytes: number, decide: Decide): Authen
       );
     }
     answer(res, review, decided);
+  };
+  return (req, res, cluster) => {
+    if (req.method !== 'POST') {
+      refuse(req, res, 405, `method ${String(req.method).slice(0, 20)} not allowed: POST an AdmissionReview (GET /healthz for liveness)`, { allow: 'POST' });
+      return;
+    }
+    let review: DecodedReview | Promise<DecodedReview>;
+    try {
+      review = readReview(req, maxBodyBytes);
+    } catch (e) {
+      return unreadable(req, res, e);
+    }
+    if (review instanceof Promise) return review.then((r) => decideAndAnswer(res, r, cluster), (e: unknown) => unreadable(req, res, e));
+    return decideAndAnswer(res, review, cluster);
   };
 }
 
@@ -128,7 +155,7 @@ function crashed(res: Response, e: unknown): void {
 export function webhookHttpFunction(options: WebhookServerOptions): HttpFunction {
   const { handler, depsFor } = options;
   const handle = withLiveness(
-    withBearerAuth(
+    withAuthentication(
       options.authenticator,
       withAdmissionCodec(options.maxBodyBytes, (review, cluster) => handler(review.request, depsFor(cluster))),
     ),

@@ -23,3 +23,14 @@ export function namespaceInfoOf(object: KubeObject, request: AdmissionRequest): 
   const meta = object.metadata ?? {};
   return { name: meta.name || request.name || '', labels: meta.labels ?? {}, annotations: meta.annotations ?? {} };
 }
+
+/**
+ * Subresources through which a real API server keeps label and annotation changes: judged by the
+ * same rules as the namespace itself, or metadata could be changed around them.
+ */
+export const METADATA_SUBRESOURCES: readonly string[] = ['status', 'finalize'];
+
+/** Whether the request writes the namespace's metadata: the object itself or a subresource above. */
+export function judgesMetadataOf(request: AdmissionRequest): boolean {
+  return !request.subResource || METADATA_SUBRESOURCES.includes(request.subResource);
+}

@@ -4,6 +4,7 @@ import type { HttpFunction } from '@google-cloud/functions-framework';
 import { createWebhookAuthenticator } from '../auth/webhook-token.ts';
 import { audienceFor, loadConfig } from '../config/load.ts';
 import type { FurnishConfig, WebhookName } from '../config/types.ts';
+import { gateDedicatedProcess } from './body-gate.ts';
 import { clusterDepsCache } from './cluster-deps.ts';
 import { HANDLERS } from './handlers/index.ts';
 import { webhookHttpFunction } from './http.ts';
@@ -19,5 +20,8 @@ export function webhookFromConfig(webhook: WebhookName, config: FurnishConfig): 
 }
 
 export async function webhookFunction(webhook: WebhookName, env: Record<string, string | undefined> = process.env): Promise<HttpFunction> {
-  return webhookFromConfig(webhook, await loadConfig(env));
+  const fn = webhookFromConfig(webhook, await loadConfig(env));
+  // Before the framework's server exists: from its first request on, bodies wait for our check.
+  gateDedicatedProcess(env);
+  return fn;
 }

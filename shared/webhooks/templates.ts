@@ -1,5 +1,6 @@
-// The NamespaceTemplate list of a live cluster, read through the KubeHttp seam and remembered
-// briefly (validate-namespace asks on every label change).
+// The NamespaceTemplate list of a live cluster, read through the KubeHttp seam. Never cached and
+// never shared with a read already in flight: validate-namespace grants `use` from it, so a template
+// created just before a namespace must be seen (namespace creates and label changes are rare).
 import type { KubeHttp } from '../kube/http.ts';
 import { API_VERSION } from '../render/types.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
@@ -7,23 +8,12 @@ import type { TemplateSource } from './deps.ts';
 
 export const TEMPLATES_PATH = `/apis/${API_VERSION}/namespacetemplates`;
 
-export function clusterTemplates(http: KubeHttp, ttlMs: number, now: () => number = Date.now): TemplateSource {
-  let cached: { at: number; items: NamespaceTemplate[] } | undefined;
-  let inflight: Promise<NamespaceTemplate[]> | undefined;
-  async function fetchAll(): Promise<NamespaceTemplate[]> {
-    const result = await http<{ items?: NamespaceTemplate[] }>({ method: 'GET', path: TEMPLATES_PATH });
-    if (!result.ok || !Array.isArray(result.data?.items)) throw new Error(`GET ${TEMPLATES_PATH}: ${result.error ?? `HTTP ${result.status}`}`);
-    cached = { at: now(), items: result.data.items };
-    return cached.items;
-  }
-  const current = () => (cached && now() - cached.at < ttlMs ? cached.items : undefined);
+export function clusterTemplates(http: KubeHttp): TemplateSource {
   return {
-    current,
-    list() {
-      const items = current();
-      if (items) return Promise.resolve(items);
-      inflight ??= fetchAll().finally(() => (inflight = undefined));
-      return inflight;
+    async list() {
+      const result = await http<{ items?: NamespaceTemplate[] }>({ method: 'GET', path: TEMPLATES_PATH });
+      if (!result.ok || !Array.isArray(result.data?.items)) throw new Error(`GET ${TEMPLATES_PATH}: ${result.error ?? `HTTP ${result.status}`}`);
+      return result.data.items;
     },
   };
 }

@@ -3,8 +3,11 @@
 //   2. HTTP p50/p99 over loopback at a fixed concurrency, each function served by the functions
 //      framework from its esbuild bundle, beside a baseline function that echoes a constant
 //      AdmissionReview from the same framework;
-//   3. cold start: process spawn to first answered request, beside the same baseline.
+//   3. cold start: process spawn to first answered request, beside the same baseline;
+//   4. memory: what an anonymous 40 MB body costs the serving process (peak RSS), beside the same
+//      baseline, which lets the framework buffer it.
 // Targets (issue 4): mutate decision p99 < 0.2 ms; HTTP and cold start within 1.5x of baseline.
+// Target (issue 9): an anonymous 40 MB request costs under 16 MB.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -17,6 +20,7 @@ import { cachedAuthorizer } from '../../shared/kube/sar.ts';
 import { HANDLERS } from '../../shared/webhooks/handlers/index.ts';
 import { grant, startFakeApiServer } from '../functions/fake-api-server.ts';
 import { admissionFixture, fakeAuthorizer, mintToken, SCENARIO_TEMPLATES, testDeps, testEnv } from '../support/fixtures.ts';
+import { canMeasureProcessMemory, memoryCost, startServingProcess } from '../functions/serving-process.ts';
 import type { AdmissionFixtureName } from '../support/fixtures.ts';
 import { organization, organizationReview, podReview } from '../support/organizations.ts';
 import type { DecodedReview } from '../../shared/admission/types.ts';
@@ -97,7 +101,7 @@ async function serve(source: string, target: string, env: Record<string, string>
   const port = nextPort++;
   const started = performance.now();
   const child = spawn(process.execPath, [frameworkMain, `--target=${target}`, `--source=${source}`, `--port=${port}`], {
-    env: { ...process.env, ...env, NODE_ENV: 'production' },
+    env: { ...process.env, ...env, FUNCTION_TARGET: target, NODE_ENV: 'production' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   let exited = false;
@@ -206,6 +210,30 @@ async function coldStarts(targets: Target[], env: Record<string, string>, token:
   return new Map([...times].map(([label, v]) => [label, summary(v).p50]));
 }
 
+// ---- 4. memory -------------------------------------------------------------------------------
+
+async function anonymousBodyMemory(targets: Target[], env: Record<string, string>): Promise<void> {
+  const MB = 1024 * 1024;
+  console.log('\n-- memory: peak RSS above RSS before, for one anonymous 40 MB body (Content-Length), served as deployed');
+  if (!canMeasureProcessMemory) return void console.log('(no /proc here: not measured)');
+  const costs = new Map<string, { mb: number; status: number }>();
+  for (const t of targets) {
+    const served = await startServingProcess(t.name, env, t.source);
+    try {
+      const cost = await memoryCost(served, { bytes: 40 * MB, withLength: true });
+      costs.set(t.label, { mb: Math.max(0, cost.extraBytes) / MB, status: cost.statuses[0]! });
+    } finally {
+      await served.stop();
+    }
+  }
+  const base = costs.get('baseline (echo)')!;
+  console.log(`${'baseline (echo)'.padEnd(20)} ${base.mb.toFixed(1)} MB  status ${base.status}  (the framework buffers and parses it)`);
+  for (const w of WEBHOOKS) {
+    const c = costs.get(w)!;
+    console.log(`${w.padEnd(20)} ${c.mb.toFixed(1)} MB (${ratio(c.mb, base.mb)})  status ${c.status}  ${c.mb < 16 ? 'under 16 MB' : 'OVER 16 MB'}`);
+  }
+}
+
 async function main(): Promise<void> {
   console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
   await decisionTimes();
@@ -251,6 +279,7 @@ async function main(): Promise<void> {
       const t = cold.get(w)!;
       console.log(`${w.padEnd(20)} ${ms(t, 1)} (${ratio(t, coldBase)})  ${t <= 1.5 * coldBase ? 'within 1.5x' : 'OVER 1.5x'}`);
     }
+    await anonymousBodyMemory(targets, env);
   } finally {
     await api.close();
     rmSync(work, { recursive: true, force: true });

@@ -6,7 +6,9 @@ import request from 'supertest';
 import type { Server } from 'node:http';
 import { decodePatch } from '../../shared/admission/index.ts';
 import type { AdmissionReview } from '../../shared/admission/index.ts';
-import { admissionFixture, mintToken, SCENARIO_TEMPLATES, testEnv } from '../support/fixtures.ts';
+import { admissionFixture, mintToken, SCENARIO_TEMPLATES, TEST_CLUSTER, testEnv } from '../support/fixtures.ts';
+import { credentialPath } from '../../shared/auth/path-credential.ts';
+import { gateServer } from '../../shared/webhooks/body-gate.ts';
 import type { AdmissionFixtureName } from '../support/fixtures.ts';
 import { grant, startFakeApiServer } from './fake-api-server.ts';
 import type { FakeApiServer } from './fake-api-server.ts';
@@ -14,17 +16,33 @@ import type { FakeApiServer } from './fake-api-server.ts';
 let api: FakeApiServer;
 let token: string;
 const servers: Record<string, Server> = {};
+/** The cluster's path credential (managed control planes), besides its JWT. */
+const PATH_CREDENTIAL = 'path-credential-of-the-test-cluster-0123456789';
 
 beforeAll(async () => {
   api = await startFakeApiServer(SCENARIO_TEMPLATES);
-  Object.assign(process.env, testEnv({ FURNISH_API_SERVER: api.url, FURNISH_SAR_CACHE_TTL_MS: '0' }));
+  Object.assign(process.env, testEnv({ FURNISH_API_SERVER: api.url, FURNISH_SAR_CACHE_TTL_MS: '0', FURNISH_PATH_CREDENTIALS: PATH_CREDENTIAL }));
   for (const name of ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing']) {
     await import(`../../functions/${name}/index.ts`);
-    servers[name] = getTestServer(name);
+    // As deployed: the gate holds every body until the caller is authenticated.
+    servers[name] = gateServer(getTestServer(name));
   }
   token = await mintToken();
 });
-afterAll(() => api.close());
+let listened: Server | undefined;
+/** The URL of a server started on loopback (closed after the suite). */
+async function listening(server: Server): Promise<string> {
+  if (!server.listening) await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  listened = server;
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+}
+afterAll(async () => {
+  if (listened) {
+    listened.closeAllConnections();
+    await new Promise<void>((r) => listened!.close(() => r()));
+  }
+  await api.close();
+});
 
 /** Posts a captured call as kube-apiserver did (same path and content type), with our token. */
 async function send(fn: string, fixture: AdmissionFixtureName, change?: (review: AdmissionReview) => void) {
@@ -49,7 +67,7 @@ describe('mutate-namespace function', () => {
     // The fake API server serves no NamespaceInitializationConfiguration (404): only `furnish`.
     expect(decodePatch(response)).toEqual(
       expect.arrayContaining([
-        { op: 'add', path: '/metadata/annotations', value: { 'furnish.dev/creator': 'alice', 'furnish.dev/initializers': 'furnish' } },
+        { op: 'add', path: '/metadata/annotations', value: { 'furnish.dev/creator': 'alice', 'furnish.dev/creator-identity': '{"groups":["system:authenticated"],"username":"alice"}', 'furnish.dev/initializers': 'furnish' } },
         { op: 'add', path: '/metadata/labels/furnish.dev~1phase', value: 'pending' },
       ]),
     );
@@ -166,7 +184,37 @@ describe('trust and transport', () => {
     }
   });
 
-  it('a body that is not JSON is refused with 400 by the framework\'s JSON parser, before any decision', async () => {
+  it('a path credential authenticates without a bearer token; a wrong one is 401 and never echoed', async () => {
+    const path = `/mutate-namespace${credentialPath(TEST_CLUSTER, PATH_CREDENTIAL)}`;
+    const ok = await request(servers['mutate-namespace']!).post(path).set('content-type', 'application/json').send(body());
+    expect(ok.status).toBe(200);
+    expect(ok.body.response.allowed).toBe(true);
+    const wrong = await request(servers['mutate-namespace']!).post(`/mutate-namespace${credentialPath(TEST_CLUSTER, 'w'.repeat(40))}`).set('content-type', 'application/json').send(body());
+    expect(wrong.status).toBe(401);
+    expect(wrong.text).not.toContain('w'.repeat(40));
+  });
+
+  it('an anonymous caller\'s body is never read: 401 from the headers', async () => {
+    const res = await request(servers['validate-template']!).post('/').set('content-type', 'application/json').send(Buffer.alloc(8 * 1024 * 1024, 32));
+    expect(res.status).toBe(401);
+    expect(res.body.message).toMatch(/^no credential/);
+  });
+
+  it('over the limit: 413 from Content-Length before reading, and while streaming when there is none', async () => {
+    const declared = await request(servers['mutate-namespace']!).post('/').set('authorization', `Bearer ${token}`).set('content-type', 'application/json')
+      .set('content-length', String(64 * 1024 * 1024)).send('{}');
+    expect(declared.status).toBe(413);
+    expect(declared.body.message).toBe('request body is 67108864 bytes, more than the limit of 4194304 bytes');
+    const url = await listening(servers['mutate-namespace']!);
+    async function* chunks() {
+      for (let i = 0; i < 80; i++) yield Buffer.alloc(64 * 1024, 32);
+    }
+    const streamed = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: ReadableStream.from(chunks()), duplex: 'half' } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expect(((await streamed.json()) as { message: string }).message).toBe('request body streamed past the limit of 4194304 bytes');
+  });
+
+  it('a body that is not JSON is refused with 400 before any decision', async () => {
     const res = await request(servers['mutate-namespace']!).post('/').set('authorization', `Bearer ${token}`).set('content-type', 'application/json').send('{"kind": nope');
     expect(res.status).toBe(400);
     expect(res.text).toMatch(/not valid JSON|Unexpected token/);

@@ -146,13 +146,14 @@ export const TEST_SECRET = 'a-test-secret-that-is-at-least-32-bytes-long';
 export const TEST_PUBLIC_URL = 'https://europe-west1-furnish.cloudfunctions.net';
 
 /** A webhook token as an operator would mint it: `sub` names the cluster, `aud` the function URL(s). */
-export async function mintToken(options: { cluster?: string; secret?: string; audience?: string | string[]; expiresIn?: string; issuer?: string } = {}): Promise<string> {
+/** A cluster webhook JWT; it expires in an hour unless `expiresIn` says otherwise (`null`: never, which the webhooks refuse). */
+export async function mintToken(options: { cluster?: string; secret?: string; audience?: string | string[]; expiresIn?: string | null; issuer?: string } = {}): Promise<string> {
   let jwt = new SignJWT({})
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(options.cluster ?? TEST_CLUSTER)
     .setAudience(options.audience ?? WEBHOOKS.map((n) => `${TEST_PUBLIC_URL}/${n}`))
     .setIssuedAt();
-  if (options.expiresIn) jwt = jwt.setExpirationTime(options.expiresIn);
+  if (options.expiresIn !== null) jwt = jwt.setExpirationTime(options.expiresIn ?? '1h');
   if (options.issuer) jwt = jwt.setIssuer(options.issuer);
   return jwt.sign(new TextEncoder().encode(options.secret ?? TEST_SECRET));
 }

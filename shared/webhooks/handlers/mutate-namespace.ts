@@ -3,7 +3,7 @@
 import { allow, deny, mutateClone } from '../../admission/response.ts';
 import { AdmissionError } from '../../admission/errors.ts';
 import type { AdmissionHandler } from '../deps.ts';
-import { namespaceInfoOf, requireObject, requireResource } from '../request.ts';
+import { judgesMetadataOf, namespaceInfoOf, requireObject, requireResource } from '../request.ts';
 import { applyChanges, isChange, mutationsFor } from '../rules/mutate-namespace.ts';
 import type { MetadataChange, MetadataMaps } from '../rules/mutate-namespace.ts';
 import { organizationMutation, withChanges } from '../organizations.ts';
@@ -11,7 +11,7 @@ import { organizationMutation, withChanges } from '../organizations.ts';
 export const mutateNamespace: AdmissionHandler = (request, deps) => {
   requireResource(request, 'mutate-namespace', '', 'namespaces');
   const { operation } = request;
-  if ((operation !== 'CREATE' && operation !== 'UPDATE') || request.subResource) return allow(request);
+  if ((operation !== 'CREATE' && operation !== 'UPDATE') || !judgesMetadataOf(request)) return allow(request);
   const object = requireObject(request, 'object');
   const namespace = namespaceInfoOf(object, request);
   const old = operation === 'UPDATE' ? namespaceInfoOf(requireObject(request, 'oldObject'), request) : undefined;

@@ -1,5 +1,6 @@
-// validate-namespace: the permission checks of namespace CREATE and UPDATE. Answers without a
-// promise when the template list and the RBAC answers are cached (the common case).
+// validate-namespace: the permission checks of namespace CREATE and UPDATE (and of metadata
+// changed through namespaces/status and namespaces/finalize). The template list is read fresh
+// whenever the request can make the namespace match a new template: that decision grants `use`.
 import { allow, deny } from '../../admission/response.ts';
 import type { AdmissionRequest, AdmissionResponse } from '../../admission/types.ts';
 import { KEY } from '../../keys.ts';
@@ -7,10 +8,11 @@ import type { NamespaceInfo, NamespaceTemplate } from '../../render/types.ts';
 import { newlyMatchedTemplates, requiresPermission, templateName, templatesNeedingPermission } from '../../render/index.ts';
 import type { PolicySettings } from '../../config/types.ts';
 import type { AdmissionHandler } from '../deps.ts';
-import { namespaceInfoOf, requireObject, requireResource } from '../request.ts';
+import { judgesMetadataOf, namespaceInfoOf, requireObject, requireResource } from '../request.ts';
 import { resolve } from '../rules/outcome.ts';
 import type { RuleOutcome, Verdict } from '../rules/outcome.ts';
 import { validationOutcomes } from '../rules/validate-namespace.ts';
+import { exemptNamespaces } from '../rules/mutate-namespace.ts';
 import type { NamespaceMutationInput } from '../rules/mutate-namespace.ts';
 import { bothVerdicts, organizationVerdict } from '../organizations.ts';
 
@@ -24,7 +26,7 @@ export function mayMatchNewTemplates(ns: NamespaceInfo, old: NamespaceInfo | und
 
 /** Names of the permission-requiring templates this request makes the namespace match. */
 export function templatesToAuthorize(ns: NamespaceInfo, old: NamespaceInfo | undefined, templates: readonly NamespaceTemplate[], settings: PolicySettings): string[] {
-  const opts = { systemNamespaces: settings.systemNamespaces };
+  const opts = { systemNamespaces: exemptNamespaces(settings) };
   const selected = old
     ? newlyMatchedTemplates(old, ns, templates, { ...opts, granted: () => true }).filter(requiresPermission)
     : templatesNeedingPermission(ns, templates, opts);
@@ -40,7 +42,7 @@ export const validateNamespace: AdmissionHandler = (request, deps) => {
   const { settings, authorizer, templates } = deps;
   requireResource(request, 'validate-namespace', '', 'namespaces');
   const { operation } = request;
-  if (operation !== 'CREATE' && operation !== 'UPDATE') return allow(request);
+  if ((operation !== 'CREATE' && operation !== 'UPDATE') || !judgesMetadataOf(request)) return allow(request);
   const namespace = namespaceInfoOf(requireObject(request, 'object'), request);
   const old = operation === 'UPDATE' ? namespaceInfoOf(requireObject(request, 'oldObject'), request) : undefined;
   // Organization rules also judge namespaces/status and /finalize (they can change labels); the quota

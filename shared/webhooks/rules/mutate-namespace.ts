@@ -1,6 +1,7 @@
 // mutate-namespace, one rule per function. Each answers the metadata it wants changed and why, or
 // why it has nothing to do; `mutationsFor` runs them all. Only Furnish's keys and the name label
 // are ever touched.
+import { canonicalIdentity, CREATOR_IDENTITY, REQUESTER_ANNOTATIONS } from '../../auth/creator.ts';
 import { KEY, PHASE } from '../../keys.ts';
 import { isOptedOut, isSystemNamespace } from '../../render/match.ts';
 import type { UserInfo } from '../../kube/types.ts';
@@ -36,23 +37,59 @@ export function isChange(o: MutationOutcome): o is MetadataChange {
   return !('skip' in o);
 }
 
+/**
+ * Namespaces exempt by name: kube-system and the others, the configured ones, and Furnish's own.
+ * Decided from the request's name only, never from labels (a requester writes those).
+ */
+export function exemptNamespaces(settings: PolicySettings): string[] {
+  return [...settings.systemNamespaces, settings.furnishNamespace];
+}
+
 /** Why a namespace is opted out at CREATE, or undefined. Shared with validate-namespace. */
 export function optOutReason(input: Pick<NamespaceMutationInput, 'user' | 'namespace' | 'settings'>): string | undefined {
   const { namespace, settings, user } = input;
-  if (isSystemNamespace(namespace.name, settings.systemNamespaces)) return `"${namespace.name}" is a system namespace`;
+  if (namespace.name && isSystemNamespace(namespace.name, exemptNamespaces(settings))) return `"${namespace.name}" is a system namespace`;
   if (isOptedOut(namespace)) return `annotation ${KEY.optOut} is "true"`;
   const principal = matchingPrincipal(user, settings.autoOptOutPrincipals);
   if (principal !== undefined) return `created by ${JSON.stringify(user.username ?? '')}, which matches auto-opt-out principal ${JSON.stringify(principal)}`;
   return undefined;
 }
 
+export interface Creator {
+  name: string;
+  /** canonicalIdentity of what admission checks permissions with. */
+  identity: string;
+  /** Set when a trusted creator named someone else: how. */
+  namedBy?: string;
+}
+
+/**
+ * Who a CREATE records as the creator: the requester; or, when the requester is a trusted creator
+ * and names a user in furnish.dev/requester (or openshift.io/requester), that user. Nobody else can
+ * name a creator other than themselves.
+ */
+export function creatorOf(input: Pick<NamespaceMutationInput, 'user' | 'namespace' | 'settings'>): Creator | undefined {
+  const { user, namespace, settings } = input;
+  if (!user.username) return undefined;
+  const trusted = matchingPrincipal(user, settings.trustedCreators);
+  if (trusted !== undefined) {
+    for (const key of REQUESTER_ANNOTATIONS) {
+      const named = namespace.annotations[key];
+      if (named) return { name: named, identity: canonicalIdentity({ username: named }), namedBy: `trusted creator "${user.username}" named "${named}" in ${key}` };
+    }
+  }
+  return { name: user.username, identity: canonicalIdentity(user) };
+}
+
 export function recordCreator(input: NamespaceMutationInput): MutationOutcome {
   const rule = 'record-creator';
   if (input.operation !== 'CREATE') return { rule, skip: 'only at CREATE' };
-  const username = input.user.username;
-  if (!username) return { rule, skip: 'the request names no user' };
-  if (input.namespace.annotations[KEY.creator] === username) return { rule, skip: `creator is already "${username}"` };
-  return { rule, reason: `recorded creator "${username}"`, annotations: { [KEY.creator]: username } };
+  const creator = creatorOf(input);
+  if (!creator) return { rule, skip: 'the request names no user' };
+  const { annotations } = input.namespace;
+  if (annotations[KEY.creator] === creator.name && annotations[CREATOR_IDENTITY] === creator.identity) return { rule, skip: `creator is already "${creator.name}"` };
+  const why = creator.namedBy ? ` (${creator.namedBy})` : '';
+  return { rule, reason: `recorded creator "${creator.name}" and the identity admission saw${why}`, annotations: { [KEY.creator]: creator.name, [CREATOR_IDENTITY]: creator.identity } };
 }
 
 export function optOutAutomatically(input: NamespaceMutationInput): MutationOutcome {
@@ -82,14 +119,17 @@ export function ensureNameLabel(input: NamespaceMutationInput): MutationOutcome 
   return { rule, reason: `${KEY.metadataName}=${name}`, labels: { [KEY.metadataName]: name } };
 }
 
+/** The annotations recorded at CREATE that no UPDATE may change. */
+export const IMMUTABLE_ANNOTATIONS = [KEY.creator, CREATOR_IDENTITY] as const;
+
 export function restoreCreator(input: NamespaceMutationInput): MutationOutcome {
   const rule = 'restore-creator';
   if (input.operation !== 'UPDATE' || !input.old) return { rule, skip: 'only at UPDATE' };
-  const before = input.old.annotations[KEY.creator];
-  const after = input.namespace.annotations[KEY.creator];
-  if (before === after) return { rule, skip: 'creator unchanged' };
-  const what = before === undefined ? 'removed the added creator annotation' : `restored creator "${before}"`;
-  return { rule, reason: `${what} (${KEY.creator} is immutable)`, annotations: { [KEY.creator]: before ?? null } };
+  const old = input.old;
+  const changed = IMMUTABLE_ANNOTATIONS.filter((k) => old.annotations[k] !== input.namespace.annotations[k]);
+  if (changed.length === 0) return { rule, skip: 'creator unchanged' };
+  const restored = Object.fromEntries(changed.map((k) => [k, old.annotations[k] ?? null]));
+  return { rule, reason: `restored ${changed.join(' and ')} (immutable)`, annotations: restored };
 }
 
 export const MUTATE_NAMESPACE_RULES = [recordCreator, optOutAutomatically, markPending, ensureNameLabel, restoreCreator] as const;

@@ -2,6 +2,8 @@
 // handler read fresh (the Organizations named, the requester's ServiceAccount's organization)
 // and answers allow or deny; every denial says who, what, and how to get it allowed. The quota
 // is not here: it is a reservation (organization-quota.ts), taken only once every rule allows.
+import { CREATOR_IDENTITY, REQUESTER_ANNOTATIONS } from '../../auth/creator.ts';
+import { INITIALIZER_KEY } from '../../initializers/keys.ts';
 import { KEY } from '../../keys.ts';
 import type { UserInfo } from '../../kube/types.ts';
 import { isSystemNamespace } from '../../render/match.ts';
@@ -13,8 +15,22 @@ import type { MetadataChange, MutationOutcome } from './mutate-namespace.ts';
 import { allowBecause, denyBecause, type RuleOutcome } from './outcome.ts';
 import { matchingPrincipal, who } from './principals.ts';
 
-/** Keys judged by their own rules (creator, phase, opt-out, organization, trusted requester), never by the allowlist. */
-export const OWN_RULE_KEYS: ReadonlySet<string> = new Set([KEY.creator, KEY.phase, KEY.optOut, KEY.organization, KEY.metadataName, 'furnish.dev/requester', 'openshift.io/requester']);
+/**
+ * Keys judged by their own rules, never by the allowlist: creator and the identity admission saw,
+ * phase, opt-out, organization, the trusted requester, and the initializer list and its failure
+ * report (shared/initializers).
+ */
+export const OWN_RULE_KEYS: ReadonlySet<string> = new Set([
+  KEY.creator,
+  CREATOR_IDENTITY,
+  KEY.phase,
+  KEY.optOut,
+  KEY.organization,
+  KEY.metadataName,
+  ...REQUESTER_ANNOTATIONS,
+  INITIALIZER_KEY.initializers,
+  INITIALIZER_KEY.initializerFailed,
+]);
 
 export interface OrganizationContext {
   settings: OrganizationSettings;

@@ -1,9 +1,10 @@
 // validate-namespace, one rule per function. Every refusal names who, what was refused, and the
 // exact RBAC that would allow it.
+import { CREATOR_IDENTITY, templateUseCheck, templateUseRefused } from '../../auth/creator.ts';
 import { KEY, PHASE } from '../../keys.ts';
 import { GROUP } from '../../render/types.ts';
 import type { NamespaceMutationInput } from './mutate-namespace.ts';
-import { optOutReason } from './mutate-namespace.ts';
+import { creatorOf, IMMUTABLE_ANNOTATIONS, optOutReason } from './mutate-namespace.ts';
 import { allowBecause, denyBecause } from './outcome.ts';
 import type { RuleOutcome } from './outcome.ts';
 import { matchingPrincipal, who } from './principals.ts';
@@ -26,17 +27,32 @@ export function nameLabelMatchesName(input: NamespaceValidationInput): RuleOutco
   return denyBecause(rule, `${who(input.user)} may not set label ${KEY.metadataName}=${JSON.stringify(value)} on namespace "${name}": it must equal the name`);
 }
 
+/**
+ * At CREATE the creator (and the identity recorded with it) must be what mutate-namespace records:
+ * the requester, or the user a trusted creator named. Afterwards neither changes.
+ */
 export function creatorIsImmutable(input: NamespaceValidationInput): RuleOutcome {
   const rule = 'creator-is-immutable';
-  const after = input.namespace.annotations[KEY.creator];
+  const { annotations } = input.namespace;
   const ns = `namespace "${input.namespace.name}"`;
   if (input.operation === 'CREATE') {
-    if (after === undefined || after === input.user.username) return allowBecause(rule, 'creator is the requester');
-    return denyBecause(rule, `${who(input.user)} may not set annotation ${KEY.creator}=${JSON.stringify(after)} on ${ns}: it records who created the namespace`);
+    const expected = creatorOf(input);
+    const after = annotations[KEY.creator];
+    if (after !== undefined && after !== expected?.name) {
+      return denyBecause(rule, `${who(input.user)} may not set annotation ${KEY.creator}=${JSON.stringify(after)} on ${ns}: it records who created the namespace (only a trusted creator may name another user)`);
+    }
+    // Absent is safe (the reconciler then checks the creator's name alone, which grants no more);
+    // present, it must be exactly what admission saw, or a requester could claim groups.
+    const identity = annotations[CREATOR_IDENTITY];
+    if (expected && identity !== undefined && identity !== expected.identity) {
+      return denyBecause(rule, `${who(input.user)} may not set annotation ${CREATOR_IDENTITY} on ${ns}: it records the identity admission saw`);
+    }
+    return allowBecause(rule, expected?.namedBy ?? 'creator is the requester');
   }
-  const before = input.old?.annotations[KEY.creator];
-  if (before === after) return allowBecause(rule, 'creator unchanged');
-  return denyBecause(rule, `${who(input.user)} may not change annotation ${KEY.creator} of ${ns} from ${JSON.stringify(before ?? null)} to ${JSON.stringify(after ?? null)}: it is immutable`);
+  const old = input.old?.annotations ?? {};
+  const changed = IMMUTABLE_ANNOTATIONS.find((k) => old[k] !== annotations[k]);
+  if (changed === undefined) return allowBecause(rule, 'creator unchanged');
+  return denyBecause(rule, `${who(input.user)} may not change annotation ${changed} of ${ns} from ${JSON.stringify(old[changed] ?? null)} to ${JSON.stringify(annotations[changed] ?? null)}: it is immutable`);
 }
 
 export function optOutNeedsPermission(input: NamespaceValidationInput): RuleOutcome {
@@ -75,11 +91,10 @@ export function phaseChangeNeedsInitialize(input: NamespaceValidationInput): Rul
 export function templatesNeedUse(input: NamespaceValidationInput): RuleOutcome[] {
   const rule = 'templates-need-use';
   if (input.templatesNeedingPermission.length === 0) return [allowBecause(rule, 'no newly matched template requires permission')];
-  return input.templatesNeedingPermission.map((name) => ({
-    rule,
-    refused: `use NamespaceTemplate "${name}"`,
-    requires: { user: input.user, verb: 'use', group: GROUP, resource: TEMPLATES, name },
-  }));
+  // The identity checked is the one recorded: a trusted creator's named user, else the requester.
+  const creator = creatorOf(input);
+  const user = creator?.namedBy ? { username: creator.name } : input.user;
+  return input.templatesNeedingPermission.map((name) => ({ rule, refused: templateUseRefused(name), requires: templateUseCheck(user, name) }));
 }
 
 export function validationOutcomes(input: NamespaceValidationInput): RuleOutcome[] {

@@ -128,7 +128,8 @@ function checkNamespaceLifecycle(sim: Sim, req: ApiRequest, operation: Operation
 /** Defaulting that runs on decode: the namespace name label and phase (SetDefaults_Namespace). */
 function applyDefaults(sim: Sim, type: ResourceType, obj: KubeObject): void {
   if (!isNamespaceType(type)) return;
-  if (sim.options.metadataNameLabel) obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name! };
+  // Like SetDefaults_Namespace: a generateName namespace has no name yet, so no name label either.
+  if (sim.options.metadataNameLabel && obj.metadata.name) obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name! };
   if (!isObject(obj.spec)) obj.spec = {};
   obj.status = { phase: 'Active', ...(isObject(obj.status) ? obj.status : {}) };
 }
@@ -162,6 +163,8 @@ function prepareForUpdate(type: ResourceType, live: KubeObject, next: KubeObject
     prepared = { ...structuredClone(next), spec: structuredClone(live.spec) };
   } else if (subresource === 'status') {
     prepared = { ...structuredClone(live), status: next.status };
+    // The namespace status strategy resets only spec: label and annotation changes are kept.
+    if (isNamespaceType(type)) prepared.metadata = structuredClone(next.metadata);
     prepared.metadata.managedFields = next.metadata.managedFields;
   } else {
     prepared = structuredClone(next);
@@ -269,7 +272,6 @@ export async function createObject(sim: Sim, req: ApiRequest): Promise<ApiReply>
   const obj = bodyObject(req);
   checkKind(req.type, obj);
   checkNamespaceOfBody(req, obj);
-  if (!obj.metadata.name && obj.metadata.generateName) obj.metadata.name = generateName(obj.metadata.generateName);
   const managers = recordUpdate(undefined, withDefaults(sim, req.type, obj), managersForWrite(undefined, obj), writeContext(req));
   setManagedFields(obj, managers);
   return commitCreate(sim, req, obj, requestOptions('CreateOptions', req));
@@ -292,6 +294,9 @@ async function commitCreate(sim: Sim, req: ApiRequest, obj: KubeObject, options:
   if (!req.type.crdName) forMutation.metadata.creationTimestamp = null;
   const mutated = (await admitMutating(admissionAttributes(req, 'CREATE', forMutation, null, options, dryRun), env))!;
   if (!req.type.crdName && mutated.metadata.creationTimestamp === null) delete mutated.metadata.creationTimestamp;
+  // Like the real server's BeforeCreate: generateName becomes a name after mutating admission, so
+  // mutating webhooks see neither the name nor (for a namespace) the name label.
+  if (!mutated.metadata.name && mutated.metadata.generateName) mutated.metadata.name = generateName(mutated.metadata.generateName);
   applyDefaults(sim, req.type, mutated);
   validateObject(req.type, mutated);
   const prepared = prepareForCreate(req.type, mutated);

@@ -118,7 +118,9 @@ function resourceRequestInfo(sim: Sim, method: string, segments: string[], query
   if (!resource || extra.length > 0) throw pathNotFound();
   const type = sim.registry.get(groupName, version, resource);
   if (!type) throw pathNotFound();
-  if (subresource && !(subresource === 'status' && type.statusSubresource)) throw pathNotFound();
+  // namespaces/finalize exists like the real server's (an update that keeps metadata and spec changes).
+  const finalize = subresource === 'finalize' && type.kind === 'Namespace' && type.group === '';
+  if (subresource && !(subresource === 'status' && type.statusSubresource) && !finalize) throw pathNotFound();
   if (!type.namespaced) namespace = undefined;
   if (type.namespaced && name && !namespace) throw pathNotFound();
   const verb = verbOf(method, name !== undefined, watch);

@@ -58,7 +58,7 @@ describe('runCli', () => {
     expect(io.err).toBe("furnish admit: Option '--review <value>' argument missing (see furnish admit --help)\n");
   });
 
-  it('ships render, validate and admit', () => {
-    expect(COMMANDS.map((c) => c.name)).toEqual(['render', 'validate', 'admit']);
+  it('ships render, validate, admit and webhooks', () => {
+    expect(COMMANDS.map((c) => c.name)).toEqual(['render', 'validate', 'admit', 'webhooks']);
   });
 });

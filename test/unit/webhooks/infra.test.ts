@@ -2,7 +2,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
+import { runWebhooks } from '../../../shared/cli/webhooks-command.ts';
 import { WEBHOOKS } from '../../../shared/config/types.ts';
 
 const dir = join(import.meta.dirname, '..', '..', '..', 'infra', 'webhooks');
@@ -16,7 +17,7 @@ interface Webhook {
   timeoutSeconds: number;
   clientConfig: { url: string; caBundle?: string };
   rules: { apiGroups: string[]; resources: string[]; operations: string[]; scope: string }[];
-  namespaceSelector: { matchExpressions: { key: string; operator: string; values: string[] }[] };
+  namespaceSelector?: { matchExpressions: { key: string; operator: string; values: string[] }[] };
 }
 
 describe('infra/webhooks', () => {
@@ -29,12 +30,12 @@ describe('infra/webhooks', () => {
   const SIDE_EFFECTS: Partial<Record<string, string>> = { 'validate-namespace': 'NoneOnDryRun' };
   const FAILURE_POLICY: Partial<Record<string, string>> = { 'mutate-pod': 'Ignore' };
 
-  it.each(WEBHOOKS.map((w) => [w]))('%s: v1 reviews, declared side effects, a reasoned failurePolicy and timeout, kube-system and furnish-system excluded', (name) => {
+  it.each(WEBHOOKS.map((w) => [w]))('%s: v1 reviews, declared side effects, a reasoned failurePolicy and timeout, never skipped by a label a requester writes', (name) => {
     const source = text(name);
     const config = parse(source);
     expect(config.kind).toBe(name.startsWith('mutate') ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration');
     const [hook] = config.webhooks as Webhook[];
-    expect(hook).toMatchObject({ admissionReviewVersions: ['v1'], sideEffects: SIDE_EFFECTS[name] ?? 'None', failurePolicy: FAILURE_POLICY[name] ?? 'Fail', clientConfig: { url: `\${FURNISH_FUNCTIONS_URL}/${name}` } });
+    expect(hook).toMatchObject({ admissionReviewVersions: ['v1'], sideEffects: SIDE_EFFECTS[name] ?? 'None', failurePolicy: FAILURE_POLICY[name] ?? 'Fail', clientConfig: { url: `\${FURNISH_FUNCTIONS_URL}/${name}\${FURNISH_WEBHOOK_CREDENTIAL_PATH}` } });
     expect(hook!.timeoutSeconds).toBeGreaterThanOrEqual(1);
     expect(hook!.timeoutSeconds).toBeLessThanOrEqual(10);
     for (const field of ['failurePolicy', 'timeoutSeconds']) {
@@ -42,20 +43,44 @@ describe('infra/webhooks', () => {
       const at = lines.findIndex((l) => l.trim().startsWith(`${field}:`));
       expect(lines[at - 1]!.trim()).toMatch(/^#/); // the reason, right above
     }
-    expect(hook!.namespaceSelector.matchExpressions).toContainEqual({ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'furnish-system'] });
+    // A Namespace's own labels feed a namespaceSelector: exemptions are decided by name in the function.
+    // Only Furnish's own keys may select, whose changes validate-namespace judges (phase, organization).
+    for (const e of hook!.namespaceSelector?.matchExpressions ?? []) expect(['furnish.dev/phase', 'furnish.dev/organization']).toContain(e.key);
   });
 
   it('rules are no wider than needed', () => {
     const rules = (name: string) => (parse(text(name)).webhooks[0] as Webhook).rules;
-    expect(rules('mutate-namespace')).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
-    // status and finalize updates can change a namespace's labels: the organization rules judge them.
-    expect(rules('validate-namespace')).toEqual([{ ...rules('mutate-namespace')[0], resources: ['namespaces', 'namespaces/status', 'namespaces/finalize'] }]);
+    expect(rules('mutate-namespace')).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces', 'namespaces/status', 'namespaces/finalize'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
+    expect(rules('validate-namespace')).toEqual(rules('mutate-namespace'));
     expect(rules('validate-organization')).toEqual([{ apiGroups: ['furnish.dev'], apiVersions: ['v1alpha1'], resources: ['organizations'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
     expect(rules('mutate-pod')).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }]);
-    expect((parse(text('mutate-pod')).webhooks[0] as Webhook).namespaceSelector.matchExpressions).toContainEqual({ key: 'furnish.dev/organization', operator: 'Exists' });
+    expect((parse(text('mutate-pod')).webhooks[0] as Webhook).namespaceSelector!.matchExpressions).toContainEqual({ key: 'furnish.dev/organization', operator: 'Exists' });
     expect(rules('validate-template')).toEqual([{ apiGroups: ['furnish.dev'], apiVersions: ['v1alpha1'], resources: ['namespacetemplates', 'namespaceinitializationconfigurations'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
     const guard = parse(text('guard-initializing')).webhooks[0] as Webhook;
     expect(guard.rules).toEqual([{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' }]);
-    expect(guard.namespaceSelector.matchExpressions).toContainEqual({ key: 'furnish.dev/phase', operator: 'In', values: ['pending', 'failed'] });
+    expect(guard.namespaceSelector!.matchExpressions).toContainEqual({ key: 'furnish.dev/phase', operator: 'In', values: ['pending', 'failed'] });
+  });
+});
+
+describe('furnish webhooks: the registrations for one cluster', () => {
+  const credential = 'k'.repeat(48);
+  const run = (args: Record<string, string>, env: Record<string, string> = {}) => {
+    let out = '';
+    runWebhooks(args, { stdout: (t) => (out += t), stderr: () => {} }, env);
+    return parseAllDocuments(out).map((d) => d.toJS() as { kind: string; webhooks: Webhook[] });
+  };
+
+  it('path mode: every URL ends in /c/<cluster>/<credential>, read from the environment', () => {
+    const docs = run({ url: 'https://europe-west1-p.cloudfunctions.net', cluster: 'gke-prod', 'credential-env': 'CRED' }, { CRED: credential });
+    expect(docs.map((d) => d.webhooks[0]!.clientConfig.url)).toEqual(WEBHOOKS.map((w) => `https://europe-west1-p.cloudfunctions.net/${w}/c/gke-prod/${credential}`));
+    expect(docs.every((d) => d.webhooks[0]!.clientConfig.caBundle === undefined)).toBe(true);
+  });
+
+  it('JWT mode: bare URLs; a bad credential or URL is refused without printing the secret', () => {
+    const docs = run({ url: 'https://f.example.com/' });
+    expect(docs.map((d) => d.webhooks[0]!.clientConfig.url)).toEqual(WEBHOOKS.map((w) => `https://f.example.com/${w}`));
+    expect(() => run({ url: 'https://f.example.com', cluster: 'c', 'credential-env': 'CRED' }, { CRED: 'short-secret' })).toThrow(/^--credential-env: CRED must be 32 to 256/);
+    expect(() => run({ url: 'https://f.example.com', cluster: 'c', 'credential-env': 'CRED' }, { CRED: 'short-secret' })).not.toThrow(/short-secret/);
+    expect(() => run({ url: 'http://f.example.com' })).toThrow(/HTTPS only/);
   });
 });

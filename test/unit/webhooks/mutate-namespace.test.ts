@@ -29,7 +29,7 @@ function input(overrides: Partial<NamespaceMutationInput> = {}): NamespaceMutati
 
 describe('mutate-namespace rules', () => {
   it('record-creator: records the requester at CREATE, overriding a forged value', () => {
-    expect(recordCreator(input())).toMatchObject({ annotations: { 'furnish.dev/creator': 'alice' }, reason: 'recorded creator "alice"' });
+    expect(recordCreator(input())).toMatchObject({ annotations: { 'furnish.dev/creator': 'alice' }, reason: 'recorded creator "alice" and the identity admission saw' });
     const forged = input({ namespace: { name: 'x', labels: {}, annotations: { 'furnish.dev/creator': 'mallory' } } });
     expect(recordCreator(forged)).toMatchObject({ annotations: { 'furnish.dev/creator': 'alice' } });
     expect(recordCreator(input({ operation: 'UPDATE' }))).toEqual({ rule: 'record-creator', skip: 'only at CREATE' });
@@ -81,7 +81,7 @@ describe('mutate-namespace handler on what kube-apiserver sent', () => {
     const response = await mutateNamespace(admissionRequest('001-mutate-CREATE-namespaces-team-a-alice'), testDeps());
     expect(response.uid).toBe('2095e57a-0119-45fc-ba72-1f1f9ad2a9a9');
     expect(patchOf(response)).toEqual([
-      { op: 'add', path: '/metadata/annotations', value: { 'furnish.dev/creator': 'alice' } },
+      { op: 'add', path: '/metadata/annotations', value: { 'furnish.dev/creator': 'alice', 'furnish.dev/creator-identity': '{"groups":["system:authenticated"],"username":"alice"}' } },
       { op: 'add', path: '/metadata/labels/furnish.dev~1phase', value: 'pending' },
     ]);
   });
@@ -90,6 +90,7 @@ describe('mutate-namespace handler on what kube-apiserver sent', () => {
     const response = await mutateNamespace(admissionRequest('003-mutate-CREATE-namespaces-priv-b-bob'), testDeps());
     expect(patchOf(response)).toEqual([
       { op: 'add', path: '/metadata/annotations/furnish.dev~1creator', value: 'bob' },
+      { op: 'add', path: '/metadata/annotations/furnish.dev~1creator-identity', value: '{"groups":["system:authenticated"],"username":"bob"}' },
       { op: 'add', path: '/metadata/labels/furnish.dev~1phase', value: 'pending' },
     ]);
   });
@@ -104,7 +105,11 @@ describe('mutate-namespace handler on what kube-apiserver sent', () => {
   it('a CI service account creating a namespace opts it out instead of marking it pending', async () => {
     const response = await mutateNamespace(admissionRequest('016-mutate-CREATE-namespaces-from-ci-system_serviceaccount_team_a_ci_bot'), testDeps());
     expect(patchOf(response)).toEqual([
-      { op: 'add', path: '/metadata/annotations', value: { 'furnish.dev/creator': 'system:serviceaccount:team-a:ci-bot', 'furnish.dev/opt-out': 'true' } },
+      { op: 'add', path: '/metadata/annotations', value: {
+        'furnish.dev/creator': 'system:serviceaccount:team-a:ci-bot',
+        'furnish.dev/creator-identity': '{"groups":["system:authenticated","system:serviceaccounts","system:serviceaccounts:team-a"],"username":"system:serviceaccount:team-a:ci-bot"}',
+        'furnish.dev/opt-out': 'true',
+      } },
     ]);
   });
 

@@ -13,6 +13,15 @@ const bobPrivileged = () => {
 };
 
 describe('admitOffline', () => {
+  it('refuses a template nested 2,000 levels with 422 and its path (no stack overflow)', async () => {
+    const review = admissionReview('014-mutate-CREATE-namespacetemplates-default-admin');
+    let deep: Record<string, unknown> = { leaf: 'x' };
+    for (let i = 0; i < 2000; i++) deep = { a: deep };
+    (review.request.object as unknown as { spec: { templates: unknown[] } }).spec.templates = [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: deep }];
+    const out = await admitOffline({ webhook: 'validate-template', review });
+    expect(out.response).toMatchObject({ allowed: false, status: { code: 422, message: expect.stringMatching(/^spec\.templates\[0\]\.data(\.a)+: nested more than 100 levels deep/) } });
+  });
+
   it('prints the AdmissionReview the mutating function would give', async () => {
     const out = await admitOffline({ webhook: 'mutate-namespace', review: admissionReview('001-mutate-CREATE-namespaces-team-a-alice') });
     expect(out).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: '2095e57a-0119-45fc-ba72-1f1f9ad2a9a9', allowed: true, patchType: 'JSONPatch' } });

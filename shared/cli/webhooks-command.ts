@@ -1,0 +1,54 @@
+// `furnish webhooks`: the admission webhook registrations for one cluster, in either trust mode.
+import { readFileSync } from 'node:fs';
+import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
+import { registrationYaml } from '../webhooks/registration.ts';
+import { CliError, EXIT, requiredString, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
+
+function pathCredential(values: OptionValues, env: Record<string, string | undefined>): { cluster: string; credential: string } | undefined {
+  const variable = stringOption(values, 'credential-env');
+  if (variable === undefined) return undefined;
+  const credential = env[variable];
+  if (!credential) throw new CliError(`--credential-env: environment variable ${variable} is not set`);
+  // The value is never printed in an error: it is a secret.
+  if (!PATH_CREDENTIAL_PATTERN.test(credential)) throw new CliError(`--credential-env: ${variable} ${PATH_CREDENTIAL_RULE}`);
+  return { cluster: requiredString(values, 'cluster'), credential };
+}
+
+function caBundle(values: OptionValues): string | undefined {
+  const file = stringOption(values, 'ca-bundle');
+  if (file === undefined) return undefined;
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new CliError(`--ca-bundle ${file}: ${(e as Error).message}`);
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new CliError(`--ca-bundle ${file}: not a PEM certificate`);
+  return Buffer.from(pem).toString('base64');
+}
+
+export function runWebhooks(values: OptionValues, io: CliIo, env: Record<string, string | undefined> = process.env): number {
+  const url = requiredString(values, 'url');
+  if (!/^https:\/\/[^/]/.test(url)) throw new CliError(`--url: kube-apiserver calls webhooks over HTTPS only, got ${JSON.stringify(url)}`);
+  io.stdout(registrationYaml({ functionsUrl: url, pathCredential: pathCredential(values, env), caBundle: caBundle(values) }));
+  return EXIT.ok;
+}
+
+export const webhooksCommand: Command = {
+  name: 'webhooks',
+  summary: 'Print the admission webhook registrations for a cluster',
+  description: [
+    'Print the four webhook configurations of infra/webhooks for one cluster, for kubectl apply -f -.',
+    'With --credential-env (managed control planes: GKE, EKS, AKS) each URL ends in',
+    '/c/<cluster>/<credential>: the path credential, read from that environment variable so it never',
+    'appears in a shell history; the output then holds a secret. Without it, the URLs carry nothing and',
+    'kube-apiserver authenticates with the bearer JWT of its admission kubeconfig (infra/webhooks/apiserver).',
+  ].join('\n'),
+  options: {
+    url: { type: 'string', value: 'https://…', description: 'base URL the functions are served under' },
+    cluster: { type: 'string', value: 'id', description: 'the cluster id (clusters[].id of the functions\' configuration)' },
+    'credential-env': { type: 'string', value: 'VAR', description: 'environment variable holding the cluster\'s path credential (path mode)' },
+    'ca-bundle': { type: 'string', value: 'file', description: 'PEM of the CA of the functions\' certificate (omit for a public CA)' },
+  },
+  run: (values, io) => runWebhooks(values, io),
+};
