@@ -45,13 +45,12 @@ export const validateNamespace: AdmissionHandler = (request, deps) => {
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || !judgesMetadataOf(request)) return allow(request);
   const namespace = namespaceInfoOf(requireObject(request, 'object'), request);
   const old = operation === 'UPDATE' ? namespaceInfoOf(requireObject(request, 'oldObject'), request) : undefined;
-  // Organization rules also judge namespaces/status and /finalize (they can change labels); the quota
-  // slot is reserved only once every other rule has allowed.
+  // Every rule judges namespaces/status and /finalize as well (a real API server keeps metadata
+  // changed through them); the organization quota slot is reserved only once every other rule allowed.
   const finish = (verdict: Verdict) => {
     const organization = verdict.allowed ? organizationVerdict(request, deps, namespace, old) : undefined;
     return organization ? organization.then((o) => respond(request, bothVerdicts(verdict, o))) : respond(request, verdict);
   };
-  if (request.subResource) return finish({ allowed: true, denials: [], reasons: [], unavailable: false });
   const input: NamespaceMutationInput = { operation, user: request.userInfo, namespace, old, settings };
   const outcomesWith = (list: readonly NamespaceTemplate[]): RuleOutcome[] =>
     validationOutcomes({ ...input, templatesNeedingPermission: mayMatchNewTemplates(namespace, old) ? templatesToAuthorize(namespace, old, list, settings) : [] });
