@@ -26,9 +26,12 @@ import { useRuntime } from '../shared/reconcile/functions.ts';
 import { jsonLogger, type Logger } from '../shared/reconcile/log.ts';
 import { createRuntime, type Runtime } from '../shared/reconcile/runtime.ts';
 import type { RunningRelay } from '../functions/watch-relay/index.ts';
+import { billingRuntime, RECORD_BILLING, useBillingRuntime } from '../shared/billing/function.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const RECONCILERS = ['reconcile-namespace', 'reconcile-template'] as const;
+/** The relay's billing topic (README, Billing). */
+const billingTopic = () => process.env.FURNISH_TOPIC_BILLING || 'furnish-billing';
 const WEBHOOK_NAMES = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing'] as const;
 
 export interface LocalStackOptions {
@@ -143,6 +146,7 @@ export async function memoryBusToPush(bus: SubscribableBus, config: ReconcileCon
     }, { concurrency: 64, maxAttempts: 20, minBackoffMs: 100, maxBackoffMs: 10_000 });
   route(config.topics.namespaces, 'reconcile-namespace');
   route(config.topics.templates, 'reconcile-template');
+  route(billingTopic(), RECORD_BILLING);
 }
 
 async function emulatorPush(host: string, project: string, config: ReconcileConfig, base: string): Promise<void> {
@@ -150,7 +154,7 @@ async function emulatorPush(host: string, project: string, config: ReconcileConf
     const r = await fetch(`http://${host}/v1/projects/${project}/${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
     if (!r.ok && r.status !== 409) throw new Error(`Pub/Sub emulator PUT ${path}: HTTP ${r.status} ${await r.text()}`);
   };
-  for (const [topic, fn] of [[config.topics.namespaces, 'reconcile-namespace'], [config.topics.templates, 'reconcile-template']] as const) {
+  for (const [topic, fn] of [[config.topics.namespaces, 'reconcile-namespace'], [config.topics.templates, 'reconcile-template'], [billingTopic(), RECORD_BILLING]] as const) {
     await rest(`topics/${topic}`);
     // Recreated each start so the endpoint (port) is current.
     await fetch(`http://${host}/v1/projects/${project}/subscriptions/${fn}`, { method: 'DELETE' });
@@ -250,7 +254,7 @@ export interface ServedReconcilers {
 }
 
 /** reconcile-namespace and reconcile-template on one local HTTP server (push format, auth off). */
-export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: string; context?: string }; config: ReconcileConfig; bus: Bus; port: number; log: Logger; kubeOptions?: KubeClientOptions }): Promise<ServedReconcilers> {
+export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: string; context?: string }; config: ReconcileConfig; bus: Bus; port: number; log: Logger; kubeOptions?: KubeClientOptions; env?: Record<string, string | undefined> }): Promise<ServedReconcilers> {
   const { config, log, credentials } = opts;
   const runtime = createRuntime({
     config,
@@ -262,7 +266,10 @@ export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: s
     await import(`../functions/${name}/index.ts`);
     useRuntime(name, runtime);
   }
-  const http = createHttpServer(await functionRouter(RECONCILERS));
+  await import('../functions/record-billing/index.ts');
+  const billing = await billingRuntime(runtime, opts.env ?? process.env, log);
+  useBillingRuntime(billing);
+  const http = createHttpServer(await functionRouter([...RECONCILERS, RECORD_BILLING]));
   http.keepAliveTimeout = 65_000;
   const port = await listen(http, opts.port);
   return {
@@ -270,6 +277,7 @@ export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: s
     runtime,
     async stop() {
       await close(http);
+      await billing.deps.sink.close();
       (await runtime.cluster(config.cluster).catch(() => null))?.kube.close();
     },
   };
@@ -291,7 +299,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const bus: Bus = memory ?? (await (await import('../shared/bus/pubsub.ts')).createPubSubBus({ projectId: config.pubsubProject, log, maxMilliseconds: 5 }));
 
   const credentials = { kubeconfigPath: opts.kubeconfigPath ?? env.KUBECONFIG?.split(':')[0], context: opts.context };
-  const reconcilers = await serveReconcilers({ credentials, config, bus, port: opts.port ?? Number(env.FURNISH_START_PORT ?? 8080), log, kubeOptions: opts.faults ? { ...opts.kubeOptions, faults: opts.faults } : opts.kubeOptions });
+  const reconcilers = await serveReconcilers({ credentials, config, bus, env, port: opts.port ?? Number(env.FURNISH_START_PORT ?? 8080), log, kubeOptions: opts.faults ? { ...opts.kubeOptions, faults: opts.faults } : opts.kubeOptions });
   const { runtime, url: base } = reconcilers;
   if (memory) await memoryBusToPush(memory, config, base);
   else await emulatorPush(emulator!, config.pubsubProject, config, base);
@@ -304,6 +312,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     kube: createKubeClient(await connect(credentials), opts.faults ? { faults: opts.faults } : {}),
     bus,
     log,
+    env,
   });
   let stopped: Promise<void> | undefined;
   return {

@@ -1,7 +1,8 @@
 // The command table of `furnish`: a new command is one more entry here.
 import { admitCommand } from './admit-command.ts';
+import { billingReportCommand } from './billing-command.ts';
 import type { Command } from './command.ts';
 import { renderCommand } from './render-command.ts';
 import { validateCommand } from './validate-command.ts';
 
-export const COMMANDS: readonly Command[] = [renderCommand, validateCommand, admitCommand];
+export const COMMANDS: readonly Command[] = [renderCommand, validateCommand, admitCommand, billingReportCommand];
