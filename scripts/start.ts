@@ -95,7 +95,7 @@ function noClusterMessage(why: string): string {
 }
 
 /** Installs the NamespaceTemplate CRD when the cluster does not serve furnish.dev yet. */
-async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
+export async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
   const served = await kube.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
   if (served.ok) return;
   const docs = parseAllDocuments(readFileSync(join(ROOT, 'infra/crds/namespacetemplates.yaml'), 'utf8')).map((d) => d.toJS() as KubeObject);

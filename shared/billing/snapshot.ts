@@ -11,9 +11,11 @@ export interface OpenNamespace {
 
 /**
  * Namespaces whose first row is older than this before the snapshot are judged by it; younger
- * ones may have been created between the relay's clock reading and its list (clock skew).
+ * ones may have been created after the relay read its clock and missed the list (creationTimestamp
+ * has whole seconds, and the API server's clock is not the relay's). They are judged by the next
+ * snapshot.
  */
-export const SNAPSHOT_GRACE_MS = 10 * 60 * 1000;
+export const SNAPSHOT_GRACE_MS = 2 * 60 * 1000;
 
 /** The deletion rows a complete snapshot implies, noticed at the snapshot's time. */
 export function deletionsMissingFromSnapshot(open: readonly OpenNamespace[], end: SnapshotEndMessage, recordedAt: Date, graceMs = SNAPSHOT_GRACE_MS): BillingRow[] {
