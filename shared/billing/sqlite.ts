@@ -3,7 +3,6 @@
 // record-billing writes.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import type { BillingSink, InsertOutcome } from './sink.ts';
 import type { OpenNamespace } from './snapshot.ts';
 import type { BillingEventType, BillingRow } from './types.ts';
@@ -34,7 +33,25 @@ function fromStored(r: StoredRow): BillingRow {
   return { ...r, event: r.event as BillingEventType, billing: JSON.parse(r.billing) as Record<string, string> };
 }
 
-export function openSqliteSink(path: string): BillingSink {
+/**
+ * node:sqlite, without its one-line ExperimentalWarning on stderr (Node 24 still prints it): the
+ * CLI's output and the functions' logs stay clean. Any other warning passes.
+ */
+async function loadSqlite(): Promise<typeof import('node:sqlite')> {
+  const emit = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    if (String(warning).includes('SQLite is an experimental feature')) return;
+    (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    return await import('node:sqlite');
+  } finally {
+    process.emitWarning = emit;
+  }
+}
+
+export async function openSqliteSink(path: string): Promise<BillingSink> {
+  const { DatabaseSync } = await loadSqlite();
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path);
   db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000;');

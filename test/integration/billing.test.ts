@@ -62,8 +62,8 @@ const created: string[] = [];
 let clean: Pipeline;
 let noisy: Pipeline;
 
-function pipeline(file: string): Pipeline {
-  const sink = openSqliteSink(join(dir, file));
+async function pipeline(file: string): Promise<Pipeline> {
+  const sink = await openSqliteSink(join(dir, file));
   // No Organization kind on the test cluster: namespaces carry their own billing fields or none.
   return { bus: new RecordingBus(), sink, deps: { sink, log: silentLogger, now: () => new Date(), organizationBilling: async () => ({}), snapshotGraceMs: GRACE_MS } };
 }
@@ -140,8 +140,8 @@ beforeAll(async () => {
   // The relay watches NamespaceTemplates too.
   await ensureCrd(admin, silentLogger);
   dir = mkdtempSync(join(tmpdir(), 'furnish-billing-it-'));
-  clean = pipeline('clean.sqlite');
-  noisy = pipeline('noisy.sqlite');
+  clean = await pipeline('clean.sqlite');
+  noisy = await pipeline('noisy.sqlite');
 }, 60_000);
 
 afterAll(async () => {

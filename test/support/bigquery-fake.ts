@@ -8,7 +8,7 @@
 //     nothing is stored. insertId de-duplication is best-effort: `forgetInsertIds` turns it off.
 //   POST /bigquery/v2/projects/{p}/queries (jobs.query): answered by the test's `onQuery`, in the
 //     documented response shape (schema, rows of { f: [{ v }] }, jobComplete).
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 export interface Field {
   name: string;
@@ -84,7 +84,7 @@ function cell(f: Field, v: unknown): { v: string | null } {
 }
 
 export async function startFakeBigQuery(schema: readonly Field[]): Promise<FakeBigQuery> {
-  let server: Server;
+  const server: Server = createServer();
   const fake: FakeBigQuery = {
     url: '',
     stored: [],
@@ -106,7 +106,7 @@ export async function startFakeBigQuery(schema: readonly Field[]): Promise<FakeB
     },
   };
   const seenIds = new Set<string>();
-  server = createServer((req, res) => {
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
       const send = (status: number, payload: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
       const path = (req.url ?? '').split('?')[0]!;

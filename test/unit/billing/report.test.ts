@@ -76,10 +76,10 @@ describe('SQLite sink', () => {
   let dir: string;
   let path: string;
   let sink: BillingSink;
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'furnish-billing-'));
     path = join(dir, 'sub', 'billing.sqlite');
-    sink = openSqliteSink(path);
+    sink = await openSqliteSink(path);
   });
   afterEach(async () => {
     await sink.close();
@@ -90,7 +90,7 @@ describe('SQLite sink', () => {
     expect(await sink.insert(LIFE)).toEqual({ inserted: LIFE.length, duplicates: 0, failed: [] });
     expect(await sink.insert([LIFE[0]!, { ...LIFE[1]!, recorded_time: '2026-03-09T00:00:00.000Z' }])).toEqual({ inserted: 0, duplicates: 2, failed: [] });
     await sink.close();
-    sink = openSqliteSink(path);
+    sink = await openSqliteSink(path);
     expect(await sink.insert(LIFE.slice(0, 3))).toMatchObject({ inserted: 0, duplicates: 3 });
     const stored = await sink.reportRows('2026-02-01', '2026-03-06');
     expect(stored.map((r) => r.event_id).sort()).toEqual(LIFE.map((r) => r.event_id).sort());
