@@ -8,6 +8,7 @@ locals {
   reconcilers = {
     "reconcile-namespace" = "namespaces"
     "reconcile-template"  = "templates"
+    "record-billing"      = "billing"
   }
   functions = concat(local.webhooks, keys(local.reconcilers))
 

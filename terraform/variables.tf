@@ -80,3 +80,9 @@ variable "billing" {
   })
   default = { dataset = "furnish", table = "namespace_events", location = "EU" }
 }
+
+variable "billing_readers" {
+  description = "Members (user:, group:, serviceAccount:) who may read the billing dataset and run `furnish billing report` against it."
+  type        = list(string)
+  default     = []
+}
