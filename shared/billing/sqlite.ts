@@ -37,7 +37,7 @@ function fromStored(r: StoredRow): BillingRow {
  * node:sqlite, without its one-line ExperimentalWarning on stderr (Node 24 still prints it): the
  * CLI's output and the functions' logs stay clean. Any other warning passes.
  */
-async function loadSqlite(): Promise<typeof import('node:sqlite')> {
+export async function loadSqlite(): Promise<typeof import('node:sqlite')> {
   const emit = process.emitWarning;
   process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
     if (String(warning).includes('SQLite is an experimental feature')) return;
