@@ -41,13 +41,17 @@ resource "google_bigquery_table" "billing_dedup" {
   }
 }
 
-# record-billing runs as the reconcilers' account: it streams rows into the table
-# (reconciler_writes_billing in serviceaccount.tf) and queries the view when a snapshot ends.
-resource "google_bigquery_table_iam_member" "reconciler_reads_billing_view" {
+# record-billing runs as the reconcilers' account: it streams rows into the table and queries
+# the view when a snapshot ends.
+resource "google_bigquery_table_iam_member" "reconciler_billing" {
+  for_each = {
+    (google_bigquery_table.billing.table_id)       = "roles/bigquery.dataEditor"
+    (google_bigquery_table.billing_dedup.table_id) = "roles/bigquery.dataViewer"
+  }
   project    = var.project_id
   dataset_id = google_bigquery_dataset.billing.dataset_id
-  table_id   = google_bigquery_table.billing_dedup.table_id
-  role       = "roles/bigquery.dataViewer"
+  table_id   = each.key
+  role       = each.value
   member     = "serviceAccount:${google_service_account.reconciler.email}"
 }
 

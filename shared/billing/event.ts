@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
-import type { Envelope } from '../reconcile/message.ts';
+import { parseMessageData, type Envelope } from '../reconcile/message.ts';
 import { BILLING_EVENTS, BILLING_MESSAGE_VERSION, type BillingEventMessage, type BillingEventType, type BillingMessage, type BillingRow, type BillingState } from './types.ts';
 
 /** Annotations `furnish.dev/billing.<field>` carry a namespace's own billing fields (set from its LNamespace). */
@@ -118,14 +118,9 @@ export function billingMessageProblem(m: Record<string, unknown>): string | unde
 
 /** Never throws: a malformed message is acknowledged and logged, never redelivered forever. */
 export function decodeBillingMessage(data: Buffer | string | undefined): DecodedBilling {
-  if (data === undefined || data.length === 0) return { ok: false, reason: 'empty message data' };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.from(data, 'base64').toString('utf8'));
-  } catch {
-    return { ok: false, reason: 'message data is not base64 JSON' };
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, reason: 'message data is not an object' };
-  const problem = billingMessageProblem(parsed as Record<string, unknown>);
-  return problem ? { ok: false, reason: `billing message: ${problem}` } : { ok: true, message: parsed as BillingMessage };
+  const parsed = parseMessageData(data);
+  if (!parsed.ok) return parsed;
+  if (Array.isArray(parsed.value)) return { ok: false, reason: 'message data is not an object' };
+  const problem = billingMessageProblem(parsed.value);
+  return problem ? { ok: false, reason: `billing message: ${problem}` } : { ok: true, message: parsed.value as unknown as BillingMessage };
 }
