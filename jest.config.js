@@ -9,5 +9,6 @@ export default {
     '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2023', parser: { syntax: 'typescript' } }, module: { type: 'es6' } }],
   },
   testTimeout: 30000,
+  setupFiles: ['<rootDir>/test/support/billing-env.js'],
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };

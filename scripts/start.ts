@@ -29,9 +29,12 @@ import { createRuntime, type Runtime } from '../shared/reconcile/runtime.ts';
 import type { RunningRelay } from '../functions/watch-relay/index.ts';
 import { localReconcilerPrincipals } from './local-identity.ts';
 import { WEBHOOKS } from '../shared/config/types.ts';
+import { billingRuntime, RECORD_BILLING, useBillingRuntime } from '../shared/billing/function.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const RECONCILERS = ['reconcile-namespace', 'reconcile-template', 'reconcile-organization'] as const;
+/** The relay's billing topic (README, Billing). */
+const billingTopic = () => process.env.FURNISH_TOPIC_BILLING || 'furnish-billing';
 const WEBHOOK_NAMES = WEBHOOKS;
 
 export interface LocalStackOptions {
@@ -111,7 +114,7 @@ const CRD_FILES = {
 };
 
 /** Installs the CRDs (NamespaceTemplate, Organization, NamespaceInitializationConfiguration) the cluster does not serve yet. */
-async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
+export async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
   const served = await kube.call<{ resources?: { name: string }[] }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
   const have = new Set((served.ok ? served.data?.resources ?? [] : []).map((r) => r.name));
   const missing = Object.entries(CRD_FILES).filter(([plural]) => !have.has(plural));
@@ -166,6 +169,7 @@ export async function memoryBusToPush(bus: SubscribableBus, config: ReconcileCon
   route(config.topics.namespaces, 'reconcile-namespace');
   route(config.topics.templates, 'reconcile-template');
   route(config.topics.namespaces, 'reconcile-organization');
+  route(billingTopic(), RECORD_BILLING);
 }
 
 async function emulatorPush(host: string, project: string, config: ReconcileConfig, base: string): Promise<void> {
@@ -173,7 +177,7 @@ async function emulatorPush(host: string, project: string, config: ReconcileConf
     const r = await fetch(`http://${host}/v1/projects/${project}/${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
     if (!r.ok && r.status !== 409) throw new Error(`Pub/Sub emulator PUT ${path}: HTTP ${r.status} ${await r.text()}`);
   };
-  for (const [topic, fn] of [[config.topics.namespaces, 'reconcile-namespace'], [config.topics.templates, 'reconcile-template'], [config.topics.namespaces, 'reconcile-organization']] as const) {
+  for (const [topic, fn] of [[config.topics.namespaces, 'reconcile-namespace'], [config.topics.templates, 'reconcile-template'], [config.topics.namespaces, 'reconcile-organization'], [billingTopic(), RECORD_BILLING]] as const) {
     await rest(`topics/${topic}`);
     // Recreated each start so the endpoint (port) is current.
     await fetch(`http://${host}/v1/projects/${project}/subscriptions/${fn}`, { method: 'DELETE' });
@@ -274,7 +278,7 @@ export interface ServedReconcilers {
 }
 
 /** reconcile-namespace and reconcile-template on one local HTTP server (push format, auth off). */
-export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: string; context?: string }; config: ReconcileConfig; bus: Bus; port: number; log: Logger; kubeOptions?: KubeClientOptions }): Promise<ServedReconcilers> {
+export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: string; context?: string }; config: ReconcileConfig; bus: Bus; port: number; log: Logger; kubeOptions?: KubeClientOptions; env?: Record<string, string | undefined> }): Promise<ServedReconcilers> {
   const { config, log, credentials } = opts;
   const runtime = createRuntime({
     config,
@@ -286,7 +290,10 @@ export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: s
     await import(`../functions/${name}/index.ts`);
     useRuntime(name, runtime);
   }
-  const http = createHttpServer(await functionRouter(RECONCILERS));
+  await import('../functions/record-billing/index.ts');
+  const billing = await billingRuntime(runtime, opts.env ?? process.env, log);
+  useBillingRuntime(billing);
+  const http = createHttpServer(await functionRouter([...RECONCILERS, RECORD_BILLING]));
   http.keepAliveTimeout = 65_000;
   const port = await listen(http, opts.port);
   return {
@@ -294,6 +301,7 @@ export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: s
     runtime,
     async stop() {
       await close(http);
+      await billing.deps.sink.close();
       (await runtime.cluster(config.cluster).catch(() => null))?.kube.close();
     },
   };
@@ -316,7 +324,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const bus: Bus = memory ?? (await (await import('../shared/bus/pubsub.ts')).createPubSubBus({ projectId: config.pubsubProject, log, maxMilliseconds: 5 }));
 
   const credentials = { kubeconfigPath: opts.kubeconfigPath ?? env.KUBECONFIG?.split(':')[0], context: opts.context };
-  const reconcilers = await serveReconcilers({ credentials, config, bus, port: opts.port ?? Number(env.FURNISH_START_PORT ?? 8080), log, kubeOptions: opts.faults ? { ...opts.kubeOptions, faults: opts.faults } : opts.kubeOptions });
+  const reconcilers = await serveReconcilers({ credentials, config, bus, env, port: opts.port ?? Number(env.FURNISH_START_PORT ?? 8080), log, kubeOptions: opts.faults ? { ...opts.kubeOptions, faults: opts.faults } : opts.kubeOptions });
   const { runtime, url: base } = reconcilers;
   if (memory) await memoryBusToPush(memory, config, base);
   else await emulatorPush(emulator!, config.pubsubProject, config, base);
@@ -329,6 +337,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     kube: createKubeClient(await connect(credentials), opts.faults ? { faults: opts.faults } : {}),
     bus,
     log,
+    env,
   });
   let stopped: Promise<void> | undefined;
   return {

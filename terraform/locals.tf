@@ -10,6 +10,7 @@ locals {
     "reconcile-template"     = "templates"
     # Trues up Organizations' namespace counts; a second subscription on the namespaces topic.
     "reconcile-organization" = "namespaces"
+    "record-billing"         = "billing"
   }
   functions = concat(local.webhooks, keys(local.reconcilers))
 

@@ -64,7 +64,7 @@ locals {
     FURNISH_PUSH_AUTH            = "oidc"
     FURNISH_PUSH_SERVICE_ACCOUNT = google_service_account.push.email
     FURNISH_CLUSTERS             = local.cluster_credentials
-    FURNISH_BILLING              = "${var.project_id}.${var.billing.dataset}.${var.billing.table}"
+    FURNISH_BILLING              = "bigquery:${var.project_id}.${var.billing.dataset}.${var.billing.table}"
     NODE_ENV                     = "production"
   }, var.reconciler_env)
 }

@@ -27,3 +27,12 @@ output "reconciler_service_account" {
   description = "The reconcilers' Google identity: it may read the cluster_secrets kubeconfigs. In a cluster the reconcilers act as the Kubernetes ServiceAccount furnish-system/furnish-reconciler whose token that kubeconfig holds (RBAC in infra/reconciler); this e-mail needs no cluster RBAC."
   value       = google_service_account.reconciler.email
 }
+
+output "billing" {
+  description = "FURNISH_BILLING for record-billing and `furnish billing report --sink`, the de-duplicating view reports read, and the relay's billing topic (FURNISH_TOPIC_BILLING)."
+  value = {
+    sink  = "bigquery:${var.project_id}.${google_bigquery_dataset.billing.dataset_id}.${google_bigquery_table.billing.table_id}"
+    view  = "${var.project_id}.${google_bigquery_dataset.billing.dataset_id}.${google_bigquery_table.billing_dedup.table_id}"
+    topic = google_pubsub_topic.events["billing"].name
+  }
+}

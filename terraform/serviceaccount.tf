@@ -40,11 +40,3 @@ resource "google_pubsub_topic_iam_member" "reconciler_publishes" {
   role    = "roles/pubsub.publisher"
   member  = "serviceAccount:${google_service_account.reconciler.email}"
 }
-
-resource "google_bigquery_table_iam_member" "reconciler_writes_billing" {
-  project    = var.project_id
-  dataset_id = google_bigquery_dataset.billing.dataset_id
-  table_id   = google_bigquery_table.billing.table_id
-  role       = "roles/bigquery.dataEditor"
-  member     = "serviceAccount:${google_service_account.reconciler.email}"
-}

@@ -86,3 +86,9 @@ variable "relay_workload_identity_pools" {
   type        = list(string)
   default     = []
 }
+
+variable "billing_readers" {
+  description = "Members (user:, group:, serviceAccount:) who may read the billing dataset and run `furnish billing report` against it."
+  type        = list(string)
+  default     = []
+}

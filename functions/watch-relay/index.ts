@@ -8,6 +8,7 @@ import { relayConfig, type RelayConfig } from '../../shared/reconcile/config.ts'
 import { jsonLogger, type Logger } from '../../shared/reconcile/log.ts';
 import { createRelay, type Relay } from '../../shared/reconcile/relay.ts';
 import { relayServer } from '../../shared/reconcile/relay-http.ts';
+import { billingTapConfig, createBillingTap } from '../../shared/billing/tap.ts';
 
 export interface RunningRelay {
   relay: Relay;
@@ -16,17 +17,20 @@ export interface RunningRelay {
   stop(): Promise<void>;
 }
 
-export async function startRelay(opts: { config?: RelayConfig; kube?: KubeClient; bus?: Bus; log?: Logger } = {}): Promise<RunningRelay> {
+export async function startRelay(opts: { config?: RelayConfig; kube?: KubeClient; bus?: Bus; log?: Logger; env?: Record<string, string | undefined> } = {}): Promise<RunningRelay> {
   const config = opts.config ?? relayConfig(process.env);
   const log = opts.log ?? jsonLogger('watch-relay');
   const kube = opts.kube ?? createKubeClient(await connect());
   const bus = opts.bus ?? (config.bus === 'pubsub' ? await (await import('../../shared/bus/pubsub.ts')).createPubSubBus({ projectId: config.pubsubProject, log }) : (await import('../../shared/bus/memory.ts')).createMemoryBus({ log }));
-  const relay = createRelay({ kube, bus, config, log });
+  const tapConfig = billingTapConfig(opts.env ?? process.env, config.cluster, config.pageSize);
+  const billing = tapConfig ? createBillingTap({ kube, bus, config: tapConfig, log }) : undefined;
+  const relay = createRelay({ kube, bus, config, log, billing });
   const server = relayServer(relay, () => bus.stats);
   await new Promise<void>((r) => server.listen(config.port, r));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   await relay.start();
+  await billing?.start();
   log.log('INFO', 'relay started', { port, bus: config.bus, resyncSeconds: config.resyncSeconds, namespaces: relay.sizes().Namespace, templates: relay.sizes().NamespaceTemplate });
   let stopping: Promise<void> | undefined;
   return {

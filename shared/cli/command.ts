@@ -107,6 +107,12 @@ function report(err: unknown, prefix: string, io: CliIo): number {
   return EXIT.internal;
 }
 
+/** The command argv starts with; a name may be several words (`billing report`). */
+function findCommand(commands: readonly Command[], argv: readonly string[]): { command: Command; rest: readonly string[] } | undefined {
+  const command = commands.find((c) => c.name.split(' ').every((word, i) => argv[i] === word));
+  return command && { command, rest: argv.slice(command.name.split(' ').length) };
+}
+
 /** Runs `furnish <command> [options]` against a command table and returns the exit code. */
 export async function runCli(commands: readonly Command[], argv: readonly string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
@@ -115,17 +121,18 @@ export async function runCli(commands: readonly Command[], argv: readonly string
     return EXIT.invalid;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
-    const topic = commands.find((c) => c.name === rest[0]);
+    const topic = findCommand(commands, rest)?.command;
     io.stdout(topic ? commandHelp(topic) : mainHelp(commands));
     return EXIT.ok;
   }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
+  const found = findCommand(commands, argv);
+  if (!found) {
     io.stderr(`furnish: unknown command "${name}"; commands: ${commands.map((c) => c.name).join(', ')} (see furnish --help)\n`);
     return EXIT.invalid;
   }
+  const { command } = found;
   try {
-    return await runCommand(command, rest, io);
+    return await runCommand(command, found.rest, io);
   } catch (err) {
     return report(err, `furnish ${command.name}`, io);
   }

@@ -48,8 +48,8 @@ export function encodeMessage(msg: ReconcileMessage): Envelope {
 
 export type Decoded = { ok: true; message: ReconcileMessage } | { ok: false; reason: string };
 
-/** Never throws: a malformed message is acknowledged and logged, never redelivered forever. */
-export function decodeMessage(data: Buffer | string | undefined): Decoded {
+/** A message's JSON object: from bytes (a bus delivery) or base64 (a push envelope). Never throws. */
+export function parseMessageData(data: Buffer | string | undefined): { ok: true; value: Record<string, unknown> } | { ok: false; reason: string } {
   if (data === undefined || data.length === 0) return { ok: false, reason: 'empty message data' };
   let parsed: unknown;
   try {
@@ -58,7 +58,14 @@ export function decodeMessage(data: Buffer | string | undefined): Decoded {
     return { ok: false, reason: 'message data is not base64 JSON' };
   }
   if (!parsed || typeof parsed !== 'object') return { ok: false, reason: 'message data is not an object' };
-  const m = parsed as Record<string, unknown>;
+  return { ok: true, value: parsed as Record<string, unknown> };
+}
+
+/** Never throws: a malformed message is acknowledged and logged, never redelivered forever. */
+export function decodeMessage(data: Buffer | string | undefined): Decoded {
+  const parsed = parseMessageData(data);
+  if (!parsed.ok) return parsed;
+  const m = parsed.value;
   if (m.v !== MESSAGE_VERSION) return { ok: false, reason: `unsupported message version ${String(m.v)}` };
   if (typeof m.kind !== 'string' || !KINDS.has(m.kind)) return { ok: false, reason: `unknown kind ${String(m.kind)}` };
   if (typeof m.type !== 'string' || !TYPES.has(m.type)) return { ok: false, reason: `unknown type ${String(m.type)}` };

@@ -2,6 +2,7 @@
 // (bookmarks on), reconnects with backoff, relists on 410 Gone, resyncs everything periodically,
 // and publishes one small message per change with an ordering key per object. It remembers
 // names and versions only (VersionIndex), never objects, so memory stays flat as the cluster grows.
+import type { BillingTap } from '../billing/tap.ts';
 import type { Bus } from '../bus/types.ts';
 import { listEach, NAMESPACES, TEMPLATES } from '../kube/api.ts';
 import type { KubeClient, WatchHandle } from '../kube/client.ts';
@@ -39,6 +40,8 @@ export interface RelayDeps {
   /** Publishes in flight before a list waits for them (memory stays flat during a resync). */
   maxInFlight?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** Sees every namespace the relay sees and publishes billing events (shared/billing/tap.ts). */
+  billing?: BillingTap;
 }
 
 interface Stream {
@@ -142,6 +145,7 @@ export function createRelay(deps: RelayDeps): Relay {
     counters.relists += 1;
     const pass = s.index.relist();
     const res = await listEach(kube, s.path, { limit: config.pageSize }, (obj) => {
+      if (s.kind === 'Namespace') deps.billing?.observe('LISTED', obj);
       const change = pass.listed(seen(obj));
       const type: MessageType | null = change ? change.type : syncAll ? 'SYNC' : null;
       if (!type) {
@@ -157,6 +161,7 @@ export function createRelay(deps: RelayDeps): Relay {
       return false;
     }
     for (const gone of pass.finish()) {
+      if (s.kind === 'Namespace') deps.billing?.gone(gone.name, gone.uid);
       fingerprints[s.kind].delete(gone.name);
       publish(s.kind, gone);
     }
@@ -180,6 +185,7 @@ export function createRelay(deps: RelayDeps): Relay {
     }
     if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED' && ev.type !== 'DELETED') return;
     counters.eventsSeen += 1;
+    if (s.kind === 'Namespace') deps.billing?.observe(ev.type, obj);
     if (obj.metadata?.resourceVersion) s.resourceVersion = obj.metadata.resourceVersion;
     const change = s.index.observe(ev.type, seen(obj));
     if (!change) return;
@@ -267,6 +273,7 @@ export function createRelay(deps: RelayDeps): Relay {
       await Promise.all(loops);
       await resyncing;
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await deps.billing?.stop();
       await bus.flush();
     },
   };

@@ -58,7 +58,19 @@ describe('runCli', () => {
     expect(io.err).toBe("furnish admit: Option '--review <value>' argument missing (see furnish admit --help)\n");
   });
 
-  it('ships render, validate, admit and webhooks', () => {
-    expect(COMMANDS.map((c) => c.name)).toEqual(['render', 'validate', 'admit', 'webhooks']);
+  it('a command may be named by several words, its options after them', async () => {
+    const report: Command = { ...admit, name: 'billing report' };
+    const io = capture();
+    expect(await runCli([report], ['billing', 'report', '--review', 'x'], io)).toBe(0);
+    expect(io.out).toBe('{"review":"x","set":[],"dry":false}\n');
+    expect(await runCli([report], ['billing', '--review', 'x'], io)).toBe(2);
+    expect(io.err).toBe('furnish: unknown command "billing"; commands: billing report (see furnish --help)\n');
+    const help = capture();
+    expect(await runCli([report], ['help', 'billing', 'report'], help)).toBe(0);
+    expect(help.out).toMatch(/^Usage: furnish billing report \[options\]/);
+  });
+
+  it('ships render, validate, admit, webhooks and billing report', () => {
+    expect(COMMANDS.map((c) => c.name)).toEqual(['render', 'validate', 'admit', 'webhooks', 'billing report']);
   });
 });

@@ -14,8 +14,8 @@ export interface Run {
   stderr: string;
 }
 
-export function spawnFurnish(args: string[], input?: string): Run {
-  const run = spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout: 20_000, input });
+export function spawnFurnish(args: string[], input?: string, env?: Record<string, string>): Run {
+  const run = spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout: 20_000, input, ...(env ? { env: { ...process.env, ...env } } : {}) });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 

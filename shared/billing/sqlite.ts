@@ -1,0 +1,106 @@
+// The embedded sink (node:sqlite, built into Node 22.5+): UNIQUE event id, insert-or-ignore
+// (ON CONFLICT DO NOTHING), so a duplicate delivery never adds a row. WAL lets `furnish billing report` read while
+// record-billing writes.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { BillingSink, InsertOutcome } from './sink.ts';
+import type { OpenNamespace } from './snapshot.ts';
+import type { BillingEventType, BillingRow } from './types.ts';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS billing_events (
+  event_id TEXT NOT NULL UNIQUE,
+  event TEXT NOT NULL CHECK (event IN ('created', 'updated', 'deleted', 'snapshot')),
+  event_time TEXT NOT NULL,
+  recorded_time TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  namespace_uid TEXT NOT NULL,
+  organization TEXT NOT NULL,
+  creator TEXT NOT NULL,
+  billing TEXT NOT NULL,
+  resource_version TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS billing_events_namespace ON billing_events (cluster, namespace_uid, event_time);
+CREATE INDEX IF NOT EXISTS billing_events_time ON billing_events (event_time);
+`;
+
+const COLUMNS = ['event_id', 'event', 'event_time', 'recorded_time', 'cluster', 'namespace', 'namespace_uid', 'organization', 'creator', 'billing', 'resource_version'] as const;
+
+type StoredRow = Record<(typeof COLUMNS)[number], string>;
+
+function fromStored(r: StoredRow): BillingRow {
+  return { ...r, event: r.event as BillingEventType, billing: JSON.parse(r.billing) as Record<string, string> };
+}
+
+/**
+ * node:sqlite, without its one-line ExperimentalWarning on stderr (Node 24 still prints it): the
+ * CLI's output and the functions' logs stay clean. Any other warning passes.
+ */
+export async function loadSqlite(): Promise<typeof import('node:sqlite')> {
+  const emit = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    if (String(warning).includes('SQLite is an experimental feature')) return;
+    (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    return await import('node:sqlite');
+  } finally {
+    process.emitWarning = emit;
+  }
+}
+
+export async function openSqliteSink(path: string): Promise<BillingSink> {
+  const { DatabaseSync } = await loadSqlite();
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new DatabaseSync(path);
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000;');
+  db.exec(SCHEMA);
+  // Not INSERT OR IGNORE: that would also swallow a CHECK or NOT NULL violation as if it were a duplicate.
+  const insert = db.prepare(`INSERT INTO billing_events (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `:${c}`).join(', ')}) ON CONFLICT (event_id) DO NOTHING`);
+  const open = db.prepare(`
+    SELECT e.*, f.first_time FROM billing_events e
+    JOIN (SELECT namespace_uid, MIN(event_time) AS first_time, MAX(event_time) AS last_time FROM billing_events
+          WHERE cluster = :cluster GROUP BY namespace_uid HAVING SUM(event = 'deleted') = 0) f
+      ON e.namespace_uid = f.namespace_uid AND e.event_time = f.last_time
+    WHERE e.cluster = :cluster`);
+  const report = db.prepare(`
+    SELECT * FROM billing_events e WHERE event_time < :end
+      AND NOT EXISTS (SELECT 1 FROM billing_events d WHERE d.cluster = e.cluster AND d.namespace_uid = e.namespace_uid AND d.event = 'deleted' AND d.event_time < :start)`);
+  return {
+    kind: 'sqlite',
+    async insert(rows) {
+      const outcome: InsertOutcome = { inserted: 0, duplicates: 0, failed: [] };
+      db.exec('BEGIN');
+      try {
+        for (const row of rows) {
+          const changes = Number(insert.run({ ...row, billing: JSON.stringify(row.billing) }).changes);
+          if (changes > 0) outcome.inserted += 1;
+          else outcome.duplicates += 1;
+        }
+        db.exec('COMMIT');
+      } catch (e) {
+        db.exec('ROLLBACK');
+        throw e;
+      }
+      return outcome;
+    },
+    async openNamespaces(cluster) {
+      const latest = new Map<string, OpenNamespace>();
+      for (const r of open.all({ cluster }) as Array<StoredRow & { first_time: string }>) {
+        const { first_time: firstEventTime, ...stored } = r;
+        const row = fromStored(stored);
+        // Same-time rows of one namespace: any carries its state; keep one.
+        latest.set(row.namespace_uid, { last: row, firstEventTime });
+      }
+      return [...latest.values()];
+    },
+    async reportRows(from, to) {
+      const end = new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString();
+      return (report.all({ start: `${from}T00:00:00.000Z`, end }) as StoredRow[]).map(fromStored);
+    },
+    async close() {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,68 @@
+// `furnish billing report`: namespace-days per organization (or cost center) over a range of UTC
+// days, from the SQLite file record-billing writes or from BigQuery's de-duplicating view.
+import { formatCsv, formatTable, namespaceDays, REPORT_GROUPINGS, type ReportGrouping } from '../billing/report.ts';
+import { openSink, parseSinkSpec } from '../billing/sink.ts';
+import { CliError, EXIT, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
+
+const FORMATS = ['table', 'csv'] as const;
+type Format = (typeof FORMATS)[number];
+
+/** `YYYY-MM-DD` that is a real calendar day. */
+export function parseDay(value: string, option: string): string {
+  const ok = /^\d{4}-\d{2}-\d{2}$/.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+  if (!ok) throw new CliError(`--${option}: expected a day as YYYY-MM-DD, got "${value}"`);
+  return value;
+}
+
+function choice<T extends string>(values: OptionValues, option: string, allowed: readonly T[], fallback: T): T {
+  const v = stringOption(values, option) ?? fallback;
+  if (!(allowed as readonly string[]).includes(v)) throw new CliError(`--${option}: "${v}" is not one of ${allowed.join(', ')}`);
+  return v as T;
+}
+
+/** Default range: the current month so far (UTC). */
+export function reportRange(values: OptionValues, today: Date): { from: string; to: string } {
+  const todayDay = today.toISOString().slice(0, 10);
+  const from = parseDay(stringOption(values, 'from') ?? `${todayDay.slice(0, 8)}01`, 'from');
+  const to = parseDay(stringOption(values, 'to') ?? todayDay, 'to');
+  if (to < from) throw new CliError(`--to ${to} is before --from ${from}`);
+  return { from, to };
+}
+
+async function run(values: OptionValues, io: CliIo): Promise<number> {
+  const { from, to } = reportRange(values, new Date());
+  const by = choice<ReportGrouping>(values, 'by', REPORT_GROUPINGS, 'organization');
+  const format = choice<Format>(values, 'output', FORMATS, 'table');
+  let spec;
+  try {
+    spec = stringOption(values, 'sink') === undefined ? parseSinkSpec(process.env.FURNISH_BILLING) : parseSinkSpec(stringOption(values, 'sink'), '--sink');
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const sink = await openSink(spec, { env: process.env });
+  try {
+    const lines = namespaceDays(await sink.reportRows(from, to), from, to, by);
+    io.stdout(format === 'csv' ? formatCsv(lines, by) : `namespace-days ${from} to ${to} (UTC), ${spec.kind === 'sqlite' ? spec.path : `${spec.projectId}.${spec.dataset}`}\n${formatTable(lines, by)}`);
+  } finally {
+    await sink.close();
+  }
+  return EXIT.ok;
+}
+
+export const billingReportCommand: Command = {
+  name: 'billing report',
+  summary: 'namespace-days per organization or cost center, from the billing rows',
+  description:
+    'Counts namespace-days per organization (or per organization and cost center) for a range of UTC days:\n' +
+    'a namespace counts on every day from its creation through its deletion, both included, for the\n' +
+    'organization it had at the end of that day. Rows come from the SQLite file record-billing writes\n' +
+    '(default .furnish/billing.sqlite, or FURNISH_BILLING) or from BigQuery\'s de-duplicating view.',
+  options: {
+    from: { type: 'string', value: 'YYYY-MM-DD', description: 'first day (default: the 1st of this month, UTC)' },
+    to: { type: 'string', value: 'YYYY-MM-DD', description: 'last day, included (default: today, UTC)' },
+    by: { type: 'string', value: REPORT_GROUPINGS.join('|'), description: 'group by organization (default) or by organization and cost center' },
+    output: { type: 'string', short: 'o', value: FORMATS.join('|'), description: 'table (default) or csv' },
+    sink: { type: 'string', value: 'sqlite:<file>|bigquery:<project>.<dataset>.<table>', description: 'where the rows are (default: FURNISH_BILLING, else sqlite:.furnish/billing.sqlite)' },
+  },
+  run,
+};

@@ -1,0 +1,134 @@
+import { describe, expect, it } from '@jest/globals';
+import { billingState, buildRow, decodeBillingMessage, deriveEvent, encodeBillingMessage, eventId } from '../../../shared/billing/event.ts';
+import { deletionsMissingFromSnapshot, SNAPSHOT_GRACE_MS } from '../../../shared/billing/snapshot.ts';
+import type { SnapshotEndMessage } from '../../../shared/billing/types.ts';
+import { message, namespace, row } from './helpers.ts';
+
+const now = new Date('2026-03-02T12:00:00Z');
+
+describe('billingState: what a namespace bills', () => {
+  it('reads organization, creator and furnish.dev/billing.* annotations, sorted', () => {
+    expect(billingState(namespace('a', { org: 'acme', creator: 'bob', billing: { project: 'x', costCenter: '4711' } }))).toEqual({ organization: 'acme', creator: 'bob', billing: { costCenter: '4711', project: 'x' } });
+  });
+
+  it('has no billing map without billing annotations (the Organization then applies)', () => {
+    const ns = namespace('a');
+    ns.metadata.annotations!['furnish.dev/billing.'] = 'empty field name is ignored';
+    expect(billingState(ns)).toEqual({ organization: '', creator: 'alice' });
+  });
+});
+
+describe('deriveEvent', () => {
+  const before = billingState(namespace('a', { org: 'acme' }));
+
+  it('a namespace first seen is created at its creationTimestamp, whenever the relay sees it', () => {
+    expect(deriveEvent(undefined, 'LISTED', namespace('a'), now)).toEqual({ event: 'created', eventTime: '2026-03-01T10:00:00.000Z' });
+    expect(deriveEvent(undefined, 'ADDED', namespace('a'), now)).toEqual({ event: 'created', eventTime: '2026-03-01T10:00:00.000Z' });
+  });
+
+  it('a change of organization, creator or billing field is an update seen now', () => {
+    expect(deriveEvent(before, 'MODIFIED', namespace('a', { org: 'globex' }), now)).toEqual({ event: 'updated', eventTime: now.toISOString() });
+    expect(deriveEvent(before, 'MODIFIED', namespace('a', { org: 'acme', billing: { costCenter: '1' } }), now)?.event).toBe('updated');
+    expect(deriveEvent(before, 'MODIFIED', namespace('a', { org: 'acme', creator: 'eve' }), now)?.event).toBe('updated');
+  });
+
+  it('any other change (a label, the phase) is no billing event', () => {
+    const ns = namespace('a', { org: 'acme' });
+    ns.metadata.labels!['furnish.dev/phase'] = 'ready';
+    expect(deriveEvent(before, 'MODIFIED', ns, now)).toBeNull();
+    expect(deriveEvent(before, 'LISTED', ns, now)).toBeNull();
+  });
+
+  it('a deletion is timed by its deletionTimestamp, else now', () => {
+    expect(deriveEvent(before, 'DELETED', namespace('a', { deleted: '2026-03-02T08:00:00Z' }), now)).toEqual({ event: 'deleted', eventTime: '2026-03-02T08:00:00.000Z' });
+    expect(deriveEvent(before, 'DELETED', namespace('a'), now)).toEqual({ event: 'deleted', eventTime: now.toISOString() });
+  });
+});
+
+describe('eventId: deterministic', () => {
+  it('the same event, published again (relay restart: another time, another version), has the same id', () => {
+    expect(eventId(message('created', 'a', '2026-03-01T10:00:00Z'))).toBe(eventId({ ...message('created', 'a', '2026-03-01T10:00:00Z'), resourceVersion: '999' }));
+    expect(eventId(message('deleted', 'a', '2026-03-02T08:00:00Z'))).toBe(eventId(message('deleted', 'a', '2026-03-05T00:00:00Z')));
+  });
+
+  it('snapshots: one per namespace per UTC day', () => {
+    expect(eventId(message('snapshot', 'a', '2026-03-02T00:00:01Z'))).toBe(eventId(message('snapshot', 'a', '2026-03-02T23:59:59Z')));
+    expect(eventId(message('snapshot', 'a', '2026-03-02T23:59:59Z'))).not.toBe(eventId(message('snapshot', 'a', '2026-03-03T00:00:00Z')));
+  });
+
+  it('updates: one per resourceVersion; events, namespaces and clusters never share ids', () => {
+    const ids = [
+      eventId(message('updated', 'a', '2026-03-02T00:00:00Z', { rv: '7' })),
+      eventId(message('updated', 'a', '2026-03-02T00:00:00Z', { rv: '8' })),
+      eventId(message('created', 'a', '2026-03-02T00:00:00Z')),
+      eventId(message('deleted', 'a', '2026-03-02T00:00:00Z')),
+      eventId(message('created', 'b', '2026-03-02T00:00:00Z')),
+      eventId(message('created', 'a', '2026-03-02T00:00:00Z', { cluster: 'c2' })),
+    ];
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids[0]).toMatch(/^[0-9a-f]{32}$/);
+  });
+});
+
+describe('buildRow', () => {
+  it('takes the namespace\'s own billing fields over its organization\'s', () => {
+    expect(buildRow(message('created', 'a', '2026-03-01T10:00:00Z', { billing: { costCenter: '1' } }), { costCenter: '2' }, now).billing).toEqual({ costCenter: '1' });
+    const r = buildRow(message('created', 'a', '2026-03-01T10:00:00Z'), { costCenter: '2' }, now);
+    expect(r).toEqual({
+      event_id: eventId(message('created', 'a', '2026-03-01T10:00:00Z')),
+      event: 'created',
+      event_time: '2026-03-01T10:00:00.000Z',
+      recorded_time: now.toISOString(),
+      cluster: 'c1',
+      namespace: 'a',
+      namespace_uid: 'uid-a',
+      organization: 'acme',
+      creator: 'alice',
+      billing: { costCenter: '2' },
+      resource_version: '',
+    });
+  });
+});
+
+describe('billing messages on the wire', () => {
+  it('round-trip, with one ordering key per namespace', () => {
+    const m = message('created', 'a', '2026-03-01T10:00:00.000Z', { billing: { costCenter: '1' } });
+    const env = encodeBillingMessage(m);
+    expect(env.orderingKey).toBe('c1/billing/uid-a');
+    expect(decodeBillingMessage(env.data.toString('base64'))).toEqual({ ok: true, message: m });
+  });
+
+  it.each([
+    [undefined, 'empty message data'],
+    ['bm90IGpzb24=', 'not base64 JSON'],
+    [{ ...message('created', 'a', 'x'), eventTime: 'yesterday' }, 'eventTime: expected an RFC 3339 time'],
+    [{ ...message('created', 'a', '2026-03-01T00:00:00Z'), event: 'renamed' }, 'event: expected one of created, updated, deleted, snapshot, got "renamed"'],
+    [{ ...message('created', 'a', '2026-03-01T00:00:00Z'), uid: '' }, 'uid: expected a non-empty string'],
+    [{ ...message('created', 'a', '2026-03-01T00:00:00Z'), billing: { costCenter: 4711 } }, 'billing: expected a map of strings'],
+    [{ ...message('updated', 'a', '2026-03-01T00:00:00Z'), resourceVersion: undefined }, 'resourceVersion: required for an updated event'],
+    [{ v: 1, type: 'snapshot-end', cluster: 'c1', takenAt: '2026-03-01T00:00:00Z', uids: [1] }, 'uids: expected an array of strings'],
+    [{ v: 2, type: 'event' }, 'v: expected 1, got 2'],
+  ])('refuses %j: %s', (input, reason) => {
+    const data = input === undefined || typeof input === 'string' ? input : Buffer.from(JSON.stringify(input)).toString('base64');
+    const r = decodeBillingMessage(data);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toContain(reason);
+  });
+});
+
+describe('deletionsMissingFromSnapshot', () => {
+  const takenAt = '2026-03-02T12:00:00.000Z';
+  const end = (uids: string[]): SnapshotEndMessage => ({ v: 1, type: 'snapshot-end', cluster: 'c1', takenAt, uids });
+  const open = (ns: string, first: string) => ({ last: row('snapshot', ns, first, { org: 'acme', billing: { costCenter: '1' } }), firstEventTime: first });
+
+  it('records the deletion, at the snapshot time, of every open namespace the snapshot no longer lists', () => {
+    const rows = deletionsMissingFromSnapshot([open('a', '2026-03-01T00:00:00.000Z'), open('b', '2026-03-01T00:00:00.000Z')], end(['uid-a']), now);
+    expect(rows).toEqual([{ ...open('b', '2026-03-01T00:00:00.000Z').last, event: 'deleted', event_id: eventId(message('deleted', 'b', takenAt)), event_time: takenAt, recorded_time: now.toISOString() }]);
+  });
+
+  it('does not judge a namespace younger than the grace period (created while the list ran) nor another cluster\'s', () => {
+    const young = new Date(Date.parse(takenAt) - SNAPSHOT_GRACE_MS + 1000).toISOString();
+    const other = { ...open('c', '2026-03-01T00:00:00.000Z'), last: { ...open('c', '2026-03-01T00:00:00.000Z').last, cluster: 'c2' } };
+    expect(deletionsMissingFromSnapshot([open('a', young), other], end([]), now)).toEqual([]);
+  });
+});
