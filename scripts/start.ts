@@ -28,7 +28,7 @@ import { createRuntime, type Runtime } from '../shared/reconcile/runtime.ts';
 import type { RunningRelay } from '../functions/watch-relay/index.ts';
 
 const ROOT = join(import.meta.dirname, '..');
-const RECONCILERS = ['reconcile-namespace', 'reconcile-template'] as const;
+const RECONCILERS = ['reconcile-namespace', 'reconcile-template', 'reconcile-lnamespace'] as const;
 const WEBHOOK_NAMES = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing'] as const;
 
 export interface LocalStackOptions {
@@ -91,16 +91,25 @@ function noClusterMessage(why: string): string {
   ].join('\n');
 }
 
-/** Installs the NamespaceTemplate CRD when the cluster does not serve furnish.dev yet. */
+const CRD_FILES = ['namespacetemplates.yaml', 'lnamespaces.yaml'];
+
+/** Installs Furnish's CRDs that the cluster does not serve yet. */
 async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
-  const served = await kube.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
-  if (served.ok) return;
-  const docs = parseAllDocuments(readFileSync(join(ROOT, 'infra/crds/namespacetemplates.yaml'), 'utf8')).map((d) => d.toJS() as KubeObject);
+  const served = await kube.call<{ resources?: Array<{ name: string }> }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
+  const have = new Set((served.ok ? served.data?.resources ?? [] : []).map((r) => r.name));
+  const docs = CRD_FILES.flatMap((f) => parseAllDocuments(readFileSync(join(ROOT, 'infra/crds', f), 'utf8')).map((d) => d.toJS() as KubeObject))
+    .filter((crd) => !have.has((crd.spec as { names: { plural: string } }).names.plural));
+  if (docs.length === 0) return;
   for (const crd of docs) {
     const res = await kube.call({ method: 'PATCH', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, query: { fieldManager: 'furnish', force: true }, contentType: 'application/apply-patch+yaml', body: crd });
     log.log(res.ok ? 'INFO' : 'ERROR', res.ok ? 'installed CRD' : 'could not install CRD', { name: crd.metadata.name, status: res.status, error: res.error });
   }
-  for (let i = 0; i < 50 && !(await kube.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' })).ok; i++) await new Promise((r) => setTimeout(r, 100));
+  const servedAll = async () => {
+    const r = await kube.call<{ resources?: Array<{ name: string }> }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
+    const names = new Set((r.data?.resources ?? []).map((x) => x.name));
+    return r.ok && docs.every((crd) => names.has((crd.spec as { names: { plural: string } }).names.plural));
+  };
+  for (let i = 0; i < 100 && !(await servedAll()); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
 async function listen(server: Server, port: number): Promise<number> {
@@ -143,6 +152,7 @@ export async function memoryBusToPush(bus: SubscribableBus, config: ReconcileCon
     }, { concurrency: 64, maxAttempts: 20, minBackoffMs: 100, maxBackoffMs: 10_000 });
   route(config.topics.namespaces, 'reconcile-namespace');
   route(config.topics.templates, 'reconcile-template');
+  if (config.topics.lnamespaces) route(config.topics.lnamespaces, 'reconcile-lnamespace');
 }
 
 async function emulatorPush(host: string, project: string, config: ReconcileConfig, base: string): Promise<void> {
@@ -150,7 +160,8 @@ async function emulatorPush(host: string, project: string, config: ReconcileConf
     const r = await fetch(`http://${host}/v1/projects/${project}/${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
     if (!r.ok && r.status !== 409) throw new Error(`Pub/Sub emulator PUT ${path}: HTTP ${r.status} ${await r.text()}`);
   };
-  for (const [topic, fn] of [[config.topics.namespaces, 'reconcile-namespace'], [config.topics.templates, 'reconcile-template']] as const) {
+  const routes = [[config.topics.namespaces, 'reconcile-namespace'], [config.topics.templates, 'reconcile-template'], ...(config.topics.lnamespaces ? [[config.topics.lnamespaces, 'reconcile-lnamespace']] : [])] as const;
+  for (const [topic, fn] of routes) {
     await rest(`topics/${topic}`);
     // Recreated each start so the endpoint (port) is current.
     await fetch(`http://${host}/v1/projects/${project}/subscriptions/${fn}`, { method: 'DELETE' });

@@ -1,7 +1,7 @@
 // The webhook functions' configuration, typed. `load.ts` builds it from the environment and an
 // optional file and validates it at start; nothing else reads process.env.
 
-export const WEBHOOKS = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing'] as const;
+export const WEBHOOKS = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing', 'mutate-lnamespace'] as const;
 export type WebhookName = (typeof WEBHOOKS)[number];
 
 export function isWebhookName(name: string): name is WebhookName {

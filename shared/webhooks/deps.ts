@@ -12,10 +12,17 @@ export interface TemplateSource {
   current?(): NamespaceTemplate[] | undefined;
 }
 
+/** Whether a namespace exists (mutate-lnamespace: an LNamespace may not take one over unasked). */
+export interface NamespaceSource {
+  /** Rejects when it cannot be told. */
+  exists(name: string): Promise<boolean>;
+}
+
 export interface WebhookDeps {
   settings: PolicySettings;
   authorizer: Authorizer;
   templates: TemplateSource;
+  namespaces?: NamespaceSource;
 }
 
 /**

@@ -53,6 +53,7 @@ export async function admitOffline(options: AdmitOfflineOptions): Promise<Admiss
     settings,
     authorizer: options.cluster ? createRbacAuthorizer(objects) : noCluster,
     templates: staticTemplates(templatesIn(objects)),
+    namespaces: { exists: async (name: string) => objects.some((o) => o.kind === 'Namespace' && o.metadata.name === name) },
   };
   const response = await HANDLERS[options.webhook](review.request, deps);
   response.uid = review.request.uid;

@@ -25,8 +25,8 @@ const named = (kind: string) => objects.filter((o) => o.kind === kind).map((o) =
 describe('kubectl kustomize infra', () => {
   it('renders the CRD, the four webhooks, the relay and both identities', () => {
     if (!haveKubectl) return;
-    expect(named('CustomResourceDefinition')).toEqual(['namespacetemplates.furnish.dev']);
-    expect(named('MutatingWebhookConfiguration')).toEqual(['furnish-mutate-namespace']);
+    expect(named('CustomResourceDefinition')).toEqual(['lnamespaces.furnish.dev', 'namespacetemplates.furnish.dev']);
+    expect(named('MutatingWebhookConfiguration')).toEqual(['furnish-mutate-lnamespace', 'furnish-mutate-namespace']);
     expect(named('ValidatingWebhookConfiguration')).toEqual(['furnish-guard-initializing', 'furnish-validate-namespace', 'furnish-validate-template']);
     expect(named('Deployment')).toEqual(['furnish-relay']);
     expect(named('ServiceAccount')).toEqual(expect.arrayContaining(['furnish-reconciler', 'furnish-webhook']));

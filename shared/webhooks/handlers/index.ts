@@ -1,7 +1,8 @@
-// The four webhooks by name: the one table the functions, `furnish admit` and the bench share.
+// The webhooks by name: the one table the functions, `furnish admit` and the bench share.
 import type { WebhookName } from '../../config/types.ts';
 import type { AdmissionHandler } from '../deps.ts';
 import { guardInitializing } from './guard-initializing.ts';
+import { mutateLNamespace } from './mutate-lnamespace.ts';
 import { mutateNamespace } from './mutate-namespace.ts';
 import { validateNamespace } from './validate-namespace.ts';
 import { validateNamespaceTemplate } from './validate-template.ts';
@@ -11,4 +12,5 @@ export const HANDLERS: Readonly<Record<WebhookName, AdmissionHandler>> = {
   'validate-namespace': validateNamespace,
   'validate-template': validateNamespaceTemplate,
   'guard-initializing': guardInitializing,
+  'mutate-lnamespace': mutateLNamespace,
 };
