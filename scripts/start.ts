@@ -29,7 +29,7 @@ import type { RunningRelay } from '../functions/watch-relay/index.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const RECONCILERS = ['reconcile-namespace', 'reconcile-template', 'reconcile-lnamespace'] as const;
-const WEBHOOK_NAMES = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing'] as const;
+const WEBHOOK_NAMES = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing', 'mutate-lnamespace'] as const;
 
 export interface LocalStackOptions {
   kubeconfigPath?: string;
