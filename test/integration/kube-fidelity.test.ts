@@ -57,6 +57,18 @@ describe('garbage collection of cluster-scoped dependents', () => {
   });
 });
 
+describe('garbage collection of an owned namespace', () => {
+  it('the owner deleted: the namespace terminates, is emptied and goes', async () => {
+    const owner = await create(role(`fid-nsowner-${run}`));
+    const ns = `fid-ns-${run}`;
+    const ref = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: owner.metadata.name, uid: owner.metadata.uid };
+    expect((await admin.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, ownerReferences: [ref] } } })).status).toBe(201);
+    expect((await admin.call({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'inside' }, data: {} } })).status).toBe(201);
+    await del(owner.metadata.name!);
+    await waitFor('namespace and its contents gone', async () => !(await get(admin, `/api/v1/namespaces/${ns}`)) && !(await get(admin, `/api/v1/namespaces/${ns}/configmaps/inside`)), 60_000);
+  }, 70_000);
+});
+
 describe('paths and kinds', () => {
   it('a name with ":" can be spelt percent-encoded in the path', async () => {
     const name = `furnish:fid:${run}`;

@@ -137,6 +137,10 @@ export class Controllers implements DeletionHooks {
       const metadata: ObjectMeta = { ...obj.metadata, ownerReferences: remaining };
       if (remaining.length === 0) delete metadata.ownerReferences;
       this.sim.store.update(key, { ...obj, metadata });
+    } else if (key === NAMESPACE_KEY) {
+      // A namespace is deleted as through the API: Terminating, emptied, then removed.
+      if (!obj.metadata.deletionTimestamp) this.sim.store.update(key, { ...obj, metadata: { ...obj.metadata, deletionTimestamp: nowTime() }, status: { ...(obj.status as object), phase: 'Terminating' } });
+      this.namespaceTerminating(obj.metadata.name!);
     } else if ((obj.metadata.finalizers ?? []).length > 0) {
       if (!obj.metadata.deletionTimestamp) this.sim.store.update(key, { ...obj, metadata: { ...obj.metadata, deletionTimestamp: nowTime() } });
     } else {
