@@ -34,6 +34,9 @@ export interface LnsResult {
 
 const INFO: Record<string, ResourceInfo> = { Namespace: NAMESPACES, RoleBinding: ROLEBINDINGS, ClusterRole: CLUSTERROLES, ClusterRoleBinding: CLUSTERROLEBINDINGS };
 
+/** A read that will fail the same way next time (403, 422): reported once, the delivery acknowledged. */
+class PermanentReadError extends Error {}
+
 function transientOr(what: string, res: KubeResponse<unknown>): string {
   const c = classifyApiError({ status: res.status, reason: res.reason });
   if (c.class === 'transient') throw new TransientError(`${what}: ${c.why}: ${res.error ?? ''}`, { status: res.status, reason: res.reason, message: res.error });
@@ -44,12 +47,12 @@ async function getOrNull(kube: KubeClient, path: string, what: string): Promise<
   const res = await kube.call<KubeObject>({ method: 'GET', path });
   if (res.ok) return res.data!;
   if (res.status === 404) return null;
-  throw new Error(transientOr(what, res));
+  throw new PermanentReadError(transientOr(what, res));
 }
 
 async function listHeld(kube: KubeClient, info: ResourceInfo, kind: string, selector: string, namespace?: string): Promise<KubeObject[]> {
   const { result, items } = await listAll(kube, resourcePath(info, namespace), { labelSelector: selector });
-  if (!result.ok) throw new Error(transientOr(`list ${info.plural}`, { ok: false, status: result.status, data: undefined, reason: result.reason, error: result.error, attempts: 1 }));
+  if (!result.ok) throw new PermanentReadError(transientOr(`list ${info.plural}`, { ok: false, status: result.status, data: undefined, reason: result.reason, error: result.error, attempts: 1 }));
   return items.map((i) => ({ ...i, apiVersion: i.apiVersion ?? `${info.group}/${info.version}`, kind: i.kind ?? kind }));
 }
 
@@ -76,6 +79,16 @@ async function execute(deps: LnsDeps, w: LnsWrite): Promise<KubeResponse<unknown
 }
 
 export async function reconcileLNamespace(deps: LnsDeps, name: string): Promise<LnsResult> {
+  try {
+    return await converge(deps, name);
+  } catch (e) {
+    if (!(e instanceof PermanentReadError)) throw e;
+    deps.log.log('ERROR', 'lnamespace not reconciled: a read failed permanently', { lnamespace: name, error: e.message });
+    return { result: 'failed', lnamespace: name, writes: 0, reason: e.message };
+  }
+}
+
+async function converge(deps: LnsDeps, name: string): Promise<LnsResult> {
   const { kube, log } = deps;
   const lns = await getOrNull(kube, resourcePath(LNAMESPACES, undefined, name), `get lnamespace ${name}`) as LNamespace | null;
   // Deleted: the garbage collector removes what it owned (and its share of shared objects).
