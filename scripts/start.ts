@@ -32,7 +32,7 @@ import { WEBHOOKS } from '../shared/config/types.ts';
 import { billingRuntime, RECORD_BILLING, useBillingRuntime } from '../shared/billing/function.ts';
 
 const ROOT = join(import.meta.dirname, '..');
-const RECONCILERS = ['reconcile-namespace', 'reconcile-template', 'reconcile-organization'] as const;
+const RECONCILERS = ['reconcile-namespace', 'reconcile-template', 'reconcile-organization', 'reconcile-lnamespace'] as const;
 /** The relay's billing topic (README, Billing). */
 const billingTopic = () => process.env.FURNISH_TOPIC_BILLING || 'furnish-billing';
 const WEBHOOK_NAMES = WEBHOOKS;
@@ -111,9 +111,10 @@ const CRD_FILES = {
   namespacetemplates: 'infra/crds/namespacetemplates.yaml',
   organizations: 'infra/crds/organizations.yaml',
   namespaceinitializationconfigurations: 'infra/crds/namespaceinitializationconfigurations.yaml',
+  lnamespaces: 'infra/crds/lnamespaces.yaml',
 };
 
-/** Installs the CRDs (NamespaceTemplate, Organization, NamespaceInitializationConfiguration) the cluster does not serve yet. */
+/** Installs Furnish's CRDs that the cluster does not serve yet. */
 export async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
   const served = await kube.call<{ resources?: { name: string }[] }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
   const have = new Set((served.ok ? served.data?.resources ?? [] : []).map((r) => r.name));
@@ -124,8 +125,12 @@ export async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
     const res = await kube.call({ method: 'PATCH', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, query: { fieldManager: 'furnish', force: true }, contentType: 'application/apply-patch+yaml', body: crd });
     log.log(res.ok ? 'INFO' : 'ERROR', res.ok ? 'installed CRD' : 'could not install CRD', { name: crd.metadata.name, status: res.status, error: res.error });
   }
-  const servedAll = async () => ((await kube.call<{ resources?: { name: string }[] }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' })).data?.resources ?? []).filter((r) => !r.name.includes('/')).length >= Object.keys(CRD_FILES).length;
-  for (let i = 0; i < 50 && !(await servedAll()); i++) await new Promise((r) => setTimeout(r, 100));
+  const servedAll = async () => {
+    const r = await kube.call<{ resources?: Array<{ name: string }> }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
+    const names = new Set((r.data?.resources ?? []).map((x) => x.name));
+    return r.ok && missing.every(([plural]) => names.has(plural));
+  };
+  for (let i = 0; i < 100 && !(await servedAll()); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
 async function listen(server: Server, port: number): Promise<number> {
@@ -170,6 +175,7 @@ export async function memoryBusToPush(bus: SubscribableBus, config: ReconcileCon
   route(config.topics.templates, 'reconcile-template');
   route(config.topics.namespaces, 'reconcile-organization');
   route(billingTopic(), RECORD_BILLING);
+  if (config.topics.lnamespaces) route(config.topics.lnamespaces, 'reconcile-lnamespace');
 }
 
 async function emulatorPush(host: string, project: string, config: ReconcileConfig, base: string): Promise<void> {
@@ -177,7 +183,8 @@ async function emulatorPush(host: string, project: string, config: ReconcileConf
     const r = await fetch(`http://${host}/v1/projects/${project}/${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
     if (!r.ok && r.status !== 409) throw new Error(`Pub/Sub emulator PUT ${path}: HTTP ${r.status} ${await r.text()}`);
   };
-  for (const [topic, fn] of [[config.topics.namespaces, 'reconcile-namespace'], [config.topics.templates, 'reconcile-template'], [config.topics.namespaces, 'reconcile-organization'], [billingTopic(), RECORD_BILLING]] as const) {
+  const routes = [[config.topics.namespaces, 'reconcile-namespace'], [config.topics.templates, 'reconcile-template'], [config.topics.namespaces, 'reconcile-organization'], [billingTopic(), RECORD_BILLING], ...(config.topics.lnamespaces ? [[config.topics.lnamespaces, 'reconcile-lnamespace']] : [])] as const;
+  for (const [topic, fn] of routes) {
     await rest(`topics/${topic}`);
     // Recreated each start so the endpoint (port) is current.
     await fetch(`http://${host}/v1/projects/${project}/subscriptions/${fn}`, { method: 'DELETE' });
@@ -216,6 +223,8 @@ async function serveWebhooks(kube: KubeClient, credentials: { kubeconfigPath?: s
   const api = await bearerCredentials(credentials);
   Object.assign(process.env, { FURNISH_CLUSTER_ID: env.FURNISH_CLUSTER_ID ?? 'local', FURNISH_JWT_SECRET: secret, FURNISH_PUBLIC_URL: publicUrl, FURNISH_API_SERVER: kube.server });
   process.env.FURNISH_GUARD_RECONCILER = env.FURNISH_GUARD_RECONCILER ?? await localReconcilerPrincipals(kube, log);
+  // The local reconcilers (the LNamespace one creates namespaces for their requesters) are trusted creators.
+  process.env.FURNISH_TRUSTED_CREATORS = env.FURNISH_TRUSTED_CREATORS ?? process.env.FURNISH_GUARD_RECONCILER;
   if (api.caPem) process.env.FURNISH_API_CA = api.caPem;
   if (api.token) process.env.FURNISH_API_TOKEN = api.token;
   const loaded: string[] = [];

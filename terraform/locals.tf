@@ -1,7 +1,7 @@
 locals {
   # Admission webhooks: called by kube-apiserver, which cannot mint Google ID tokens, so the
   # platform lets every request in and the function verifies the cluster's own bearer JWT.
-  webhooks = ["mutate-namespace", "validate-namespace", "validate-template", "guard-initializing", "validate-organization", "mutate-pod"]
+  webhooks = ["mutate-namespace", "validate-namespace", "validate-template", "guard-initializing", "validate-organization", "mutate-pod", "mutate-lnamespace"]
   # Reconcilers: Pub/Sub push with a Google-signed OIDC token, checked by IAM and by the function.
   # Each listens on its own topic: the relay publishes namespaces and templates separately, and
   # reconcile-template fans out onto the namespaces topic.
@@ -11,6 +11,7 @@ locals {
     # Trues up Organizations' namespace counts; a second subscription on the namespaces topic.
     "reconcile-organization" = "namespaces"
     "record-billing"         = "billing"
+    "reconcile-lnamespace"   = "lnamespaces"
   }
   functions = concat(local.webhooks, keys(local.reconcilers))
 

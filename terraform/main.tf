@@ -61,6 +61,7 @@ locals {
     FURNISH_PUBSUB_PROJECT       = var.project_id
     FURNISH_TOPIC_NAMESPACES     = google_pubsub_topic.events["namespaces"].name
     FURNISH_TOPIC_TEMPLATES      = google_pubsub_topic.events["templates"].name
+    FURNISH_TOPIC_LNAMESPACES    = google_pubsub_topic.events["lnamespaces"].name
     FURNISH_PUSH_AUTH            = "oidc"
     FURNISH_PUSH_SERVICE_ACCOUNT = google_service_account.push.email
     FURNISH_CLUSTERS             = local.cluster_credentials

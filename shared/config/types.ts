@@ -2,7 +2,7 @@
 // optional file and validates it at start; nothing else reads process.env.
 import type { OrganizationSettings } from '../org/settings.ts';
 
-export const WEBHOOKS = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing', 'validate-organization', 'mutate-pod'] as const;
+export const WEBHOOKS = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing', 'validate-organization', 'mutate-pod', 'mutate-lnamespace'] as const;
 export type WebhookName = (typeof WEBHOOKS)[number];
 
 export function isWebhookName(name: string): name is WebhookName {
@@ -104,6 +104,7 @@ export function defaultPolicySettings(furnishNamespace = DEFAULT_FURNISH_NAMESPA
     autoOptOutPrincipals: [],
     guard: { reconciler: [`system:serviceaccount:${furnishNamespace}:furnish-reconciler`], systemPrincipals: [...DEFAULT_SYSTEM_PRINCIPALS] },
     furnishNamespace,
-    trustedCreators: [],
+    // Furnish's own reconcilers: the LNamespace reconciler creates namespaces for their requesters.
+    trustedCreators: [`system:serviceaccount:${furnishNamespace}:furnish-reconciler`],
   };
 }

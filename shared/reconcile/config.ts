@@ -25,7 +25,7 @@ export interface ReconcileConfig {
   cluster: string;
   clusters: Record<string, ClusterCredentialSource>;
   systemNamespaces: string[];
-  topics: { namespaces: string; templates: string };
+  topics: Topics;
   pubsubProject: string;
   push: PushAuthSettings;
   kube: { qps: number; burst: number; timeoutMs: number };
@@ -46,9 +46,16 @@ export interface RelayConfig {
   port: number;
   bus: 'memory' | 'pubsub';
   pubsubProject: string;
-  topics: { namespaces: string; templates: string };
+  topics: Topics;
   /** Grace period for flushing on SIGTERM. */
   shutdownMs: number;
+}
+
+/** Pub/Sub topics; without `lnamespaces` the relay does not watch LNamespaces. */
+export interface Topics {
+  namespaces: string;
+  templates: string;
+  lnamespaces?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -75,8 +82,8 @@ function json<T>(env: Env, name: string, fallback: T): T {
   }
 }
 
-function topics(env: Env): { namespaces: string; templates: string } {
-  return { namespaces: env.FURNISH_TOPIC_NAMESPACES ?? 'furnish-namespaces', templates: env.FURNISH_TOPIC_TEMPLATES ?? 'furnish-templates' };
+function topics(env: Env): Topics {
+  return { namespaces: env.FURNISH_TOPIC_NAMESPACES ?? 'furnish-namespaces', templates: env.FURNISH_TOPIC_TEMPLATES ?? 'furnish-templates', lnamespaces: env.FURNISH_TOPIC_LNAMESPACES ?? 'furnish-lnamespaces' };
 }
 
 function project(env: Env): string {

@@ -4,7 +4,7 @@
 
 export const MESSAGE_VERSION = 1;
 
-export type MessageKind = 'Namespace' | 'NamespaceTemplate';
+export type MessageKind = 'Namespace' | 'NamespaceTemplate' | 'LNamespace';
 /** Watch event types, plus SYNC (periodic resync) and FANOUT (a template asks a namespace to converge). */
 export type MessageType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'SYNC' | 'FANOUT';
 
@@ -28,7 +28,7 @@ export interface Envelope {
   orderingKey: string;
 }
 
-const KINDS = new Set<string>(['Namespace', 'NamespaceTemplate']);
+const KINDS = new Set<string>(['Namespace', 'NamespaceTemplate', 'LNamespace']);
 const TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'SYNC', 'FANOUT']);
 
 /** One ordering key per object: Pub/Sub delivers one object's messages in publish order. */

@@ -5,6 +5,8 @@
 import type { BillingTap } from '../billing/tap.ts';
 import type { Bus } from '../bus/types.ts';
 import { listEach, NAMESPACES, TEMPLATES } from '../kube/api.ts';
+import { lnamespaceFingerprint } from '../lnamespace/relay.ts';
+import { LNAMESPACES } from '../lnamespace/types.ts';
 import type { KubeClient, WatchHandle } from '../kube/client.ts';
 import { resourcePath } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -52,6 +54,8 @@ interface Stream {
   watch?: WatchHandle;
   connected: boolean;
   listed: boolean;
+  /** A kind whose API may not be served (its CRD not installed yet): a 404 lists as empty. */
+  optional?: boolean;
 }
 
 interface WatchEvent {
@@ -79,8 +83,9 @@ export function createRelay(deps: RelayDeps): Relay {
     { kind: 'Namespace', path: resourcePath(NAMESPACES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false },
     { kind: 'NamespaceTemplate', path: resourcePath(TEMPLATES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false },
   ];
+  if (config.topics.lnamespaces) streams.push({ kind: 'LNamespace', path: resourcePath(LNAMESPACES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false, optional: true });
   /** Per kind, name → short hash of what the reconcilers read, to skip changes they cannot see. */
-  const fingerprints: Record<MessageKind, Map<string, string>> = { Namespace: new Map(), NamespaceTemplate: new Map() };
+  const fingerprints: Record<MessageKind, Map<string, string>> = { Namespace: new Map(), NamespaceTemplate: new Map(), LNamespace: new Map() };
   const inFlight = new Set<Promise<void>>();
   let stopped = false;
   let loops: Promise<void>[] = [];
@@ -90,7 +95,7 @@ export function createRelay(deps: RelayDeps): Relay {
   async function publishOnce(kind: MessageKind, change: Change): Promise<void> {
     const msg: ReconcileMessage = { v: 1, cluster: config.cluster, kind, name: change.name, uid: change.uid, resourceVersion: change.resourceVersion, type: change.type };
     if (change.generation !== undefined) msg.generation = change.generation;
-    const topic = kind === 'Namespace' ? config.topics.namespaces : config.topics.templates;
+    const topic = kind === 'Namespace' ? config.topics.namespaces : kind === 'LNamespace' ? config.topics.lnamespaces! : config.topics.templates;
     const envelope = encodeMessage(msg);
     for (let attempt = 1; ; attempt += 1) {
       const r = await bus.publish(topic, envelope);
@@ -129,7 +134,7 @@ export function createRelay(deps: RelayDeps): Relay {
       known.delete(name);
       return true;
     }
-    const fp = s.kind === 'NamespaceTemplate' ? templateFingerprint(obj as NamespaceTemplate) : namespaceFingerprint(obj);
+    const fp = s.kind === 'NamespaceTemplate' ? templateFingerprint(obj as NamespaceTemplate) : s.kind === 'LNamespace' ? lnamespaceFingerprint(obj) : namespaceFingerprint(obj);
     const before = known.get(name);
     known.set(name, fp);
     if (type === 'SYNC' || type === 'ADDED') return true;
@@ -156,7 +161,7 @@ export function createRelay(deps: RelayDeps): Relay {
       else counters.suppressed += 1;
       return inFlight.size >= maxInFlight ? capacity() : undefined;
     });
-    if (!res.ok) {
+    if (!res.ok && !(res.status === 404 && s.optional)) {
       log.log('WARNING', 'list failed', { kind: s.kind, status: res.status, error: res.error });
       return false;
     }
@@ -250,8 +255,8 @@ export function createRelay(deps: RelayDeps): Relay {
 
   return {
     counters,
-    sizes: () => ({ Namespace: streams[0]!.index.size, NamespaceTemplate: streams[1]!.index.size }),
-    ready: () => !stopped && streams.every((s) => s.listed && s.connected),
+    sizes: () => ({ Namespace: streams[0]!.index.size, NamespaceTemplate: streams[1]!.index.size, LNamespace: streams[2]?.index.size ?? 0 }),
+    ready: () => !stopped && streams.every((s) => s.optional || (s.listed && s.connected)),
     resync,
     async start() {
       for (const s of streams) {

@@ -26,6 +26,14 @@ export function depsForCluster(cluster: ClusterConfig): WebhookDeps {
     templates: clusterTemplates(http),
     initializers: clusterInitializerLookups(http),
     organizations: clusterOrganizations(http),
+    namespaces: {
+      async exists(name) {
+        const res = await http({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(name)}` });
+        if (res.ok) return true;
+        if (res.status === 404) return false;
+        throw new Error(`GET namespace ${name}: ${res.error ?? `HTTP ${res.status}`}`);
+      },
+    },
   };
 }
 

@@ -14,6 +14,12 @@ export interface TemplateSource {
   current?(): NamespaceTemplate[] | undefined;
 }
 
+/** Whether a namespace exists (mutate-lnamespace: an LNamespace may not take one over unasked). */
+export interface NamespaceSource {
+  /** Rejects when it cannot be told. */
+  exists(name: string): Promise<boolean>;
+}
+
 export interface WebhookDeps {
   settings: PolicySettings;
   authorizer: Authorizer;
@@ -22,6 +28,7 @@ export interface WebhookDeps {
   initializers?: InitializerLookups;
   /** Organizations and namespaces, read fresh (organization rules, quota, run-once Pods). */
   organizations?: OrganizationApi;
+  namespaces?: NamespaceSource;
 }
 
 /**

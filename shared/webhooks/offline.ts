@@ -61,6 +61,7 @@ export async function admitOffline(options: AdmitOfflineOptions): Promise<Admiss
     templates: staticTemplates(templatesIn(objects)),
     initializers: staticInitializerLookups(objects),
     organizations: memoryOrganizations(orgs ?? [], objects.filter((o) => o.kind === 'Namespace')),
+    namespaces: { exists: async (name: string) => objects.some((o) => o.kind === 'Namespace' && o.metadata.name === name) },
   };
   const response = await HANDLERS[options.webhook](review.request, deps);
   response.uid = review.request.uid;

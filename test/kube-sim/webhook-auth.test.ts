@@ -103,6 +103,10 @@ describe('the credentials of the chosen user', () => {
   it('is the --admission-kubeconfig flag of `npm run kube-sim`', () => {
     expect(parseArgs(['--admission-kubeconfig', '/etc/kube-sim/webhooks.yaml'])).toEqual({ admissionKubeconfig: '/etc/kube-sim/webhooks.yaml' });
   });
+
+  it('--user NAME:GROUPS splits at the first colon: group names have colons of their own', () => {
+    expect(parseArgs(['--user', 'admin:system:masters,ops', '--user', 'carol']).users).toEqual([{ name: 'admin', groups: ['system:masters', 'ops'] }, { name: 'carol', groups: [] }]);
+  });
 });
 
 describe('webhook calls carry the credentials', () => {

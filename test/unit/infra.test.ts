@@ -25,8 +25,8 @@ const named = (kind: string) => objects.filter((o) => o.kind === kind).map((o) =
 describe('kubectl kustomize infra', () => {
   it('renders the CRDs, the webhooks, the relay and both identities', () => {
     if (!haveKubectl) return;
-    expect(named('CustomResourceDefinition')).toEqual(['namespaceinitializationconfigurations.furnish.dev', 'namespacetemplates.furnish.dev', 'organizations.furnish.dev']);
-    expect(named('MutatingWebhookConfiguration')).toEqual(['furnish-mutate-namespace', 'furnish-mutate-pod']);
+    expect(named('CustomResourceDefinition')).toEqual(['lnamespaces.furnish.dev', 'namespaceinitializationconfigurations.furnish.dev', 'namespacetemplates.furnish.dev', 'organizations.furnish.dev']);
+    expect(named('MutatingWebhookConfiguration')).toEqual(['furnish-mutate-lnamespace', 'furnish-mutate-namespace', 'furnish-mutate-pod']);
     expect(named('ValidatingWebhookConfiguration')).toEqual(['furnish-guard-initializing', 'furnish-validate-namespace', 'furnish-validate-organization', 'furnish-validate-template']);
     expect(named('Deployment')).toEqual(['furnish-relay']);
     expect(named('ServiceAccount')).toEqual(expect.arrayContaining(['furnish-reconciler', 'furnish-webhook']));

@@ -5,6 +5,7 @@ import { depthProblem } from '../../admission/depth.ts';
 import type { WebhookName } from '../../config/types.ts';
 import type { AdmissionHandler } from '../deps.ts';
 import { guardInitializing } from './guard-initializing.ts';
+import { mutateLNamespace } from './mutate-lnamespace.ts';
 import { mutateNamespace } from './mutate-namespace.ts';
 import { validateNamespace } from './validate-namespace.ts';
 import { validateNamespaceTemplate } from './validate-template.ts';
@@ -28,4 +29,5 @@ export const HANDLERS: Readonly<Record<WebhookName, AdmissionHandler>> = {
   'guard-initializing': withDepthLimit(withInitializerGuard(guardInitializing)),
   'validate-organization': withDepthLimit(validateOrganizationHandler),
   'mutate-pod': withDepthLimit(mutatePod),
+  'mutate-lnamespace': withDepthLimit(mutateLNamespace),
 };

@@ -25,6 +25,8 @@ export class Controllers implements DeletionHooks {
   private readonly sim: Sim;
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
   private readonly orphaned = new Set<string>();
+  /** uids of stored objects (from the store's events), so that checking an owner costs no scan. */
+  private readonly liveUids = new Set<string>();
   private readonly unsubscribe: () => void;
   private stopped = false;
 
@@ -50,10 +52,17 @@ export class Controllers implements DeletionHooks {
   }
 
   private observe(event: StoredEvent): void {
+    const uid = event.object.metadata.uid;
+    if (uid && event.type === 'ADDED') this.liveUids.add(uid);
+    if (uid && event.type === 'DELETED') this.liveUids.delete(uid);
     if (event.typeKey === CRD_KEY) this.syncCrd(event);
-    if (event.type === 'DELETED' && event.object.metadata.uid) {
-      const uid = event.object.metadata.uid;
+    if (event.type === 'DELETED' && uid) {
       this.later(() => this.collectGarbage(uid));
+    } else if ((event.object.metadata.ownerReferences ?? []).length > 0) {
+      // Like kube-controller-manager's garbage collector, which verifies the owners of every new
+      // or changed dependent: one written with owners that are already gone is collected too.
+      const { namespace, name } = event.object.metadata;
+      this.later(() => this.collectIfOwnersGone(event.typeKey, namespace, name!));
     }
     if (event.typeKey === NAMESPACE_KEY && event.type === 'ADDED' && this.sim.options.namespaceDefaultObjects) {
       this.later(() => this.furnishNamespace(event.object.metadata.name!, 0));
@@ -107,7 +116,36 @@ export class Controllers implements DeletionHooks {
   }
 
   private ownerExists(uid: string): boolean {
+    if (this.liveUids.has(uid)) return true;
+    // Objects stored before the controllers subscribed are not in the index.
     return this.sim.store.typeKeys().some((key) => this.sim.store.list(key).some((o) => o.metadata.uid === uid));
+  }
+
+  /** A dependent drops references to owners that do not exist; with none left alive it is deleted. */
+  private collectIfOwnersGone(key: string, namespace: string | undefined, name: string): void {
+    const obj = this.sim.store.get(key, namespace, name);
+    const refs = (obj?.metadata.ownerReferences ?? []) as OwnerReference[];
+    if (!obj || refs.length === 0 || obj.metadata.deletionTimestamp) return;
+    const live = refs.filter((r) => this.ownerExists(r.uid));
+    if (live.length === refs.length) return;
+    this.release(key, obj, live);
+  }
+
+  /** Keeps the dependent with only its live owners' references, or deletes it when none is left. */
+  private release(key: string, obj: KubeObject, remaining: OwnerReference[], orphan = false): void {
+    if (orphan || remaining.length > 0) {
+      const metadata: ObjectMeta = { ...obj.metadata, ownerReferences: remaining };
+      if (remaining.length === 0) delete metadata.ownerReferences;
+      this.sim.store.update(key, { ...obj, metadata });
+    } else if (key === NAMESPACE_KEY) {
+      // A namespace is deleted as through the API: Terminating, emptied, then removed.
+      if (!obj.metadata.deletionTimestamp) this.sim.store.update(key, { ...obj, metadata: { ...obj.metadata, deletionTimestamp: nowTime() }, status: { ...(obj.status as object), phase: 'Terminating' } });
+      this.namespaceTerminating(obj.metadata.name!);
+    } else if ((obj.metadata.finalizers ?? []).length > 0) {
+      if (!obj.metadata.deletionTimestamp) this.sim.store.update(key, { ...obj, metadata: { ...obj.metadata, deletionTimestamp: nowTime() } });
+    } else {
+      this.sim.store.delete(key, obj.metadata.namespace, obj.metadata.name!);
+    }
   }
 
   /** Dependents lose the reference to a deleted owner; those left with no live owner are deleted. */
@@ -118,15 +156,7 @@ export class Controllers implements DeletionHooks {
         const refs = (obj.metadata.ownerReferences ?? []) as OwnerReference[];
         if (!refs.some((r) => r.uid === ownerUid)) continue;
         const remaining = refs.filter((r) => r.uid !== ownerUid);
-        if (orphan || remaining.some((r) => this.ownerExists(r.uid))) {
-          const metadata: ObjectMeta = { ...obj.metadata, ownerReferences: remaining };
-          if (remaining.length === 0) delete metadata.ownerReferences;
-          this.sim.store.update(key, { ...obj, metadata });
-        } else if ((obj.metadata.finalizers ?? []).length > 0) {
-          if (!obj.metadata.deletionTimestamp) this.sim.store.update(key, { ...obj, metadata: { ...obj.metadata, deletionTimestamp: nowTime() } });
-        } else {
-          this.sim.store.delete(key, obj.metadata.namespace, obj.metadata.name!);
-        }
+        this.release(key, obj, orphan || remaining.some((r) => this.ownerExists(r.uid)) ? remaining : [], orphan);
       }
     }
   }

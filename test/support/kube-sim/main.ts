@@ -19,8 +19,11 @@ export function parseArgs(argv: string[]): StartOptions {
     };
     switch (arg) {
       case '--user': {
-        const [name, groups] = value().split(':');
-        users.push({ name: name!, groups: groups ? groups.split(',').filter((g) => g !== '') : [] });
+        // Split at the first colon only: group names have colons of their own (system:masters).
+        const spec = value();
+        const colon = spec.indexOf(':');
+        const [name, groups] = colon < 0 ? [spec, ''] : [spec.slice(0, colon), spec.slice(colon + 1)];
+        users.push({ name, groups: groups.split(',').filter((g) => g !== '') });
         break;
       }
       case '--dir': options.dir = value(); break;

@@ -235,8 +235,7 @@ function encodeContinue(rv: number, lastKey: string): string {
 export function selectObjects(sim: Sim, req: ApiRequest): KubeObject[] {
   const labels = parseLabelSelector(req.query.get('labelSelector') ?? undefined);
   const fields = parseFieldSelector(req.query.get('fieldSelector') ?? undefined, req.type.kind);
-  return sim.store.list(sim.keyOf(req.type), req.type.namespaced ? req.namespace : undefined)
-    .filter((o) => matchesLabels(labels, o.metadata.labels) && matchesFields(fields, o));
+  return sim.store.list(sim.keyOf(req.type), req.type.namespaced ? req.namespace : undefined, (o) => matchesLabels(labels, o.metadata.labels) && matchesFields(fields, o));
 }
 
 /** Built-in lists carry items without apiVersion and kind, as typed lists do; custom ones keep them. */

@@ -171,6 +171,8 @@ export function builtinTypes(): ResourceType[] {
     builtin({ group: RBAC, kind: 'RoleBinding', plural: 'rolebindings', namespaced: true }),
     builtin({ group: RBAC, kind: 'ClusterRole', plural: 'clusterroles', namespaced: false }),
     builtin({ group: RBAC, kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false }),
+    // Stored as given (no controller runs them): enough for RBAC on them (`kubectl auth can-i create deployments`) and for templates.
+    builtin({ group: 'apps', kind: 'Deployment', plural: 'deployments', namespaced: true, shortNames: ['deploy'], statusSubresource: true, generation: true, categories: ['all'] }),
     builtin({ group: 'networking.k8s.io', kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, shortNames: ['netpol'], generation: true }),
     builtin({ group: ADMISSION, kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations', namespaced: false, generation: true }),
     builtin({ group: ADMISSION, kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations', namespaced: false, generation: true }),

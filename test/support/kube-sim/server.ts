@@ -171,7 +171,9 @@ export class ApiServer {
       user: requester, verb: 'impersonate', resourceRequest: true, apiGroup: resource === 'uids' ? 'authentication.k8s.io' : '',
       resource, name, ...(namespace ? { namespace } : {}),
     }).allowed);
-    const segments = url.pathname.split('/').filter((s) => s !== '');
+    // Like Go's net/http, which kube-apiserver reads paths through: segments are percent-decoded
+    // (`clusterroles/furnish%3Aview` names `furnish:view`).
+    const segments = url.pathname.split('/').filter((s) => s !== '').map(decodeSegment);
     const info = resourceRequestInfo(sim, method, segments, url.searchParams);
     if (!info) return this.serveNonResource(url.pathname, method, user, req, res);
     const request: ApiRequest = {
@@ -270,5 +272,13 @@ async function injectFaults(faults: Fault[]): Promise<void> {
   const failing = faults.find((f) => f.status !== undefined);
   if (failing) {
     throw fromCode(failing.status!, failing.status === 429 ? 'Too many requests, please try again later.' : `kube-sim: injected fault (HTTP ${failing.status})`, failing.retryAfterSeconds);
+  }
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
   }
 }

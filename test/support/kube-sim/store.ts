@@ -50,10 +50,13 @@ export class Store {
     return found && clone(found);
   }
 
-  /** Sorted by namespace then name, like etcd's key order. */
-  list(typeKey: string, namespace?: string): KubeObject[] {
+  /**
+   * Sorted by namespace then name, like etcd's key order. `keep` (read-only) filters before the
+   * copies are made, so a selective list of a large collection costs only what it returns.
+   */
+  list(typeKey: string, namespace?: string, keep?: (obj: KubeObject) => boolean): KubeObject[] {
     const all = [...(this.objects.get(typeKey)?.entries() ?? [])]
-      .filter(([, obj]) => namespace === undefined || obj.metadata.namespace === namespace)
+      .filter(([, obj]) => (namespace === undefined || obj.metadata.namespace === namespace) && (!keep || keep(obj)))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return all.map(([, obj]) => clone(obj));
   }

@@ -61,7 +61,7 @@ export interface MemoryApi {
   rejectWhen?: (obj: KubeObject) => string | undefined;
 }
 
-const PLURALS: Record<string, string> = { Namespace: '/namespaces', ConfigMap: '/configmaps', RoleBinding: 'rbac.authorization.k8s.io/rolebindings', NamespaceTemplate: 'furnish.dev/namespacetemplates', Event: '/events', NetworkPolicy: 'networking.k8s.io/networkpolicies', NamespaceInitializationConfiguration: 'furnish.dev/namespaceinitializationconfigurations' };
+const PLURALS: Record<string, string> = { Namespace: '/namespaces', ConfigMap: '/configmaps', RoleBinding: 'rbac.authorization.k8s.io/rolebindings', NamespaceTemplate: 'furnish.dev/namespacetemplates', Event: '/events', NetworkPolicy: 'networking.k8s.io/networkpolicies', NamespaceInitializationConfiguration: 'furnish.dev/namespaceinitializationconfigurations', LNamespace: 'furnish.dev/lnamespaces', ClusterRole: 'rbac.authorization.k8s.io/clusterroles', ClusterRoleBinding: 'rbac.authorization.k8s.io/clusterrolebindings' };
 
 export function memoryApi(faults?: FaultHook): MemoryApi {
   const store = new Map<string, Map<string, KubeObject>>();

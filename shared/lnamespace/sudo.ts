@@ -1,0 +1,87 @@
+// `kubectl sudo`'s decisions, pure: which arguments are kubectl's connection flags (kubectl
+// refuses flags before a plugin's name, so they arrive after `sudo` and must reach every kubectl
+// the plugin runs), which namespace the command is for, and the command line it runs in the end.
+
+/** Global flags that take a value and say how to reach the cluster and as whom. */
+const CONNECTION_FLAGS_WITH_VALUE = new Set([
+  '--kubeconfig', '--context', '--cluster', '--user', '--token', '--server', '-s', '--certificate-authority',
+  '--client-certificate', '--client-key', '--tls-server-name', '--request-timeout', '--cache-dir', '--username', '--password',
+]);
+const CONNECTION_FLAGS_BOOLEAN = new Set(['--insecure-skip-tls-verify']);
+const IMPERSONATION_FLAGS = ['--as', '--as-group', '--as-uid'];
+
+export interface SudoArgs {
+  /** The command to run, as given (leading `kubectl` dropped). */
+  command: string[];
+  /** Connection flags found in it, for `auth whoami` and `config view`. */
+  connection: string[];
+  /** From -n/--namespace, when given. */
+  namespace?: string;
+}
+
+export class SudoUsageError extends Error {}
+
+export const USAGE = [
+  'usage: kubectl sudo [kubectl flags] <kubectl command and arguments>',
+  '  runs the command as yourself plus group <namespace>-sudoers (--as <you> --as-group <namespace>-sudoers),',
+  '  the namespace from -n/--namespace or the current context. `kubectl sudo !!` repeats the last command.',
+  '  Put --context, --kubeconfig and the like after `sudo`: kubectl accepts no flag before a plugin name.',
+].join('\n');
+
+/** Splits `--flag=value` and `-nvalue` forms; returns [flag, inline value or undefined]. */
+function splitFlag(arg: string): [string, string | undefined] {
+  if (arg.startsWith('--')) {
+    const eq = arg.indexOf('=');
+    return eq < 0 ? [arg, undefined] : [arg.slice(0, eq), arg.slice(eq + 1)];
+  }
+  if (/^-[ns]./.test(arg)) return [arg.slice(0, 2), arg.slice(2).replace(/^=/, '')];
+  return [arg, undefined];
+}
+
+export function parseSudoArgs(argv: readonly string[]): SudoArgs {
+  // `kubectl sudo !!`: the shell expands !! to the whole last command, kubectl included.
+  const command = argv.length > 0 && /(^|\/)kubectl$/.test(argv[0]!) ? argv.slice(1) : [...argv];
+  if (command.length === 0 || command[0] === '-h' || command[0] === '--help') throw new SudoUsageError(USAGE);
+  const connection: string[] = [];
+  let namespace: string | undefined;
+  for (let i = 0; i < command.length; i++) {
+    const arg = command[i]!;
+    if (arg === '--') break; // what follows belongs to the container (kubectl exec ... -- cmd -n x)
+    const [flag, inline] = splitFlag(arg);
+    if (IMPERSONATION_FLAGS.includes(flag)) throw new SudoUsageError(`kubectl sudo sets ${IMPERSONATION_FLAGS.join(', ')} itself; remove ${flag} from the command`);
+    const takesValue = flag === '-n' || flag === '--namespace' || CONNECTION_FLAGS_WITH_VALUE.has(flag);
+    if (!takesValue) {
+      if (CONNECTION_FLAGS_BOOLEAN.has(flag)) connection.push(arg);
+      continue;
+    }
+    let value = inline;
+    if (value === undefined) {
+      value = command[i + 1];
+      if (value === undefined) throw new SudoUsageError(`flag ${flag} needs a value`);
+      i += 1;
+    }
+    if (flag === '-n' || flag === '--namespace') namespace = value;
+    else connection.push(`${flag}=${value}`);
+  }
+  return { command, connection, ...(namespace !== undefined ? { namespace } : {}) };
+}
+
+export const sudoGroup = (namespace: string): string => `${namespace}-sudoers`;
+
+/** The kubectl arguments that run the command as the sudoer (impersonation flags first: kubectl takes global flags anywhere before `--`). */
+export function sudoCommand(args: SudoArgs, me: string, namespace: string): string[] {
+  return ['--as', me, '--as-group', sudoGroup(namespace), ...args.command];
+}
+
+/** Explains a failed `kubectl auth whoami`; the fix when the API server does not serve SelfSubjectReview. */
+export function whoamiFailure(stderr: string): string {
+  if (/selfsubjectreviews|doesn't have a resource type|could not find the requested resource|the server could not find|not found|\b404\b/i.test(stderr)) {
+    return [
+      'kubectl sudo: cannot tell who you are: this API server does not serve SelfSubjectReview (`kubectl auth whoami`).',
+      'Fix: serve it (Kubernetes 1.28+ does by default; 1.27: --runtime-config=authentication.k8s.io/v1beta1=true and',
+      '--feature-gates=APISelfSubjectReview=true; 1.26: the same with v1alpha1), or name yourself: KUBECTL_SUDO_USER=<your user name> kubectl sudo ...',
+      `(kubectl said: ${stderr.trim()})`,
+    ].join('\n');
+  }
+  return `kubectl sudo: \`kubectl auth whoami\` failed: ${stderr.trim()}`;
+}

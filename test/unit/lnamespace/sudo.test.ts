@@ -1,0 +1,104 @@
+// kubectl sudo: the argument decisions on their own, and the plugin as a process in front of a
+// stand-in kubectl that records what it was asked (the real thing runs in test/integration).
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parseSudoArgs, sudoCommand, SudoUsageError, whoamiFailure } from '../../../shared/lnamespace/sudo.ts';
+
+describe('parseSudoArgs', () => {
+  it('finds the namespace in every spelling, and stops at --', () => {
+    for (const args of [['get', 'pods', '-n', 'shop'], ['-n=shop', 'get', 'pods'], ['get', 'pods', '-nshop'], ['--namespace', 'shop', 'get', 'pods'], ['get', '--namespace=shop', 'pods']]) {
+      expect(parseSudoArgs(args).namespace).toBe('shop');
+    }
+    expect(parseSudoArgs(['exec', 'web', '--', 'ls', '-n', 'x']).namespace).toBeUndefined();
+  });
+
+  it('`kubectl sudo !!`: a leading kubectl (or a path to it) is dropped', () => {
+    expect(parseSudoArgs(['kubectl', 'delete', 'quota', 'q', '-n', 'shop']).command).toEqual(['delete', 'quota', 'q', '-n', 'shop']);
+    expect(parseSudoArgs(['/usr/local/bin/kubectl', 'get', 'pods']).command).toEqual(['get', 'pods']);
+  });
+
+  it('connection flags after sudo are found, for whoami and the context\'s namespace, and stay in the command', () => {
+    const args = parseSudoArgs(['--context', 'carol', '--kubeconfig=/k', 'get', 'pods', '--insecure-skip-tls-verify', '-s', 'https://x']);
+    expect(args.connection).toEqual(['--context=carol', '--kubeconfig=/k', '--insecure-skip-tls-verify', '-s=https://x']);
+    expect(args.command).toEqual(['--context', 'carol', '--kubeconfig=/k', 'get', 'pods', '--insecure-skip-tls-verify', '-s', 'https://x']);
+  });
+
+  it('usage errors: nothing to run, a flag without its value, impersonation flags of its own', () => {
+    expect(() => parseSudoArgs([])).toThrow(SudoUsageError);
+    expect(() => parseSudoArgs(['kubectl'])).toThrow(/^usage: kubectl sudo/);
+    expect(() => parseSudoArgs(['get', 'pods', '-n'])).toThrow('flag -n needs a value');
+    expect(() => parseSudoArgs(['get', 'pods', '--as=bob'])).toThrow('kubectl sudo sets --as, --as-group, --as-uid itself; remove --as from the command');
+  });
+
+  it('the command runs as me plus <namespace>-sudoers', () => {
+    expect(sudoCommand(parseSudoArgs(['kubectl', 'delete', 'quota', 'q', '-n', 'shop']), 'carol', 'shop')).toEqual(['--as', 'carol', '--as-group', 'shop-sudoers', 'delete', 'quota', 'q', '-n', 'shop']);
+  });
+
+  it('whoami failing because SelfSubjectReview is not served: the message names the fix', () => {
+    expect(whoamiFailure('error: the server doesn\'t have a resource type "selfsubjectreviews"')).toMatch(/does not serve SelfSubjectReview[\s\S]*KUBECTL_SUDO_USER=<your user name>/);
+    expect(whoamiFailure('Unable to connect to the server: dial tcp')).toBe('kubectl sudo: `kubectl auth whoami` failed: Unable to connect to the server: dial tcp');
+  });
+});
+
+describe('bin/kubectl-sudo as a process', () => {
+  const plugin = join(import.meta.dirname, '..', '..', '..', 'bin', 'kubectl-sudo');
+  let dir: string;
+  let fake: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'kubectl-sudo-'));
+    fake = join(dir, 'kubectl');
+    // Records each call; answers whoami and config view as $WHOAMI / $CTXNS say; exits 7 on the real command.
+    writeFileSync(fake, `#!/bin/sh
+echo "$*" >> "${dir}/calls"
+case "$*" in
+  *"auth whoami"*) [ -n "$WHOAMI_ERR" ] && { echo "$WHOAMI_ERR" >&2; exit 1; }; printf %s "$WHOAMI"; exit 0 ;;
+  *"config view"*) printf %s "$CTXNS"; exit 0 ;;
+esac
+echo 'Error from server (Forbidden): refused as is' >&2
+exit 7
+`);
+    chmodSync(fake, 0o755);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const runPlugin = (args: string[], env: Record<string, string>) => new Promise<{ code: number; stderr: string; calls: string[] }>((resolve) => {
+    rmSync(join(dir, 'calls'), { force: true });
+    execFile(plugin, args, { env: { ...process.env, KUBECTL: fake, ...env } }, (error, _stdout, stderr) => {
+      let calls: string[] = [];
+      try {
+        calls = readFileSync(join(dir, 'calls'), 'utf8').trim().split('\n');
+      } catch { /* no call made */ }
+      resolve({ code: error ? Number(error.code) : 0, stderr, calls });
+    });
+  });
+
+  it('asks whoami and the context\'s namespace with the connection flags, then runs the command; the refusal and exit code pass through', async () => {
+    const r = await runPlugin(['kubectl', '--context', 'carol', 'delete', 'quota', 'q'], { WHOAMI: 'carol', CTXNS: 'shop' });
+    expect(r.calls).toEqual([
+      '--context=carol auth whoami -o jsonpath={.status.userInfo.username}',
+      '--context=carol config view --minify -o jsonpath={.contexts[0].context.namespace}',
+      '--as carol --as-group shop-sudoers --context carol delete quota q',
+    ]);
+    expect(r.code).toBe(7);
+    expect(r.stderr).toBe('Error from server (Forbidden): refused as is\n');
+  });
+
+  it('no SelfSubjectReview: a clear error and nothing run; KUBECTL_SUDO_USER is the way around it', async () => {
+    const r = await runPlugin(['get', 'pods', '-n', 'shop'], { WHOAMI_ERR: 'error: the server doesn\'t have a resource type "selfsubjectreviews"' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^kubectl sudo: cannot tell who you are: this API server does not serve SelfSubjectReview/);
+    expect(r.calls).toHaveLength(1);
+    const named = await runPlugin(['get', 'pods', '-n', 'shop'], { KUBECTL_SUDO_USER: 'carol' });
+    expect(named.calls).toEqual(['--as carol --as-group shop-sudoers get pods -n shop']);
+  });
+
+  it('a usage error exits 2 without calling kubectl', async () => {
+    const r = await runPlugin([], {});
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^usage: kubectl sudo/);
+    expect(r.calls).toEqual([]);
+  });
+});
