@@ -53,7 +53,7 @@ export interface KubeMetrics {
   throttledMs: number;
   byStatus: Record<string, number>;
   byVerb: Record<string, number>;
-  /** Write requests per resource (`configmaps`, `namespaces/status`, ...). */
+  /** Write requests per resource (`configmaps`, `namespaces/status`, ...), dry runs excluded. */
   writesByResource: Record<string, number>;
 }
 
@@ -240,7 +240,8 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
 
   function record(req: KubeRequest, status: number): void {
     metrics.requests += 1;
-    if (req.method !== 'GET') {
+    // A dry run stores nothing: it is a read of what the server would make of a write.
+    if (req.method !== 'GET' && req.query?.dryRun === undefined) {
       metrics.writes += 1;
       const resource = resourceOfPath(req.path);
       metrics.writesByResource[resource] = (metrics.writesByResource[resource] ?? 0) + 1;

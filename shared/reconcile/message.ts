@@ -5,8 +5,11 @@
 export const MESSAGE_VERSION = 1;
 
 export type MessageKind = 'Namespace' | 'NamespaceTemplate';
-/** Watch event types, plus SYNC (periodic resync) and FANOUT (a template asks a namespace to converge). */
-export type MessageType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'SYNC' | 'FANOUT';
+/**
+ * Watch event types, plus SYNC (periodic resync), FANOUT (a template asks a namespace to
+ * converge) and STATUS (a namespace's state for a template changed: recount its status).
+ */
+export type MessageType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'SYNC' | 'FANOUT' | 'STATUS';
 
 export interface ReconcileMessage {
   v: typeof MESSAGE_VERSION;
@@ -29,7 +32,7 @@ export interface Envelope {
 }
 
 const KINDS = new Set<string>(['Namespace', 'NamespaceTemplate']);
-const TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'SYNC', 'FANOUT']);
+const TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'SYNC', 'FANOUT', 'STATUS']);
 
 /** One ordering key per object: Pub/Sub delivers one object's messages in publish order. */
 export function orderingKey(msg: Pick<ReconcileMessage, 'cluster' | 'kind' | 'name'>): string {

@@ -9,7 +9,8 @@ import { ResourceResolver } from '../kube/resources.ts';
 import { cachedAuthorizer, createSarAuthorizer, type Authorizer } from '../kube/sar.ts';
 import type { ReconcileConfig } from './config.ts';
 import type { Logger } from './log.ts';
-import type { ReconcileMessage } from './message.ts';
+import { coalescer } from './concurrency.ts';
+import { encodeMessage, type ReconcileMessage } from './message.ts';
 import { reconcileNamespace, type NamespaceResult } from './namespace.ts';
 import { reconcileTemplate, type TemplateResult } from './template.ts';
 
@@ -52,7 +53,15 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     return { kube, resolver: new ResourceResolver(kube), authorizer: cachedAuthorizer(createSarAuthorizer((c) => kube.http(c)), { ttlMs: 10_000 }) };
   });
   let bus: Promise<Bus> | undefined;
+  const busOnce = (): Promise<Bus> => (bus ??= opts.bus());
   const verify = opts.verify ?? createPushVerifier(config.push);
+  // STATUS messages arrive in bursts (one per namespace converging): recounts of one template that
+  // would start while another is queued share it, and it starts after every message it answers.
+  const recount = coalescer<TemplateResult>();
+  const notifyTemplates = (cluster: string, namespace: string) => async (templates: string[]) => {
+    const b = await busOnce();
+    for (const name of templates) await b.publish(config.topics.templates, encodeMessage({ v: 1, cluster, kind: 'NamespaceTemplate', name, type: 'STATUS', cause: `namespace/${namespace}` }));
+  };
   return {
     config,
     log,
@@ -60,14 +69,16 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     cluster: clients,
     async namespace(msg) {
       const c = await clients(msg.cluster || config.cluster);
-      return reconcileNamespace({ kube: c.kube, resolver: c.resolver, authorizer: c.authorizer, systemNamespaces: config.systemNamespaces, applyConcurrency: config.applyConcurrency, readyDespiteFailures: config.readyDespiteFailures, log }, msg.name);
+      const cluster = msg.cluster || config.cluster;
+      return reconcileNamespace({ kube: c.kube, resolver: c.resolver, authorizer: c.authorizer, systemNamespaces: config.systemNamespaces, applyConcurrency: config.applyConcurrency, readyDespiteFailures: config.readyDespiteFailures, notifyTemplates: notifyTemplates(cluster, msg.name), log }, msg.name);
     },
     async template(msg) {
       const c = await clients(msg.cluster || config.cluster);
-      bus ??= opts.bus();
-      return reconcileTemplate({
+      const b = await busOnce();
+      const run = () => reconcileTemplate({
         kube: c.kube,
-        bus: await bus,
+        resolver: c.resolver,
+        bus: b,
         cluster: msg.cluster || config.cluster,
         namespaceTopic: config.topics.namespaces,
         systemNamespaces: config.systemNamespaces,
@@ -77,6 +88,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         pageSize: config.fanout.pageSize,
         log,
       }, msg.name);
+      return msg.type === 'STATUS' ? recount(`${msg.cluster}/${msg.name}`, run) : run();
     },
     async close() {
       if (bus) await (await bus).close();

@@ -1,25 +1,30 @@
 // reconcile-template's executor: on a template's creation, change or deletion, publish one
 // reconcile message per namespace that matches now or carries the template from before, with
 // bounded concurrency and a client-side rate limit, reporting progress in the template status;
-// on every message (resync included), recount and write the status only if it changed.
+// on every message (resync included, and the STATUS messages namespaces send when they change),
+// recount and write the status only if it changed. It is the one writer of template status.
 import { KEY } from '../keys.ts';
 import type { Bus } from '../bus/types.ts';
-import { listEach, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
+import { listAll, listEach, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { TokenBucket } from '../kube/ratelimit.ts';
-import { resourcePath } from '../kube/resources.ts';
+import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type NamespaceTemplateStatus } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
 import { classifyApiError, TransientError } from './errors.ts';
-import { chunk, countTemplate, fanoutNeeded, fanoutTargets, parentRecord, templateFingerprint, type ParentRecord } from './fanout.ts';
+import { chunk, fanoutNeeded, fanoutTargets, parentRecord, templateFingerprint, type ParentRecord } from './fanout.ts';
 import type { Logger } from './log.ts';
 import { encodeMessage, type ReconcileMessage } from './message.ts';
 import { namespaceInfo } from './plan.ts';
+import { groupKindOf, parseGroupKind, sortedUnique } from './objects.ts';
 import { statusDiffers, templateStatus } from './report.ts';
+import { liveHashes, tallyTemplate, type LiveHashes } from './template-status.ts';
 
 export interface TemplateDeps {
   kube: KubeClient;
+  /** Finds the template's kinds, to check that namespaces hold its current objects. Without it, the parents' word is taken. */
+  resolver?: ResourceResolver;
   bus: Bus;
   cluster: string;
   namespaceTopic: string;
@@ -59,6 +64,23 @@ async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInf
   return { namespaces, parents };
 }
 
+/** The template's objects across the cluster (by label), or null when they cannot all be read. */
+async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveHashes | null> {
+  if (!deps.resolver) return null;
+  const name = t.metadata.name ?? '';
+  const kinds = sortedUnique((t.spec.templates ?? []).map((o) => groupKindOf(String(o.apiVersion ?? ''), String(o.kind ?? ''))));
+  const objects: KubeObject[] = [];
+  for (const gk of kinds) {
+    const { group, kind } = parseGroupKind(gk);
+    const info = await deps.resolver.forGroupKind(group, kind);
+    if (!info) continue;
+    const { result, items } = await listAll(deps.kube, resourcePath(info), { labelSelector: `${KEY.template}=${name}`, limit: deps.pageSize });
+    if (!result.ok) transientOr(`list ${gk} of template ${name}`, result.status, result.reason, result.error);
+    for (const item of items) objects.push({ ...item, apiVersion: info.group ? `${info.group}/${info.version}` : info.version, kind });
+  }
+  return liveHashes(objects);
+}
+
 async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTemplateStatus): Promise<void> {
   const res = await mergePatch(deps.kube, `${resourcePath(TEMPLATES, undefined, name)}/status`, { status });
   if (!res.ok && res.status !== 404) transientOr(`update status of template ${name}`, res.status, res.reason, res.error);
@@ -80,7 +102,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string): Promi
     const bucket = new TokenBucket(deps.messagesPerSecond ?? 2000, Math.max(1, Math.ceil((deps.messagesPerSecond ?? 2000) / 10)));
     const cause = `template/${name}@${t?.metadata.resourceVersion ?? 'deleted'}`;
     const every = deps.progressEvery ?? 2000;
-    const counts0 = t ? countTemplate(t, namespaces, parents, deps.systemNamespaces) : null;
+    const counts0 = t ? tallyTemplate(t, namespaces, parents, null, deps.systemNamespaces) : null;
     let failed = 0;
     for (const batch of chunk(targets, every)) {
       const results = await mapLimit(batch, deps.concurrency ?? 64, async (ns) => {
@@ -105,7 +127,8 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string): Promi
     }
   }
   if (!t) return result;
-  const next = templateStatus(status, countTemplate(t, namespaces, parents, deps.systemNamespaces), now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined);
+  const tally = tallyTemplate(t, namespaces, parents, await readLive(deps, t), deps.systemNamespaces);
+  const next = templateStatus(status, tally, now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined, tally.failures);
   if (statusDiffers(t.status, next)) {
     await patchStatus(deps, name, next);
     result.statusWritten = true;
