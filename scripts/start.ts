@@ -20,7 +20,9 @@ import { SignJWT } from 'jose';
 import { parseAllDocuments } from 'yaml';
 import type { Bus, SubscribableBus } from '../shared/bus/types.ts';
 import { bearerCredentials, connect, createKubeClient, type FaultHook, type KubeClient, type KubeClientOptions } from '../shared/kube/client.ts';
+import { KEY } from '../shared/keys.ts';
 import type { KubeObject } from '../shared/kube/types.ts';
+import { contentHash } from '../shared/render/index.ts';
 import { reconcileConfig, relayConfig, type ReconcileConfig } from '../shared/reconcile/config.ts';
 import { useRuntime } from '../shared/reconcile/functions.ts';
 import { jsonLogger, type Logger } from '../shared/reconcile/log.ts';
@@ -91,13 +93,19 @@ function noClusterMessage(why: string): string {
   ].join('\n');
 }
 
-/** Installs the NamespaceTemplate CRD when the cluster does not serve furnish.dev yet. */
+/**
+ * Installs the NamespaceTemplate CRD when the cluster does not serve this version of it (absent,
+ * or installed by an older checkout: its content hash annotation differs); otherwise writes nothing.
+ */
 async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
-  const served = await kube.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
-  if (served.ok) return;
   const docs = parseAllDocuments(readFileSync(join(ROOT, 'infra/crds/namespacetemplates.yaml'), 'utf8')).map((d) => d.toJS() as KubeObject);
   for (const crd of docs) {
-    const res = await kube.call({ method: 'PATCH', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, query: { fieldManager: 'furnish', force: true }, contentType: 'application/apply-patch+yaml', body: crd });
+    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
+    const hash = contentHash(crd).slice(0, 32);
+    const served = await kube.call<KubeObject>({ method: 'GET', path });
+    if (served.ok && served.data?.metadata.annotations?.[KEY.appliedHash] === hash) continue;
+    const body = { ...crd, metadata: { ...crd.metadata, annotations: { ...crd.metadata.annotations, [KEY.appliedHash]: hash } } };
+    const res = await kube.call({ method: 'PATCH', path, query: { fieldManager: 'furnish', force: true }, contentType: 'application/apply-patch+yaml', body });
     log.log(res.ok ? 'INFO' : 'ERROR', res.ok ? 'installed CRD' : 'could not install CRD', { name: crd.metadata.name, status: res.status, error: res.error });
   }
   for (let i = 0; i < 50 && !(await kube.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' })).ok; i++) await new Promise((r) => setTimeout(r, 100));
