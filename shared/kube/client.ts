@@ -91,6 +91,8 @@ export interface KubeClientOptions {
   faults?: FaultHook;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
+  /** Sent as User-Agent: an API server's audit log names Furnish's requests by it. Default USER_AGENT. */
+  userAgent?: string;
   /** Replaces the network for plain calls (unit tests run the real seam over an in-memory API). */
   transport?: (req: KubeRequest) => Promise<{ status: number; data: unknown; retryAfterSeconds?: number }>;
 }
@@ -98,6 +100,7 @@ export interface KubeClientOptions {
 export const DEFAULT_QPS = 200;
 export const DEFAULT_BURST = 400;
 export const DEFAULT_TIMEOUT_MS = 10_000;
+export const USER_AGENT = 'furnish';
 
 const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -197,7 +200,7 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
   async function open(req: KubeRequest, onResponse: (res: IncomingMessage, finish: (a: RawAnswer) => void) => void, register?: (abort: () => void) => void): Promise<RawAnswer> {
     let headers: Record<string, string>;
     try {
-      headers = { accept: 'application/json', ...(await conn.headers()) };
+      headers = { accept: 'application/json', 'user-agent': options.userAgent ?? USER_AGENT, ...(await conn.headers()) };
     } catch (e) {
       return { status: 0, data: undefined, error: `credentials: ${(e as Error).message}` };
     }

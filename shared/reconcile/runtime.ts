@@ -42,6 +42,8 @@ export interface RuntimeOptions {
   verify?: PushVerifier;
 }
 
+const NOTIFY_TIMEOUT_MS = 3000;
+
 export function createRuntime(opts: RuntimeOptions): Runtime {
   const { config, log } = opts;
   const kubeFor = opts.kubeFor ?? (async (cluster: string) => {
@@ -58,9 +60,19 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   // STATUS messages arrive in bursts (one per namespace converging): recounts of one template that
   // would start while another is queued share it, and it starts after every message it answers.
   const recount = coalescer<TemplateResult>();
+  // Best effort and bounded: a lost STATUS message costs a late status (the next resync recounts), never the namespace's ack.
   const notifyTemplates = (cluster: string, namespace: string) => async (templates: string[]) => {
     const b = await busOnce();
-    for (const name of templates) await b.publish(config.topics.templates, encodeMessage({ v: 1, cluster, kind: 'NamespaceTemplate', name, type: 'STATUS', cause: `namespace/${namespace}` }));
+    const sent = Promise.all(templates.map((name) => b.publish(config.topics.templates, encodeMessage({ v: 1, cluster, kind: 'NamespaceTemplate', name, type: 'STATUS', cause: `namespace/${namespace}` }))));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`publishing STATUS took longer than ${NOTIFY_TIMEOUT_MS} ms`)), NOTIFY_TIMEOUT_MS); });
+    try {
+      const results = await Promise.race([sent, late]);
+      const failed = results.filter((r) => !r.ok).length;
+      if (failed > 0) throw new Error(`${failed} of ${templates.length} STATUS publishes failed`);
+    } finally {
+      clearTimeout(timer);
+    }
   };
   return {
     config,

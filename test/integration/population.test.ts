@@ -107,6 +107,38 @@ describe('population through the relay and the in-process bus', () => {
     expect(await writes.detail()).toEqual([]);
   });
 
+  it('a resync writes nothing whatever the template spells (1000m, 1024Mi, 0.5, empty lists)', async () => {
+    const ns = uniq('spell');
+    const name = uniq('spelling');
+    await namespace(ns, { spelling: 'yes' });
+    await template({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { spelling: 'yes' } } }, templates: [
+      { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'spelt' }, spec: { hard: { 'requests.cpu': '1000m', 'requests.memory': '1024Mi', 'limits.cpu': '0.5', pods: '10' } } },
+      { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'spelt' }, spec: { limits: [{ type: 'Container', default: { cpu: 0.5, memory: '512Mi' }, defaultRequest: { cpu: '100m', memory: '0.25Gi' } }] } },
+      { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'spelt' }, spec: { podSelector: {}, policyTypes: ['Ingress'], ingress: [], egress: [] } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'spelt', labels: {}, annotations: {} }, data: {} },
+    ] } });
+    await waitReady(admin, ns);
+    await waitFor('the quota', async () => get(admin, QUOTA(ns, 'spelt')));
+    await stack.relay.relay.resync();
+    await settle();
+    await writes.reset();
+    await stack.relay.relay.resync();
+    await stack.relay.relay.resync();
+    await settle();
+    expect(await writes.detail()).toEqual([]);
+    expect(await writes.count()).toEqual(writes.all(0));
+    // The server keeps its own spelling (`1`, `1Gi`, `500m`): it is that which is compared, not the template's.
+    expect((await get(admin, QUOTA(ns, 'spelt')))?.spec).toMatchObject({ hard: { 'requests.cpu': '1', 'requests.memory': '1Gi', 'limits.cpu': '500m' } });
+    // A change by someone else is drift, and the next resync repairs it with one write.
+    await admin.call({ method: 'PATCH', path: QUOTA(ns, 'spelt'), contentType: 'application/merge-patch+json', body: { spec: { hard: { 'requests.cpu': '2' } } } });
+    await writes.reset();
+    await stack.relay.relay.resync();
+    await settle();
+    await waitFor('the quota repaired', async () => ((await get(admin, QUOTA(ns, 'spelt')))?.spec as { hard: Record<string, string> }).hard['requests.cpu'] === '1');
+    expect(await writes.count('resourcequotas')).toEqual(writes.all(1));
+    await deleteTemplate(admin, name);
+  });
+
   it('editing a template reaches every matching namespace and writes only what changed', async () => {
     const names = [uniq('edit'), uniq('edit'), uniq('edit')];
     for (const n of names) await namespace(n, { tier: 'gold' });
