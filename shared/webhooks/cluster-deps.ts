@@ -5,7 +5,7 @@ import { createKubeHttp } from '../kube/http.ts';
 import { cachedAuthorizer, createSarAuthorizer } from '../kube/sar.ts';
 import type { Authorizer } from '../kube/sar.ts';
 import type { TemplateSource, WebhookDeps } from './deps.ts';
-import { clusterTemplates } from './templates.ts';
+import { clusterTemplates, namespaceFailures } from './templates.ts';
 
 function unreachable(cluster: ClusterConfig): { authorizer: Authorizer; templates: TemplateSource } {
   const error = `cluster "${cluster.id}" has no api configured (clusters[].api.server)`;
@@ -22,6 +22,7 @@ export function depsForCluster(cluster: ClusterConfig): WebhookDeps {
     settings: cluster,
     authorizer: cachedAuthorizer(createSarAuthorizer(http), { ttlMs: cluster.sarCacheTtlMs }),
     templates: clusterTemplates(http, cluster.templateCacheTtlMs),
+    namespaces: namespaceFailures(http),
   };
 }
 

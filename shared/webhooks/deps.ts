@@ -12,10 +12,17 @@ export interface TemplateSource {
   current?(): NamespaceTemplate[] | undefined;
 }
 
+/** Why a namespace could not be furnished (its annotation furnish.dev/failure), for the guard's denial. */
+export interface NamespaceFailures {
+  failure(namespace: string): Promise<string | undefined>;
+}
+
 export interface WebhookDeps {
   settings: PolicySettings;
   authorizer: Authorizer;
   templates: TemplateSource;
+  /** Absent: denials say "still being furnished" without looking the reason up. */
+  namespaces?: NamespaceFailures;
 }
 
 /**

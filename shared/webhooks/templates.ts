@@ -3,7 +3,9 @@
 import type { KubeHttp } from '../kube/http.ts';
 import { API_VERSION } from '../render/types.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
-import type { TemplateSource } from './deps.ts';
+import { KEY } from '../keys.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { NamespaceFailures, TemplateSource } from './deps.ts';
 
 export const TEMPLATES_PATH = `/apis/${API_VERSION}/namespacetemplates`;
 
@@ -24,6 +26,16 @@ export function clusterTemplates(http: KubeHttp, ttlMs: number, now: () => numbe
       if (items) return Promise.resolve(items);
       inflight ??= fetchAll().finally(() => (inflight = undefined));
       return inflight;
+    },
+  };
+}
+
+/** The reason reconcile-namespace recorded on a namespace it could not furnish, read fresh. */
+export function namespaceFailures(http: KubeHttp): NamespaceFailures {
+  return {
+    async failure(namespace) {
+      const result = await http<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}` });
+      return result.ok ? result.data?.metadata.annotations?.[KEY.failure] : undefined;
     },
   };
 }

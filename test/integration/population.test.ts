@@ -11,6 +11,7 @@
 // the examples' templates cluster-wide: use a disposable cluster. The namespaces it creates and the
 // templates it applies are deleted at the end.
 import { describe, it, expect, beforeAll, afterAll, beforeEach } from '@jest/globals';
+import { spawn } from 'node:child_process';
 import { KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
@@ -18,6 +19,7 @@ import { encodeMessage } from '../../shared/reconcile/message.ts';
 import { jsonLogger, silentLogger } from '../../shared/reconcile/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type Fault, type TestCluster } from '../support/cluster.ts';
+import { requireTool } from '../support/tools.ts';
 import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, examples, get, list, managers, NETPOL, patchNamespace, QUOTA, ROLEBINDING, seamFaults, waitFor, waitReady, writeWitnesses, type WriteWitnesses } from './helpers.ts';
 
 let cluster: TestCluster;
@@ -73,6 +75,21 @@ afterAll(async () => {
 });
 
 beforeEach(() => faults?.clear());
+
+const haveKubectl = requireTool('kubectl', 'the README\'s `kubectl wait --for=condition=Ready nstpl/NAME` is run as a user would');
+
+/** kubectl as the admin context (kube-sim) or the current one (a real cluster). */
+function kubectl(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const context = cluster.isSimulated ? ['--context', cluster.users.admin!.context] : [];
+  return new Promise((resolve) => {
+    const p = spawn('kubectl', ['--kubeconfig', cluster.kubeconfigPath, ...context, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
 
 describe('population through the relay and the in-process bus', () => {
   it('a new namespace ends with the examples\' objects, applied by furnish, $(CREATOR) replaced, phase=ready', async () => {
@@ -156,6 +173,32 @@ describe('population through the relay and the in-process bus', () => {
     if (cluster.log) expect(cluster.log.entries.filter((e) => e.resource === 'configmaps' && e.name === 'gold' && e.verb === 'patch' && !e.dryRun)).toHaveLength(3);
     await deleteTemplate(admin, t.metadata.name!);
     for (const n of names) await waitFor(`gold pruned in ${n}`, async () => (await get(admin, CONFIGMAP(n, 'gold'))) === undefined);
+  });
+
+  it('template status is true: `kubectl wait --for=condition=Ready` returns once every namespace holds the current generation', async () => {
+    if (!haveKubectl) return;
+    const names = [uniq('wait'), uniq('wait'), uniq('wait')];
+    const label = uniq('wait');
+    for (const n of names) await namespace(n, { wait: label });
+    const t: NamespaceTemplate = { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: uniq('waited') }, spec: { namespaces: { labelSelector: { matchLabels: { wait: label } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'waited' }, data: { level: '1' } }] } };
+    await template(t);
+    // No resync runs in this stack: Ready comes from the namespaces telling reconcile-template.
+    const first = await kubectl(['wait', '--for=condition=Ready', `nstpl/${t.metadata.name}`, '--timeout=20s']);
+    expect(first.stderr).toBe('');
+    expect(first.status).toBe(0);
+    for (const n of names) expect(((await get(admin, CONFIGMAP(n, 'waited')))?.data as Record<string, string>).level).toBe('1');
+    const status = ((await get(admin, `/apis/furnish.dev/v1alpha1/namespacetemplates/${t.metadata.name}`)) as NamespaceTemplate).status;
+    expect(status).toMatchObject({ matched: 3, applied: 3, failed: 0 });
+    // A spec edit: Ready of the new generation only once all three hold level 2.
+    await template({ ...t, spec: { ...t.spec, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'waited' }, data: { level: '2' } }] } });
+    const edited = await get(admin, `/apis/furnish.dev/v1alpha1/namespacetemplates/${t.metadata.name}`);
+    expect(edited?.metadata.generation).toBe(2);
+    const second = await kubectl(['wait', '--for=condition=Ready', `nstpl/${t.metadata.name}`, '--timeout=20s']);
+    expect(second.status).toBe(0);
+    const after = (await get(admin, `/apis/furnish.dev/v1alpha1/namespacetemplates/${t.metadata.name}`)) as NamespaceTemplate;
+    expect(after.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', observedGeneration: 2 });
+    for (const n of names) expect(((await get(admin, CONFIGMAP(n, 'waited')))?.data as Record<string, string>).level).toBe('2');
+    await deleteTemplate(admin, t.metadata.name!);
   });
 
   it('an object removed from a template is pruned; relabelling adds and removes templates', async () => {

@@ -48,6 +48,6 @@ describe('infra/webhooks', () => {
     expect(rules('validate-template')).toEqual([{ apiGroups: ['furnish.dev'], apiVersions: ['v1alpha1'], resources: ['namespacetemplates'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
     const guard = parse(text('guard-initializing')).webhooks[0] as Webhook;
     expect(guard.rules).toEqual([{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' }]);
-    expect(guard.namespaceSelector.matchExpressions).toContainEqual({ key: 'furnish.dev/phase', operator: 'In', values: ['pending'] });
+    expect(guard.namespaceSelector.matchExpressions).toContainEqual({ key: 'furnish.dev/phase', operator: 'In', values: ['pending', 'failed'] });
   });
 });
