@@ -260,6 +260,69 @@ describe('population through the relay and the in-process bus', () => {
     await deleteTemplate(admin, name);
   });
 
+  it('a template that cannot be applied applies nothing of itself; the namespace says phase=failed and why; fixed, it is ready', async () => {
+    const ns = uniq('failing');
+    const name = uniq('half');
+    await namespace(ns, { half: 'yes' });
+    const objects = (subject: string) => [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'half' }, data: { a: '1' } },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'half' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: subject }] },
+    ];
+    const t: NamespaceTemplate = { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { half: 'yes' } } }, templates: objects('') } };
+    await template(t);
+    await waitFor('phase=failed', async () => (await get(admin, `/api/v1/namespaces/${ns}`))?.metadata.labels?.[KEY.phase] === 'failed');
+    const failed = await get(admin, `/api/v1/namespaces/${ns}`);
+    expect(failed?.metadata.annotations?.[KEY.failure]).toMatch(new RegExp(`^template ${name}: rbac.authorization.k8s.io/RoleBinding/${ns}/half: Invalid \\(HTTP 422\\): .*subjects\\[0\\]\\.name: Required value`));
+    // All or nothing: the server refused the RoleBinding's dry run, so the ConfigMap was never written.
+    expect(await get(admin, CONFIGMAP(ns, 'half'))).toBeUndefined();
+    expect((await list(admin, `/api/v1/namespaces/${ns}/events`)).filter((e) => e.reason === 'PopulateFailed')).toHaveLength(1);
+    const status = await waitFor('the template counts the failure', async () => {
+      const s = ((await get(admin, `/apis/furnish.dev/v1alpha1/namespacetemplates/${name}`)) as NamespaceTemplate).status;
+      return s?.failed === 1 ? s : undefined;
+    });
+    expect(status.recentFailures).toEqual([{ namespace: ns, object: `rbac.authorization.k8s.io/RoleBinding/${ns}/half`, reason: expect.stringMatching(/^Invalid \(HTTP 422\): /) }]);
+    expect(status.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ApplyFailed' });
+    if (haveKubectl) {
+      const waited = await kubectl(['wait', `namespace/${ns}`, `--for=jsonpath={.metadata.labels.furnish\\.dev/phase}=failed`, '--timeout=5s']);
+      expect(waited.stderr).toBe('');
+    }
+    await template({ ...t, spec: { ...t.spec, templates: objects('alice') } });
+    await waitReady(admin, ns);
+    expect(await get(admin, CONFIGMAP(ns, 'half'))).toBeDefined();
+    expect((await get(admin, `/api/v1/namespaces/${ns}`))?.metadata.annotations?.[KEY.failure]).toBeUndefined();
+    await deleteTemplate(admin, name);
+  });
+
+  it('a token that would render empty is never sent; existingNamespaces: Ignore leaves older namespaces alone', async () => {
+    const older = uniq('older');
+    const label = uniq('adopt');
+    await namespace(older, { adopt: label }, { [KEY.creator]: '' });
+    // creationTimestamp has whole seconds: make the template clearly younger.
+    await new Promise((r) => setTimeout(r, 1100));
+    const creatorBinding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'creator' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: '$(CREATOR)' }] };
+    const adopting = uniq('adopting');
+    const ignoring = uniq('ignoring');
+    await writes.reset();
+    await template({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: adopting }, spec: { namespaces: { labelSelector: { matchLabels: { adopt: label } } }, templates: [creatorBinding] } });
+    await template({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: ignoring }, spec: { existingNamespaces: 'Ignore', namespaces: { labelSelector: { matchLabels: { adopt: label } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ignoring' }, data: {} }] } });
+    await waitFor('the older namespace reports the empty creator', async () => (await get(admin, `/api/v1/namespaces/${older}`))?.metadata.annotations?.[KEY.failure]);
+    await settle();
+    const annotation = (await get(admin, `/api/v1/namespaces/${older}`))?.metadata.annotations?.[KEY.failure];
+    expect(annotation).toContain(`template ${adopting}: spec.templates[0].subjects[0].name: RenderFailed (HTTP 422): "$(CREATOR)" renders empty here`);
+    // Never sent: not even as a dry run.
+    expect(await writes.count('rolebindings')).toEqual(writes.all(0));
+    if (cluster.log) expect(cluster.log.entries.filter((e) => e.resource === 'rolebindings' && e.namespace === older)).toEqual([]);
+    // The template that ignores existing namespaces did not touch the older one; a newer one gets it.
+    expect(await get(admin, CONFIGMAP(older, 'ignoring'))).toBeUndefined();
+    const newer = uniq('newer');
+    await namespace(newer, { adopt: label });
+    await waitReady(admin, newer);
+    expect(await get(admin, CONFIGMAP(newer, 'ignoring'))).toBeDefined();
+    expect(await get(admin, ROLEBINDING(newer, 'creator'))).toBeDefined();
+    await deleteTemplate(admin, adopting);
+    await deleteTemplate(admin, ignoring);
+  });
+
   it('injected API faults (5xx, 429, dropped watches) still converge', async () => {
     const remove = [
       faults.inject({ verb: 'patch', status: 503, times: 3 }),
