@@ -13,13 +13,17 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
 }
 
 /**
- * Runs at most one `fn` per key at a time and folds bursts: a call while one runs queues one more
- * run (it starts after every call it answers arrived); calls while that one is queued share it.
+ * Runs at most one `fn` per key at a time and folds bursts: a call while one runs (or within
+ * `minIntervalMs` of the last start) queues one more run, which starts after every call it
+ * answers arrived; calls while that one is queued share it. So a burst of N calls costs at most
+ * one run per interval, and the last call is always answered by a run that started after it.
  */
-export function coalescer<R>(): (key: string, fn: () => Promise<R>) => Promise<R> {
+export function coalescer<R>(minIntervalMs = 0, sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms))): (key: string, fn: () => Promise<R>) => Promise<R> {
   const running = new Map<string, Promise<R>>();
   const queued = new Map<string, Promise<R>>();
+  const startedAt = new Map<string, number>();
   const start = (key: string, fn: () => Promise<R>): Promise<R> => {
+    startedAt.set(key, Date.now());
     const p = fn().finally(() => {
       if (running.get(key) === p) running.delete(key);
     });
@@ -30,8 +34,9 @@ export function coalescer<R>(): (key: string, fn: () => Promise<R>) => Promise<R
     const waiting = queued.get(key);
     if (waiting) return waiting;
     const current = running.get(key);
-    if (!current) return start(key, fn);
-    const next = current.catch(() => undefined).then(() => {
+    const wait = Math.max(0, (startedAt.get(key) ?? -Infinity) + minIntervalMs - Date.now());
+    if (!current && wait === 0) return start(key, fn);
+    const next = Promise.all([current?.catch(() => undefined), wait > 0 ? sleep(wait) : undefined]).then(() => {
       queued.delete(key);
       return start(key, fn);
     });

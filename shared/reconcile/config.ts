@@ -31,8 +31,10 @@ export interface ReconcileConfig {
   kube: { qps: number; burst: number; timeoutMs: number };
   /** Objects applied in parallel inside one namespace. */
   applyConcurrency: number;
-  /** Set phase=ready even when a template failed permanently (default: stay pending). */
+  /** Set phase=ready even when a template failed permanently (default: phase failed). */
   readyDespiteFailures: boolean;
+  /** Least time between two status recounts of one template prompted by namespaces (STATUS messages). */
+  statusIntervalMs: number;
   fanout: { concurrency: number; messagesPerSecond: number; progressEvery: number; pageSize: number };
 }
 
@@ -104,6 +106,7 @@ export function reconcileConfig(env: Env): ReconcileConfig {
     kube: { qps: num(env, 'FURNISH_KUBE_QPS', 200, 1), burst: num(env, 'FURNISH_KUBE_BURST', 400, 1), timeoutMs: num(env, 'FURNISH_KUBE_TIMEOUT_MS', 10_000, 100) },
     applyConcurrency: num(env, 'FURNISH_APPLY_CONCURRENCY', 8, 1),
     readyDespiteFailures: env.FURNISH_READY_DESPITE_FAILURES === 'true',
+    statusIntervalMs: num(env, 'FURNISH_STATUS_INTERVAL_MS', 1000),
     fanout: {
       concurrency: num(env, 'FURNISH_FANOUT_CONCURRENCY', 64, 1),
       messagesPerSecond: num(env, 'FURNISH_FANOUT_RATE', 2000, 1),

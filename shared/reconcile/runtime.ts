@@ -59,7 +59,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const verify = opts.verify ?? createPushVerifier(config.push);
   // STATUS messages arrive in bursts (one per namespace converging): recounts of one template that
   // would start while another is queued share it, and it starts after every message it answers.
-  const recount = coalescer<TemplateResult>();
+  const recount = coalescer<TemplateResult>(config.statusIntervalMs);
   // Best effort and bounded: a lost STATUS message costs a late status (the next resync recounts), never the namespace's ack.
   const notifyTemplates = (cluster: string, namespace: string) => async (templates: string[]) => {
     const b = await busOnce();
