@@ -80,6 +80,8 @@ describe('Pub/Sub emulator → push → reconcile-namespace', () => {
     const before = pushes.length;
     await bus.publish('furnish-namespaces', encodeMessage({ v: 1, cluster: 'local', kind: 'Namespace', name: 'team-b', type: 'ADDED' }));
     await waitFor('team-b ready', async () => api.get('v1', 'Namespace', undefined, 'team-b')?.metadata.labels?.[KEY.phase] === 'ready', 30_000);
+    // The last delivery's answer follows the phase write: wait for it.
+    await waitFor('the redelivery answered 200', async () => pushes.slice(before).includes(200), 10_000);
     const statuses = pushes.slice(before);
     expect(statuses).toContain(503);
     expect(statuses[statuses.length - 1]).toBe(200);
