@@ -78,21 +78,38 @@ async function grantedTemplates(deps: NamespaceDeps, ns: KubeObject, templates: 
   return granted;
 }
 
+interface Observed {
+  objects: KubeObject[];
+  /**
+   * Inventoried keys that could not be read for a permanent reason (403, a kind no longer
+   * served): kept in the inventory, so that a failed read never makes Furnish forget an object
+   * it must prune later.
+   */
+  unreadable: string[];
+}
+
 /** Reads what the plan needs: each inventoried or desired object by name, or (no inventory) every labelled object of the kinds. */
-async function observe(deps: NamespaceDeps, namespace: string, what: Observation): Promise<KubeObject[]> {
+async function observe(deps: NamespaceDeps, namespace: string, what: Observation): Promise<Observed> {
   if (what.by === 'inventory') {
+    const unreadable: string[] = [];
     const found = await mapLimit(what.keys, deps.applyConcurrency ?? 8, async (key) => {
       const { group, kind, name } = parseKey(key);
       const info = await deps.resolver.forGroupKind(group, kind);
-      if (!info) return null;
+      if (!info) {
+        unreadable.push(key);
+        return null;
+      }
       const res = await deps.kube.call<KubeObject>({ method: 'GET', path: resourcePath(info, namespace, name) });
       if (res.ok) return { ...res.data!, apiVersion: res.data!.apiVersion ?? (info.group ? `${info.group}/${info.version}` : info.version), kind: res.data!.kind ?? kind };
-      if (res.status !== 404) failRead(`get ${key}`, res);
+      if (res.status !== 404) {
+        deps.log.log('WARNING', 'inventoried object not readable, kept in the inventory', { namespace, key, why: failRead(`get ${key}`, res) });
+        unreadable.push(key);
+      }
       return null;
     });
-    return found.filter((o): o is KubeObject => o !== null);
+    return { objects: found.filter((o): o is KubeObject => o !== null), unreadable: sortedUnique(unreadable) };
   }
-  return observeKinds(deps, namespace, what.groupKinds);
+  return { objects: await observeKinds(deps, namespace, what.groupKinds), unreadable: [] };
 }
 
 async function observeKinds(deps: NamespaceDeps, namespace: string, kinds: readonly string[]): Promise<KubeObject[]> {
@@ -224,7 +241,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string): Pro
   const parentRes = await deps.kube.call<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(name)}/configmaps/${APPLYSET_PARENT_NAME}` });
   if (!parentRes.ok && parentRes.status !== 404) return { result: 'failed', namespace: name, writes: 0, reason: failRead(`get applyset parent in ${name}`, parentRes) };
   const parent = parentRes.ok ? parentRes.data! : null;
-  const observed = await observe(deps, name, toObserve(parent, desired));
+  const { objects: observed, unreadable } = await observe(deps, name, toObserve(parent, desired));
   const plan = planNamespace({ namespace: ns, desired, observed, parent, templates });
   const exec = await execute(deps, plan, new Set(desired.problems.map((p) => p.template)));
   if (exec.transient.length > 0) {
@@ -236,7 +253,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string): Pro
   const appliedTemplates = desired.matched.filter((t) => !failedTemplates.includes(t));
   // Still ours afterwards: everything desired, and live objects kept because their template could not render here.
   const released = new Set([...plan.prune, ...plan.orphan].map((r) => r.key));
-  const inventory = sortedUnique([...desired.objects.map((o) => o.key), ...observed.filter((o) => o.metadata.labels?.[KEY.template] && !released.has(keyOf(o))).map(keyOf)]);
+  const inventory = sortedUnique([...desired.objects.map((o) => o.key), ...unreadable, ...observed.filter((o) => o.metadata.labels?.[KEY.template] && !released.has(keyOf(o))).map(keyOf)]);
   const groupKinds = sortedUnique([...desired.groupKinds, ...inventory.map((k) => { const p = parseKey(k); return p.group ? `${p.kind}.${p.group}` : p.kind; })]);
   const finalParent = parentObject(name, { groupKinds, inventory, applied: appliedTemplates, failed: failedTemplates });
   let writes = exec.writes;

@@ -12,7 +12,7 @@ import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type NamespaceTemplateStatus } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
-import { classifyApiError, TransientError } from './errors.ts';
+import { apiError, TransientError } from './errors.ts';
 import { chunk, fanoutNeeded, fanoutTargets, parentRecord, templateFingerprint, type ParentRecord } from './fanout.ts';
 import type { Logger } from './log.ts';
 import { encodeMessage, type ReconcileMessage } from './message.ts';
@@ -46,10 +46,9 @@ export interface TemplateResult {
   statusWritten: boolean;
 }
 
-function transientOr(what: string, status: number, reason: string | undefined, error: string | undefined): void {
-  const c = classifyApiError({ status, reason });
-  if (c.class === 'transient') throw new TransientError(`${what}: ${c.why}: ${error ?? ''}`, { status, reason, message: error });
-  throw new Error(`${what}: ${c.why}: ${error ?? ''}`);
+/** A failed call ends the reconcile: redelivered when transient, acknowledged and reported when permanent. */
+function transientOr(what: string, status: number, reason: string | undefined, error: string | undefined): never {
+  throw apiError(what, { status, reason, message: error });
 }
 
 async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInfo[]; parents: ParentRecord[] }> {

@@ -115,6 +115,21 @@ describe('reconcileNamespace', () => {
     expect(api.get('v1', 'Namespace', undefined, 'old')?.metadata.annotations?.[KEY.failure]).toContain('subjects[0].name: RenderFailed (HTTP 422): "$(CREATOR)" renders empty here: the namespace has no furnish.dev/creator annotation');
   });
 
+  it('an inventoried object that cannot be read (403) stays in the inventory, so it is still pruned later', async () => {
+    let forbid = false;
+    const { api, deps } = setup((req) => (forbid && req.method === 'GET' && req.path.endsWith('/configmaps/old') ? { status: 403, error: 'forbidden' } : undefined));
+    api.put(ns('team-a'));
+    api.put(tpl('base', [cm('old'), cm('kept')]));
+    await reconcileNamespace(deps, 'team-a');
+    api.put(tpl('base', [cm('kept')]));
+    forbid = true;
+    await reconcileNamespace(deps, 'team-a');
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')?.metadata.annotations?.[KEY.inventory]).toBe('/ConfigMap/team-a/kept,/ConfigMap/team-a/old');
+    forbid = false;
+    expect((await reconcileNamespace(deps, 'team-a')).outcome?.pruned).toBe(1);
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'old')).toBeUndefined();
+  });
+
   it('transient API errors are retried inside the seam and converge', async () => {
     let failures = 0;
     const { api, deps } = setup((req) => (req.method === 'PATCH' && failures++ < 3 ? { status: 503, error: 'injected' } : undefined));
