@@ -44,6 +44,8 @@ export interface RelayConfig {
   resyncSeconds: number;
   /** Server-side timeout of one watch request; the relay reconnects after it. */
   watchTimeoutSeconds: number;
+  /** A watch that delivered nothing, not even a bookmark, for this long is presumed dead and relisted (0: never). */
+  watchSilenceSeconds: number;
   pageSize: number;
   port: number;
   bus: 'memory' | 'pubsub';
@@ -123,6 +125,7 @@ export function relayConfig(env: Env): RelayConfig {
     cluster: env.FURNISH_CLUSTER ?? 'local',
     resyncSeconds: num(env, 'FURNISH_RESYNC_SECONDS', 600),
     watchTimeoutSeconds: num(env, 'FURNISH_WATCH_TIMEOUT_SECONDS', 300, 1),
+    watchSilenceSeconds: num(env, 'FURNISH_WATCH_SILENCE_SECONDS', 180),
     pageSize: num(env, 'FURNISH_LIST_PAGE_SIZE', 500, 1),
     port: num(env, 'PORT', 8080),
     bus,

@@ -27,18 +27,21 @@ export interface RelayCounters {
   watches: number;
   reconnects: number;
   resyncs: number;
+  /** Watches the watchdog ended because they were silent too long (then relisted). */
+  silentRelists: number;
 }
 
 export interface RelayDeps {
   kube: KubeClient;
   bus: Bus;
-  config: Pick<RelayConfig, 'cluster' | 'resyncSeconds' | 'watchTimeoutSeconds' | 'pageSize' | 'topics'>;
+  config: Pick<RelayConfig, 'cluster' | 'resyncSeconds' | 'watchTimeoutSeconds' | 'pageSize' | 'topics'> & Partial<Pick<RelayConfig, 'watchSilenceSeconds'>>;
   log: Logger;
   /** Publish SYNC for every object found by the first list (default true): repairs what was missed while down. */
   syncOnStart?: boolean;
   /** Publishes in flight before a list waits for them (memory stays flat during a resync). */
   maxInFlight?: number;
   sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
 }
 
 interface Stream {
@@ -49,6 +52,10 @@ interface Stream {
   watch?: WatchHandle;
   connected: boolean;
   listed: boolean;
+  /** When the current watch last said anything (an event or a bookmark), ms since the epoch. */
+  lastSeen: number;
+  /** The watchdog ended the current watch: relist, as after 410. */
+  silent: boolean;
 }
 
 interface WatchEvent {
@@ -71,11 +78,17 @@ export interface Relay {
 export function createRelay(deps: RelayDeps): Relay {
   const { kube, bus, config, log } = deps;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, watches: 0, reconnects: 0, resyncs: 0 };
+  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, watches: 0, reconnects: 0, resyncs: 0, silentRelists: 0 };
   const streams: Stream[] = [
-    { kind: 'Namespace', path: resourcePath(NAMESPACES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false },
-    { kind: 'NamespaceTemplate', path: resourcePath(TEMPLATES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false },
+    { kind: 'Namespace', path: resourcePath(NAMESPACES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false, lastSeen: 0, silent: false },
+    { kind: 'NamespaceTemplate', path: resourcePath(TEMPLATES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false, lastSeen: 0, silent: false },
   ];
+  // A half-open connection delivers nothing and never ends: a watch silent for longer than this
+  // (bookmarks included) is presumed dead, ended and relisted, and /readyz says not ready meanwhile.
+  const silenceMs = (config.watchSilenceSeconds ?? 0) * 1000;
+  const now = deps.now ?? Date.now;
+  const silent = (s: Stream): boolean => silenceMs > 0 && s.connected && now() - s.lastSeen > silenceMs;
+  let watchdog: ReturnType<typeof setInterval> | undefined;
   /** Per kind, name → short hash of what the reconcilers read, to skip changes they cannot see. */
   const fingerprints: Record<MessageKind, Map<string, string>> = { Namespace: new Map(), NamespaceTemplate: new Map() };
   const inFlight = new Set<Promise<void>>();
@@ -166,6 +179,7 @@ export function createRelay(deps: RelayDeps): Relay {
   }
 
   function onEvent(s: Stream, ev: WatchEvent, markGone: () => void): void {
+    s.lastSeen = now();
     const obj = ev.object;
     if (!obj) return;
     if (ev.type === 'BOOKMARK') {
@@ -208,10 +222,18 @@ export function createRelay(deps: RelayDeps): Relay {
       );
       s.watch = handle;
       s.connected = true;
+      s.lastSeen = now();
       counters.watches += 1;
       const res = await handle.done;
       s.connected = false;
       if (stopped) break;
+      if (s.silent) {
+        s.silent = false;
+        counters.silentRelists += 1;
+        log.log('WARNING', 'watch silent for too long: relisting', { kind: s.kind, silentSeconds: config.watchSilenceSeconds });
+        needList = true;
+        continue;
+      }
       if (gone || res.status === 410) {
         counters.gone += 1;
         log.log('INFO', 'resourceVersion expired (410 Gone): relisting', { kind: s.kind, resourceVersion: s.resourceVersion });
@@ -245,7 +267,7 @@ export function createRelay(deps: RelayDeps): Relay {
   return {
     counters,
     sizes: () => ({ Namespace: streams[0]!.index.size, NamespaceTemplate: streams[1]!.index.size }),
-    ready: () => !stopped && streams.every((s) => s.listed && s.connected),
+    ready: () => !stopped && streams.every((s) => s.listed && s.connected && !silent(s)),
     resync,
     async start() {
       for (const s of streams) {
@@ -255,6 +277,16 @@ export function createRelay(deps: RelayDeps): Relay {
         }
       }
       loops = streams.map((s) => loop(s));
+      if (silenceMs > 0) {
+        watchdog = setInterval(() => {
+          for (const s of streams) {
+            if (!silent(s) || s.silent) continue;
+            s.silent = true;
+            s.watch?.stop();
+          }
+        }, Math.min(silenceMs, 5000));
+        watchdog.unref?.();
+      }
       if (config.resyncSeconds > 0) {
         resyncTimer = setInterval(() => void resync(), config.resyncSeconds * 1000);
         resyncTimer.unref?.();
@@ -263,6 +295,7 @@ export function createRelay(deps: RelayDeps): Relay {
     async stop() {
       stopped = true;
       if (resyncTimer) clearInterval(resyncTimer);
+      if (watchdog) clearInterval(watchdog);
       for (const s of streams) s.watch?.stop();
       await Promise.all(loops);
       await resyncing;

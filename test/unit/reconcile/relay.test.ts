@@ -49,7 +49,7 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function setup(script: Script): Promise<{ relay: Relay; received: ReconcileMessage[]; kube: KubeClient }> {
+async function setup(script: Script, watchSilenceSeconds?: number): Promise<{ relay: Relay; received: ReconcileMessage[]; kube: KubeClient }> {
   const { server, url } = await apiServer(script);
   const kube = createKubeClient({ server: url, agent: new Agent({ keepAlive: true }), headers: async () => ({}) }, { sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
   const bus = createMemoryBus();
@@ -58,7 +58,7 @@ async function setup(script: Script): Promise<{ relay: Relay; received: Reconcil
     const m = decodeMessage(d.data);
     if (m.ok) received.push(m.message);
   });
-  const relay = createRelay({ kube, bus, config: { cluster: 'c', resyncSeconds: 0, watchTimeoutSeconds: 30, pageSize: 100, topics: { namespaces: 'ns', templates: 'tpl' } }, log: silentLogger, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
+  const relay = createRelay({ kube, bus, config: { cluster: 'c', resyncSeconds: 0, watchTimeoutSeconds: 30, pageSize: 100, topics: { namespaces: 'ns', templates: 'tpl' }, ...(watchSilenceSeconds !== undefined ? { watchSilenceSeconds } : {}) }, log: silentLogger, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
   cleanup.push(async () => {
     await relay.stop();
     kube.close();
@@ -129,6 +129,24 @@ describe('watch relay', () => {
     expect(script.watchRequests[1]).toBe('12');
     expect(received.map((m) => m.name)).toEqual(['a']);
   });
+
+  it('a watch silent longer than the bound (a half-open connection) is ended and relisted; /readyz says not ready meanwhile', async () => {
+    const script: Script = { namespaces: new Map([['a', nsObj('a', 5)]]), rv: 10, watches: [], watchRequests: [], lists: 0 };
+    // The first watch says nothing at all and never ends; the relist then finds `b`.
+    script.watches.push(() => {
+      script.namespaces.set('b', nsObj('b', 20));
+      script.rv = 20;
+    });
+    const { relay, received } = await setup(script, 0.3);
+    await relay.start();
+    await until(() => script.watchRequests.length >= 1);
+    expect(relay.ready()).toBe(true);
+    // The templates watch is silent too (this server never answers it): not ready until a relist.
+    await until(() => !relay.ready(), 2000);
+    await until(() => relay.counters.silentRelists >= 1 && received.some((m) => m.name === 'b'), 8000);
+    expect(script.lists).toBeGreaterThanOrEqual(2);
+    expect(received.map((m) => `${m.type} ${m.name}`)).toEqual(['ADDED a', 'ADDED b']);
+  }, 15_000);
 
   it('a resync publishes SYNC for every object; stop flushes; metrics expose the counters', async () => {
     const script: Script = { namespaces: new Map([['a', nsObj('a', 5)], ['b', nsObj('b', 6)]]), rv: 10, watches: [], watchRequests: [], lists: 0 };
