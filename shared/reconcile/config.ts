@@ -46,6 +46,8 @@ export interface RelayConfig {
   watchTimeoutSeconds: number;
   /** A watch that delivered nothing, not even a bookmark, for this long is presumed dead and relisted (0: never). */
   watchSilenceSeconds: number;
+  /** A namespace still pending this long after its last message is published again (0: never). */
+  pendingRedriveSeconds: number;
   pageSize: number;
   port: number;
   bus: 'memory' | 'pubsub';
@@ -126,6 +128,7 @@ export function relayConfig(env: Env): RelayConfig {
     resyncSeconds: num(env, 'FURNISH_RESYNC_SECONDS', 600),
     watchTimeoutSeconds: num(env, 'FURNISH_WATCH_TIMEOUT_SECONDS', 300, 1),
     watchSilenceSeconds: num(env, 'FURNISH_WATCH_SILENCE_SECONDS', 180),
+    pendingRedriveSeconds: num(env, 'FURNISH_PENDING_REDRIVE_SECONDS', 30),
     pageSize: num(env, 'FURNISH_LIST_PAGE_SIZE', 500, 1),
     port: num(env, 'PORT', 8080),
     bus,

@@ -2,6 +2,7 @@
 // (bookmarks on), reconnects with backoff, relists on 410 Gone, resyncs everything periodically,
 // and publishes one small message per change with an ordering key per object. It remembers
 // names and versions only (VersionIndex), never objects, so memory stays flat as the cluster grows.
+import { KEY, PHASE } from '../keys.ts';
 import type { Bus } from '../bus/types.ts';
 import { listEach, NAMESPACES, TEMPLATES } from '../kube/api.ts';
 import type { KubeClient, WatchHandle } from '../kube/client.ts';
@@ -29,12 +30,14 @@ export interface RelayCounters {
   resyncs: number;
   /** Watches the watchdog ended because they were silent too long (then relisted). */
   silentRelists: number;
+  /** Messages re-published for namespaces still pending after a redrive period. */
+  redriven: number;
 }
 
 export interface RelayDeps {
   kube: KubeClient;
   bus: Bus;
-  config: Pick<RelayConfig, 'cluster' | 'resyncSeconds' | 'watchTimeoutSeconds' | 'pageSize' | 'topics'> & Partial<Pick<RelayConfig, 'watchSilenceSeconds'>>;
+  config: Pick<RelayConfig, 'cluster' | 'resyncSeconds' | 'watchTimeoutSeconds' | 'pageSize' | 'topics'> & Partial<Pick<RelayConfig, 'watchSilenceSeconds' | 'pendingRedriveSeconds'>>;
   log: Logger;
   /** Publish SYNC for every object found by the first list (default true): repairs what was missed while down. */
   syncOnStart?: boolean;
@@ -78,7 +81,7 @@ export interface Relay {
 export function createRelay(deps: RelayDeps): Relay {
   const { kube, bus, config, log } = deps;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, watches: 0, reconnects: 0, resyncs: 0, silentRelists: 0 };
+  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, watches: 0, reconnects: 0, resyncs: 0, silentRelists: 0, redriven: 0 };
   const streams: Stream[] = [
     { kind: 'Namespace', path: resourcePath(NAMESPACES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false, lastSeen: 0, silent: false },
     { kind: 'NamespaceTemplate', path: resourcePath(TEMPLATES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false, lastSeen: 0, silent: false },
@@ -89,6 +92,31 @@ export function createRelay(deps: RelayDeps): Relay {
   const now = deps.now ?? Date.now;
   const silent = (s: Stream): boolean => silenceMs > 0 && s.connected && now() - s.lastSeen > silenceMs;
   let watchdog: ReturnType<typeof setInterval> | undefined;
+  // Namespaces still pending, and since when: a pending namespace whose message was lost (dropped
+  // after its retries during an API outage) is published again after a redrive period, with or
+  // without resync, so its user is not blocked until the next full resync (or forever).
+  const pending = new Map<string, { uid: string; resourceVersion: string; since: number }>();
+  const redriveMs = (config.pendingRedriveSeconds ?? 0) * 1000;
+  let redriveTimer: ReturnType<typeof setInterval> | undefined;
+
+  function trackPending(obj: KubeObject, type: MessageType): void {
+    const name = obj.metadata.name ?? '';
+    if (type === 'DELETED' || obj.metadata.labels?.[KEY.phase] !== PHASE.pending || obj.metadata.deletionTimestamp) {
+      pending.delete(name);
+      return;
+    }
+    const was = pending.get(name);
+    pending.set(name, { uid: obj.metadata.uid ?? '', resourceVersion: obj.metadata.resourceVersion ?? '', since: was?.since ?? now() });
+  }
+
+  function redrive(): void {
+    for (const [name, p] of pending) {
+      if (now() - p.since < redriveMs) continue;
+      p.since = now();
+      counters.redriven += 1;
+      publish('Namespace', { name, uid: p.uid, resourceVersion: p.resourceVersion, type: 'SYNC' });
+    }
+  }
   /** Per kind, name → short hash of what the reconcilers read, to skip changes they cannot see. */
   const fingerprints: Record<MessageKind, Map<string, string>> = { Namespace: new Map(), NamespaceTemplate: new Map() };
   const inFlight = new Set<Promise<void>>();
@@ -135,6 +163,7 @@ export function createRelay(deps: RelayDeps): Relay {
   function worthPublishing(s: Stream, obj: KubeObject, type: MessageType): boolean {
     const name = obj.metadata.name ?? '';
     const known = fingerprints[s.kind];
+    if (s.kind === 'Namespace') trackPending(obj, type);
     if (type === 'DELETED') {
       known.delete(name);
       return true;
@@ -277,6 +306,10 @@ export function createRelay(deps: RelayDeps): Relay {
         }
       }
       loops = streams.map((s) => loop(s));
+      if (redriveMs > 0) {
+        redriveTimer = setInterval(redrive, Math.min(redriveMs, 5000));
+        redriveTimer.unref?.();
+      }
       if (silenceMs > 0) {
         watchdog = setInterval(() => {
           for (const s of streams) {
@@ -296,6 +329,7 @@ export function createRelay(deps: RelayDeps): Relay {
       stopped = true;
       if (resyncTimer) clearInterval(resyncTimer);
       if (watchdog) clearInterval(watchdog);
+      if (redriveTimer) clearInterval(redriveTimer);
       for (const s of streams) s.watch?.stop();
       await Promise.all(loops);
       await resyncing;
