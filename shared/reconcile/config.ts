@@ -1,5 +1,6 @@
 // Settings of the reconcilers and the relay, typed, from the environment (pure: `env` is passed in).
 // Every variable is optional; the defaults run the local stack.
+import { DEFAULT_DRIFT_RESOURCES } from './drift-watch.ts';
 
 export interface ClusterCredentialSource {
   /** Path of a kubeconfig file. */
@@ -48,6 +49,8 @@ export interface RelayConfig {
   watchSilenceSeconds: number;
   /** A namespace still pending this long after its last message is published again (0: never). */
   pendingRedriveSeconds: number;
+  /** Kinds watched by Furnish's label for drift (`plural` core, `plural.group/version`); empty: none. */
+  driftResources: string[];
   pageSize: number;
   port: number;
   bus: 'memory' | 'pubsub';
@@ -129,6 +132,7 @@ export function relayConfig(env: Env): RelayConfig {
     watchTimeoutSeconds: num(env, 'FURNISH_WATCH_TIMEOUT_SECONDS', 300, 1),
     watchSilenceSeconds: num(env, 'FURNISH_WATCH_SILENCE_SECONDS', 180),
     pendingRedriveSeconds: num(env, 'FURNISH_PENDING_REDRIVE_SECONDS', 30),
+    driftResources: env.FURNISH_DRIFT_RESOURCES === undefined ? [...DEFAULT_DRIFT_RESOURCES] : list(env, 'FURNISH_DRIFT_RESOURCES'),
     pageSize: num(env, 'FURNISH_LIST_PAGE_SIZE', 500, 1),
     port: num(env, 'PORT', 8080),
     bus,

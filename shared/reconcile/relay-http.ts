@@ -20,6 +20,7 @@ export function metricsText(relay: Relay, bus: BusStats, memory: NodeJS.MemoryUs
     ['furnish_relay_resyncs_total', c.resyncs],
     ['furnish_relay_silent_relists_total', c.silentRelists],
     ['furnish_relay_redriven_total', c.redriven],
+    ['furnish_relay_drift_total', c.drift],
     ['furnish_relay_bus_published_total', bus.published],
     ['furnish_relay_bus_failed_total', bus.failed],
     ['furnish_relay_known_objects{kind="Namespace"}', sizes.Namespace],

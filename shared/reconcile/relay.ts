@@ -10,6 +10,7 @@ import { resourcePath } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { NamespaceTemplate } from '../render/index.ts';
 import type { RelayConfig } from './config.ts';
+import { watchDrift, type DriftWatch } from './drift-watch.ts';
 import { namespaceChangeMatters, namespaceFingerprint, templateFingerprint } from './fanout.ts';
 import type { Logger } from './log.ts';
 import { encodeMessage, type MessageKind, type MessageType, type ReconcileMessage } from './message.ts';
@@ -32,12 +33,14 @@ export interface RelayCounters {
   silentRelists: number;
   /** Messages re-published for namespaces still pending after a redrive period. */
   redriven: number;
+  /** Changes or deletions of Furnish's objects by someone else, each sent as a reconcile of its namespace. */
+  drift: number;
 }
 
 export interface RelayDeps {
   kube: KubeClient;
   bus: Bus;
-  config: Pick<RelayConfig, 'cluster' | 'resyncSeconds' | 'watchTimeoutSeconds' | 'pageSize' | 'topics'> & Partial<Pick<RelayConfig, 'watchSilenceSeconds' | 'pendingRedriveSeconds'>>;
+  config: Pick<RelayConfig, 'cluster' | 'resyncSeconds' | 'watchTimeoutSeconds' | 'pageSize' | 'topics'> & Partial<Pick<RelayConfig, 'watchSilenceSeconds' | 'pendingRedriveSeconds' | 'driftResources'>>;
   log: Logger;
   /** Publish SYNC for every object found by the first list (default true): repairs what was missed while down. */
   syncOnStart?: boolean;
@@ -81,7 +84,7 @@ export interface Relay {
 export function createRelay(deps: RelayDeps): Relay {
   const { kube, bus, config, log } = deps;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, watches: 0, reconnects: 0, resyncs: 0, silentRelists: 0, redriven: 0 };
+  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, watches: 0, reconnects: 0, resyncs: 0, silentRelists: 0, redriven: 0, drift: 0 };
   const streams: Stream[] = [
     { kind: 'Namespace', path: resourcePath(NAMESPACES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false, lastSeen: 0, silent: false },
     { kind: 'NamespaceTemplate', path: resourcePath(TEMPLATES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false, lastSeen: 0, silent: false },
@@ -98,6 +101,7 @@ export function createRelay(deps: RelayDeps): Relay {
   const pending = new Map<string, { uid: string; resourceVersion: string; since: number }>();
   const redriveMs = (config.pendingRedriveSeconds ?? 0) * 1000;
   let redriveTimer: ReturnType<typeof setInterval> | undefined;
+  let drift: DriftWatch | undefined;
 
   function trackPending(obj: KubeObject, type: MessageType): void {
     const name = obj.metadata.name ?? '';
@@ -306,6 +310,12 @@ export function createRelay(deps: RelayDeps): Relay {
         }
       }
       loops = streams.map((s) => loop(s));
+      if ((config.driftResources ?? []).length > 0) {
+        drift = watchDrift({ kube, log, resources: config.driftResources!, watchTimeoutSeconds: config.watchTimeoutSeconds, sleep, onDrift: (namespace) => {
+          counters.drift += 1;
+          publish('Namespace', { name: namespace, uid: '', resourceVersion: '', type: 'MODIFIED' });
+        } });
+      }
       if (redriveMs > 0) {
         redriveTimer = setInterval(redrive, Math.min(redriveMs, 5000));
         redriveTimer.unref?.();
@@ -330,6 +340,7 @@ export function createRelay(deps: RelayDeps): Relay {
       if (resyncTimer) clearInterval(resyncTimer);
       if (watchdog) clearInterval(watchdog);
       if (redriveTimer) clearInterval(redriveTimer);
+      await drift?.stop();
       for (const s of streams) s.watch?.stop();
       await Promise.all(loops);
       await resyncing;

@@ -323,6 +323,25 @@ describe('population through the relay and the in-process bus', () => {
     await deleteTemplate(admin, ignoring);
   });
 
+  it('drift is repaired in seconds, without a resync: a deleted policy comes back, an edit is undone, a removed label is put back', async () => {
+    const ns = uniq('drift');
+    await namespace(ns);
+    await waitReady(admin, ns);
+    const driftBefore = stack.relay.relay.counters.drift;
+    const del = await admin.call({ method: 'DELETE', path: NETPOL(ns, 'default-deny') });
+    expect(del.ok).toBe(true);
+    await waitFor('default-deny back', async () => get(admin, NETPOL(ns, 'default-deny')), 15_000);
+    const quota = QUOTA(ns, 'default-quota');
+    const hard = ((await get(admin, quota))?.spec as { hard: Record<string, string> }).hard;
+    const edited = await admin.call({ method: 'PATCH', path: quota, contentType: 'application/merge-patch+json', body: { spec: { hard: { pods: '999' } } } });
+    expect(edited.ok).toBe(true);
+    await waitFor('the quota edit undone', async () => ((await get(admin, quota))?.spec as { hard: Record<string, string> }).hard.pods === hard.pods, 15_000);
+    const unlabelled = await admin.call({ method: 'PATCH', path: NETPOL(ns, 'allow-dns-egress'), contentType: 'application/merge-patch+json', body: { metadata: { labels: { [KEY.template]: null } } } });
+    expect(unlabelled.ok).toBe(true);
+    await waitFor('the label put back', async () => (await get(admin, NETPOL(ns, 'allow-dns-egress')))?.metadata.labels?.[KEY.template] === 'security-defaults', 15_000);
+    expect(stack.relay.relay.counters.drift).toBeGreaterThan(driftBefore);
+  });
+
   it('injected API faults (5xx, 429, dropped watches) still converge', async () => {
     const remove = [
       faults.inject({ verb: 'patch', status: 503, times: 3 }),

@@ -9,6 +9,7 @@ import { emptyTokenProblems } from '../../../shared/render/empty-tokens.ts';
 import { tokenValues } from '../../../shared/render/tokens.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../../../shared/render/types.ts';
 import { coalescer } from '../../../shared/reconcile/concurrency.ts';
+import { DEFAULT_DRIFT_RESOURCES, driftedNamespace, driftPath, lastWrittenByFurnish } from '../../../shared/reconcile/drift-watch.ts';
 import { observedHash, projectOnto } from '../../../shared/reconcile/observed.ts';
 import { decidePhase, failureLineFor, failureText } from '../../../shared/reconcile/phase.ts';
 import { statusDiffers, templateStatus } from '../../../shared/reconcile/report.ts';
@@ -137,5 +138,25 @@ describe('coalescer', () => {
     expect(waits[0]).toBeGreaterThan(900);
     // Another key is independent.
     expect(await coalescer<number>()('u', async () => 7)).toBe(7);
+  });
+});
+
+describe('drift watch decisions', () => {
+  const obj = (managers: Array<[string, string]>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'team-a', managedFields: managers.map(([manager, time]) => ({ manager, time, operation: 'Apply' })) } });
+
+  it('a change whose newest write is the reconciler\'s own is not drift; anyone else\'s, or a deletion, is', () => {
+    expect(driftedNamespace('MODIFIED', obj([['kubectl-create', '2026-01-01T00:00:00Z'], ['furnish', '2026-01-01T00:00:05Z']]))).toBeNull();
+    expect(driftedNamespace('MODIFIED', obj([['furnish', '2026-01-01T00:00:00Z'], ['kubectl-edit', '2026-01-01T00:00:05Z']]))).toBe('team-a');
+    // Same second: cannot tell who was last, so it is reconciled (reads only when nothing drifted).
+    expect(driftedNamespace('MODIFIED', obj([['furnish', '2026-01-01T00:00:05Z'], ['kubectl-edit', '2026-01-01T00:00:05Z']]))).toBe('team-a');
+    expect(driftedNamespace('DELETED', obj([['furnish', '2026-01-01T00:00:05Z']]))).toBe('team-a');
+    expect(driftedNamespace('ADDED', obj([['kubectl', '2026-01-01T00:00:05Z']]))).toBeNull();
+    expect(lastWrittenByFurnish(obj([]))).toBe(false);
+  });
+
+  it('resources are spelled `plural` (core) or `plural.group/version`', () => {
+    expect(DEFAULT_DRIFT_RESOURCES.map(driftPath)).toContain('/apis/networking.k8s.io/v1/networkpolicies');
+    expect(driftPath('configmaps')).toBe('/api/v1/configmaps');
+    expect(driftPath('widgets.example.dev/v1beta1')).toBe('/apis/example.dev/v1beta1/widgets');
   });
 });
