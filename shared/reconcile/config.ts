@@ -131,7 +131,7 @@ export function relayConfig(env: Env): RelayConfig {
     resyncSeconds: num(env, 'FURNISH_RESYNC_SECONDS', 600),
     watchTimeoutSeconds: num(env, 'FURNISH_WATCH_TIMEOUT_SECONDS', 300, 1),
     watchSilenceSeconds: num(env, 'FURNISH_WATCH_SILENCE_SECONDS', 180),
-    pendingRedriveSeconds: num(env, 'FURNISH_PENDING_REDRIVE_SECONDS', 30),
+    pendingRedriveSeconds: num(env, 'FURNISH_PENDING_REDRIVE_SECONDS', 60),
     driftResources: env.FURNISH_DRIFT_RESOURCES === undefined ? [...DEFAULT_DRIFT_RESOURCES] : list(env, 'FURNISH_DRIFT_RESOURCES'),
     pageSize: num(env, 'FURNISH_LIST_PAGE_SIZE', 500, 1),
     port: num(env, 'PORT', 8080),

@@ -113,9 +113,14 @@ export function createRelay(deps: RelayDeps): Relay {
     pending.set(name, { uid: obj.metadata.uid ?? '', resourceVersion: obj.metadata.resourceVersion ?? '', since: was?.since ?? now() });
   }
 
+  /** At most this many re-publishes per tick: a backlog (every namespace pending behind a slow API) must not be doubled. */
+  const REDRIVE_BATCH = 100;
+
   function redrive(): void {
+    let sent = 0;
     for (const [name, p] of pending) {
       if (now() - p.since < redriveMs) continue;
+      if (sent++ >= REDRIVE_BATCH) break;
       p.since = now();
       counters.redriven += 1;
       publish('Namespace', { name, uid: p.uid, resourceVersion: p.resourceVersion, type: 'SYNC' });
