@@ -18,7 +18,7 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
  * answers arrived; calls while that one is queued share it. So a burst of N calls costs at most
  * one run per interval, and the last call is always answered by a run that started after it.
  */
-export function coalescer<R>(minIntervalMs = 0, sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms))): (key: string, fn: () => Promise<R>) => Promise<R> {
+export function coalescer<R>(minIntervalMs = 0, sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms))): ((key: string, fn: () => Promise<R>) => Promise<R>) & { queued(key: string): boolean } {
   const running = new Map<string, Promise<R>>();
   const queued = new Map<string, Promise<R>>();
   const startedAt = new Map<string, number>();
@@ -30,7 +30,7 @@ export function coalescer<R>(minIntervalMs = 0, sleep: (ms: number) => Promise<v
     running.set(key, p);
     return p;
   };
-  return (key, fn) => {
+  const run = (key: string, fn: () => Promise<R>): Promise<R> => {
     const waiting = queued.get(key);
     if (waiting) return waiting;
     const current = running.get(key);
@@ -43,4 +43,6 @@ export function coalescer<R>(minIntervalMs = 0, sleep: (ms: number) => Promise<v
     queued.set(key, next);
     return next;
   };
+  /** A run is queued for `key`: it will start after now, so a caller need not wait for it. */
+  return Object.assign(run, { queued: (key: string) => queued.has(key) });
 }

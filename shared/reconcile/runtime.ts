@@ -100,7 +100,12 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         pageSize: config.fanout.pageSize,
         log,
       }, msg.name);
-      return msg.type === 'STATUS' ? recount(`${msg.cluster}/${msg.name}`, run) : run();
+      if (msg.type !== 'STATUS') return run();
+      // A recount queued to start later answers this message too: acknowledge at once, so that a
+      // burst of STATUS messages holds one delivery, not one each.
+      const key = `${msg.cluster}/${msg.name}`;
+      if (recount.queued(key)) return { template: msg.name, deleted: false, fannedOut: false, published: 0, targets: 0, statusWritten: false, coalesced: true };
+      return recount(key, run);
     },
     async close() {
       if (bus) await (await bus).close();

@@ -44,6 +44,8 @@ export interface TemplateResult {
   published: number;
   targets: number;
   statusWritten: boolean;
+  /** A STATUS message answered by a recount already queued. */
+  coalesced?: boolean;
 }
 
 /** A failed call ends the reconcile: redelivered when transient, acknowledged and reported when permanent. */

@@ -10,6 +10,7 @@ import { tokenValues } from '../../../shared/render/tokens.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../../../shared/render/types.ts';
 import { coalescer } from '../../../shared/reconcile/concurrency.ts';
 import { DEFAULT_DRIFT_RESOURCES, driftedNamespace, driftPath, lastWrittenByFurnish } from '../../../shared/reconcile/drift-watch.ts';
+import { orderingKey } from '../../../shared/reconcile/message.ts';
 import { observedHash, projectOnto } from '../../../shared/reconcile/observed.ts';
 import { decidePhase, failureLineFor, failureText } from '../../../shared/reconcile/phase.ts';
 import { statusDiffers, templateStatus } from '../../../shared/reconcile/report.ts';
@@ -138,6 +139,24 @@ describe('coalescer', () => {
     expect(waits[0]).toBeGreaterThan(900);
     // Another key is independent.
     expect(await coalescer<number>()('u', async () => 7)).toBe(7);
+  });
+
+  it('says when a run is queued (a later caller may acknowledge without waiting)', async () => {
+    const once = coalescer<number>(0);
+    let release!: () => void;
+    const first = once('t', () => new Promise<number>((r) => (release = () => r(1))));
+    expect(once.queued('t')).toBe(false);
+    const second = once('t', async () => 2);
+    expect(once.queued('t')).toBe(true);
+    release();
+    expect(await Promise.all([first, second])).toEqual([1, 2]);
+    expect(once.queued('t')).toBe(false);
+  });
+
+  it('STATUS messages get one ordering key per sending namespace, so a burst is not delivered one by one', () => {
+    const a = orderingKey({ cluster: 'c', kind: 'NamespaceTemplate', name: 't', type: 'STATUS', cause: 'namespace/a' });
+    expect(a).not.toBe(orderingKey({ cluster: 'c', kind: 'NamespaceTemplate', name: 't', type: 'STATUS', cause: 'namespace/b' }));
+    expect(orderingKey({ cluster: 'c', kind: 'NamespaceTemplate', name: 't', type: 'MODIFIED' })).toBe('c/NamespaceTemplate/t');
   });
 });
 
