@@ -99,7 +99,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         progressEvery: config.fanout.progressEvery,
         pageSize: config.fanout.pageSize,
         log,
-      }, msg.name);
+      }, msg.name, { recountOnly: msg.type === 'STATUS' });
       if (msg.type !== 'STATUS') return run();
       // A recount queued to start later answers this message too: acknowledge at once, so that a
       // burst of STATUS messages holds one delivery, not one each.

@@ -87,7 +87,11 @@ async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTe
   if (!res.ok && res.status !== 404) transientOr(`update status of template ${name}`, res.status, res.reason, res.error);
 }
 
-export async function reconcileTemplate(deps: TemplateDeps, name: string): Promise<TemplateResult> {
+/**
+ * `recountOnly` (STATUS messages): never fan out. A namespace converging during a fan-out would
+ * otherwise find the fan-out not yet recorded and start a second one.
+ */
+export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: { recountOnly?: boolean } = {}): Promise<TemplateResult> {
   const now = () => deps.now?.() ?? new Date();
   const got = await deps.kube.call<NamespaceTemplate>({ method: 'GET', path: resourcePath(TEMPLATES, undefined, name) });
   if (!got.ok && got.status !== 404) transientOr(`get template ${name}`, got.status, got.reason, got.error);
@@ -96,7 +100,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string): Promi
   const { namespaces, parents } = await readState(deps);
   let status = t?.status;
 
-  if (fanoutNeeded(t)) {
+  if (!opts.recountOnly && fanoutNeeded(t)) {
     const targets = fanoutTargets(name, t, namespaces, parents, deps.systemNamespaces);
     result.targets = targets.length;
     result.fannedOut = true;
