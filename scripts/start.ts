@@ -21,7 +21,9 @@ import { SignJWT } from 'jose';
 import { parseAllDocuments } from 'yaml';
 import type { Bus, SubscribableBus } from '../shared/bus/types.ts';
 import { bearerCredentials, connect, createKubeClient, type FaultHook, type KubeClient, type KubeClientOptions } from '../shared/kube/client.ts';
+import { KEY } from '../shared/keys.ts';
 import type { KubeObject } from '../shared/kube/types.ts';
+import { contentHash } from '../shared/render/index.ts';
 import { reconcileConfig, relayConfig, type ReconcileConfig } from '../shared/reconcile/config.ts';
 import { useRuntime } from '../shared/reconcile/functions.ts';
 import { jsonLogger, type Logger } from '../shared/reconcile/log.ts';
@@ -114,21 +116,25 @@ const CRD_FILES = {
   lnamespaces: 'infra/crds/lnamespaces.yaml',
 };
 
-/** Installs Furnish's CRDs that the cluster does not serve yet. */
+/**
+ * Installs each of Furnish's CRDs that the cluster does not serve in this version (absent, or
+ * installed by an older checkout: its content hash annotation differs); otherwise writes nothing.
+ */
 export async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
-  const served = await kube.call<{ resources?: { name: string }[] }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
-  const have = new Set((served.ok ? served.data?.resources ?? [] : []).map((r) => r.name));
-  const missing = Object.entries(CRD_FILES).filter(([plural]) => !have.has(plural));
-  if (missing.length === 0) return;
-  const docs = missing.flatMap(([, file]) => parseAllDocuments(readFileSync(join(ROOT, file), 'utf8')).map((d) => d.toJS() as KubeObject));
+  const docs = Object.values(CRD_FILES).flatMap((file) => parseAllDocuments(readFileSync(join(ROOT, file), 'utf8')).map((d) => d.toJS() as KubeObject));
   for (const crd of docs) {
-    const res = await kube.call({ method: 'PATCH', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, query: { fieldManager: 'furnish', force: true }, contentType: 'application/apply-patch+yaml', body: crd });
+    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
+    const hash = contentHash(crd).slice(0, 32);
+    const served = await kube.call<KubeObject>({ method: 'GET', path });
+    if (served.ok && served.data?.metadata.annotations?.[KEY.appliedHash] === hash) continue;
+    const body = { ...crd, metadata: { ...crd.metadata, annotations: { ...crd.metadata.annotations, [KEY.appliedHash]: hash } } };
+    const res = await kube.call({ method: 'PATCH', path, query: { fieldManager: 'furnish', force: true }, contentType: 'application/apply-patch+yaml', body });
     log.log(res.ok ? 'INFO' : 'ERROR', res.ok ? 'installed CRD' : 'could not install CRD', { name: crd.metadata.name, status: res.status, error: res.error });
   }
   const servedAll = async () => {
     const r = await kube.call<{ resources?: Array<{ name: string }> }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
     const names = new Set((r.data?.resources ?? []).map((x) => x.name));
-    return r.ok && missing.every(([plural]) => names.has(plural));
+    return r.ok && Object.keys(CRD_FILES).every((plural) => names.has(plural));
   };
   for (let i = 0; i < 100 && !(await servedAll()); i++) await new Promise((r) => setTimeout(r, 100));
 }

@@ -15,6 +15,8 @@ export const KEY = {
   // What the reconcilers record on what they write, so that they can tell what they applied.
   /** annotation on every applied object: content hash of what Furnish last applied (skip unchanged objects). */
   appliedHash: 'furnish.dev/hash',
+  /** annotation on every applied object: hash of what the server made of it (its dry-run answer), for drift (reconcile/observed.ts). */
+  observedHash: 'furnish.dev/observed-hash',
   /** annotation on every applied object: its template's deletionPolicy at apply time (prune or orphan it later). */
   deletionPolicy: 'furnish.dev/deletion-policy',
   /** annotation on the ApplySet parent: templates applied in full, sorted, comma-separated (status counts). */
@@ -23,11 +25,17 @@ export const KEY = {
   failedTemplates: 'furnish.dev/failed-templates',
   /** annotation on the ApplySet parent: `group/Kind/namespace/name` of every object applied (what to prune). */
   inventory: 'furnish.dev/inventory',
+  /**
+   * annotation on a namespace whose phase is `failed`: why, one line per failed template
+   * (`template T: group/Kind/ns/name: Reason (HTTP n): message`). The guard quotes it.
+   */
+  failure: 'furnish.dev/failure',
   /** annotation on a NamespaceTemplate: fingerprint of what its last fan-out propagated (fan out only on change). */
   fanoutHash: 'furnish.dev/fanout-hash',
 } as const;
 
-export const PHASE = { pending: 'pending', ready: 'ready' } as const;
+/** `failed`: a matching template could not be applied (see KEY.failure); retried when anything changes. */
+export const PHASE = { pending: 'pending', ready: 'ready', failed: 'failed' } as const;
 
 /** Field manager of every server-side apply Furnish makes. */
 export const FIELD_MANAGER = 'furnish';

@@ -53,19 +53,29 @@ export async function listAll(client: KubeClient, path: string, opts: ListOption
   return { result, items };
 }
 
+export interface WriteOptions {
+  fieldManager?: string;
+  /** `dryRun=All`: admission and validation run, nothing is stored (what the server would make of it). */
+  dryRun?: boolean;
+}
+
+function writeQuery(opts: WriteOptions): Record<string, string | boolean | undefined> {
+  return { fieldManager: opts.fieldManager ?? FIELD_MANAGER, dryRun: opts.dryRun ? 'All' : undefined };
+}
+
 /** Server-side apply with field manager `furnish`, forcing ownership of the fields we set. */
-export function applyObject(client: KubeClient, info: ResourceInfo, obj: KubeObject, fieldManager = FIELD_MANAGER): Promise<KubeResponse<KubeObject>> {
+export function applyObject(client: KubeClient, info: ResourceInfo, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeResponse<KubeObject>> {
   return client.call({
     method: 'PATCH',
     path: resourcePath(info, obj.metadata.namespace, obj.metadata.name),
-    query: { fieldManager, force: true },
+    query: { ...writeQuery(opts), force: true },
     contentType: 'application/apply-patch+yaml',
     body: obj,
   });
 }
 
-export function createObject(client: KubeClient, info: ResourceInfo, obj: KubeObject, fieldManager = FIELD_MANAGER): Promise<KubeResponse<KubeObject>> {
-  return client.call({ method: 'POST', path: resourcePath(info, obj.metadata.namespace), query: { fieldManager }, body: obj });
+export function createObject(client: KubeClient, info: ResourceInfo, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeResponse<KubeObject>> {
+  return client.call({ method: 'POST', path: resourcePath(info, obj.metadata.namespace), query: writeQuery(opts), body: obj });
 }
 
 export function deleteObject(client: KubeClient, info: ResourceInfo, namespace: string, name: string): Promise<KubeResponse<unknown>> {

@@ -53,7 +53,7 @@ export interface KubeMetrics {
   throttledMs: number;
   byStatus: Record<string, number>;
   byVerb: Record<string, number>;
-  /** Write requests per resource (`configmaps`, `namespaces/status`, ...). */
+  /** Write requests per resource (`configmaps`, `namespaces/status`, ...), dry runs excluded. */
   writesByResource: Record<string, number>;
 }
 
@@ -91,6 +91,8 @@ export interface KubeClientOptions {
   faults?: FaultHook;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
+  /** Sent as User-Agent: an API server's audit log names Furnish's requests by it. Default USER_AGENT. */
+  userAgent?: string;
   /** Replaces the network for plain calls (unit tests run the real seam over an in-memory API). */
   transport?: (req: KubeRequest) => Promise<{ status: number; data: unknown; retryAfterSeconds?: number }>;
 }
@@ -98,6 +100,7 @@ export interface KubeClientOptions {
 export const DEFAULT_QPS = 200;
 export const DEFAULT_BURST = 400;
 export const DEFAULT_TIMEOUT_MS = 10_000;
+export const USER_AGENT = 'furnish';
 
 const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -197,7 +200,7 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
   async function open(req: KubeRequest, onResponse: (res: IncomingMessage, finish: (a: RawAnswer) => void) => void, register?: (abort: () => void) => void): Promise<RawAnswer> {
     let headers: Record<string, string>;
     try {
-      headers = { accept: 'application/json', ...(await conn.headers()) };
+      headers = { accept: 'application/json', 'user-agent': options.userAgent ?? USER_AGENT, ...(await conn.headers()) };
     } catch (e) {
       return { status: 0, data: undefined, error: `credentials: ${(e as Error).message}` };
     }
@@ -240,7 +243,8 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
 
   function record(req: KubeRequest, status: number): void {
     metrics.requests += 1;
-    if (req.method !== 'GET') {
+    // A dry run stores nothing: it is a read of what the server would make of a write.
+    if (req.method !== 'GET' && req.query?.dryRun === undefined) {
       metrics.writes += 1;
       const resource = resourceOfPath(req.path);
       metrics.writesByResource[resource] = (metrics.writesByResource[resource] ?? 0) + 1;

@@ -72,7 +72,7 @@ async function organizationBilling(kube: KubeClient, org: string | undefined): P
 async function execute(deps: LnsDeps, w: LnsWrite): Promise<KubeResponse<unknown>> {
   const info = INFO[w.object.kind]!;
   const { namespace, name } = w.object.metadata;
-  if (w.op === 'apply') return applyObject(deps.kube, info, w.object, w.manager);
+  if (w.op === 'apply') return applyObject(deps.kube, info, w.object, { fieldManager: w.manager });
   // The last holder deletes a shared object only as it saw it: a holder arriving meanwhile makes this a 409, and the retry re-plans.
   const body = { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(w.resourceVersion ? { preconditions: { resourceVersion: w.resourceVersion } } : {}) };
   return deps.kube.call({ method: 'DELETE', path: resourcePath(info, namespace, name), body });

@@ -1,5 +1,6 @@
 // Settings of the reconcilers and the relay, typed, from the environment (pure: `env` is passed in).
 // Every variable is optional; the defaults run the local stack.
+import { DEFAULT_DRIFT_RESOURCES } from './drift-watch.ts';
 
 export interface ClusterCredentialSource {
   /** Path of a kubeconfig file. */
@@ -31,8 +32,10 @@ export interface ReconcileConfig {
   kube: { qps: number; burst: number; timeoutMs: number };
   /** Objects applied in parallel inside one namespace. */
   applyConcurrency: number;
-  /** Set phase=ready even when a template failed permanently (default: stay pending). */
+  /** Set phase=ready even when a template failed permanently (default: phase failed). */
   readyDespiteFailures: boolean;
+  /** Least time between two status recounts of one template prompted by namespaces (STATUS messages). */
+  statusIntervalMs: number;
   fanout: { concurrency: number; messagesPerSecond: number; progressEvery: number; pageSize: number };
 }
 
@@ -42,6 +45,12 @@ export interface RelayConfig {
   resyncSeconds: number;
   /** Server-side timeout of one watch request; the relay reconnects after it. */
   watchTimeoutSeconds: number;
+  /** A watch that delivered nothing, not even a bookmark, for this long is presumed dead and relisted (0: never). */
+  watchSilenceSeconds: number;
+  /** A namespace still pending this long after its last message is published again (0: never). */
+  pendingRedriveSeconds: number;
+  /** Kinds watched by Furnish's label for drift (`plural` core, `plural.group/version`); empty: none. */
+  driftResources: string[];
   pageSize: number;
   port: number;
   bus: 'memory' | 'pubsub';
@@ -111,6 +120,7 @@ export function reconcileConfig(env: Env): ReconcileConfig {
     kube: { qps: num(env, 'FURNISH_KUBE_QPS', 200, 1), burst: num(env, 'FURNISH_KUBE_BURST', 400, 1), timeoutMs: num(env, 'FURNISH_KUBE_TIMEOUT_MS', 10_000, 100) },
     applyConcurrency: num(env, 'FURNISH_APPLY_CONCURRENCY', 8, 1),
     readyDespiteFailures: env.FURNISH_READY_DESPITE_FAILURES === 'true',
+    statusIntervalMs: num(env, 'FURNISH_STATUS_INTERVAL_MS', 1000),
     fanout: {
       concurrency: num(env, 'FURNISH_FANOUT_CONCURRENCY', 64, 1),
       messagesPerSecond: num(env, 'FURNISH_FANOUT_RATE', 2000, 1),
@@ -127,6 +137,9 @@ export function relayConfig(env: Env): RelayConfig {
     cluster: env.FURNISH_CLUSTER ?? 'local',
     resyncSeconds: num(env, 'FURNISH_RESYNC_SECONDS', 600),
     watchTimeoutSeconds: num(env, 'FURNISH_WATCH_TIMEOUT_SECONDS', 300, 1),
+    watchSilenceSeconds: num(env, 'FURNISH_WATCH_SILENCE_SECONDS', 180),
+    pendingRedriveSeconds: num(env, 'FURNISH_PENDING_REDRIVE_SECONDS', 60),
+    driftResources: env.FURNISH_DRIFT_RESOURCES === undefined ? [...DEFAULT_DRIFT_RESOURCES] : list(env, 'FURNISH_DRIFT_RESOURCES'),
     pageSize: num(env, 'FURNISH_LIST_PAGE_SIZE', 500, 1),
     port: num(env, 'PORT', 8080),
     bus,

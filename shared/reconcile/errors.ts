@@ -45,6 +45,27 @@ export class TransientError extends Error {
   }
 }
 
+/**
+ * Thrown by a reconciler when retrying cannot help (403, a kind that is not served, an invalid
+ * request): the delivery is acknowledged and the error reported, never redelivered up to the
+ * dead-letter limit.
+ */
+export class PermanentError extends Error {
+  readonly failure: ApiFailure;
+  constructor(message: string, failure: ApiFailure) {
+    super(message);
+    this.name = 'PermanentError';
+    this.failure = failure;
+  }
+}
+
+/** The error a failed API call becomes, classified once: TransientError (redeliver) or PermanentError (acknowledge). */
+export function apiError(what: string, failure: ApiFailure): TransientError | PermanentError {
+  const c = classifyApiError(failure);
+  const message = `${what}: ${c.why}: ${failure.message ?? ''}`;
+  return c.class === 'transient' ? new TransientError(message, failure) : new PermanentError(message, failure);
+}
+
 /** Message of a metav1.Status body, or a fallback. */
 export function statusMessage(data: unknown, fallback: string): string {
   if (data && typeof data === 'object' && typeof (data as { message?: unknown }).message === 'string') return (data as { message: string }).message;

@@ -7,7 +7,6 @@ import type { KubeObject } from '../kube/types.ts';
 import { matchTemplates } from '../render/index.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
 import { splitList } from './objects.ts';
-import type { TemplateCounts } from './report.ts';
 
 /** What namespaces see of a template: its spec and the annotations that change matching. */
 export function templateFingerprint(t: NamespaceTemplate): string {
@@ -66,19 +65,6 @@ export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespa
   const existing = new Set(namespaces.map((n) => n.name));
   for (const p of parents) if (existing.has(p.namespace) && (p.applied.includes(name) || p.failed.includes(name))) targets.add(p.namespace);
   return [...targets].sort();
-}
-
-export function countTemplate(t: NamespaceTemplate, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], systemNamespaces: readonly string[] = []): TemplateCounts {
-  const name = t.metadata.name ?? '';
-  const matching = new Set(namespaces.filter((ns) => matchesNow(t, ns, systemNamespaces)).map((ns) => ns.name));
-  let applied = 0;
-  let failed = 0;
-  for (const p of parents) {
-    if (!matching.has(p.namespace)) continue;
-    if (p.failed.includes(name)) failed += 1;
-    else if (p.applied.includes(name)) applied += 1;
-  }
-  return { generation: t.metadata.generation ?? 0, matched: matching.size, applied, failed };
 }
 
 export function chunk<T>(items: readonly T[], size: number): T[][] {

@@ -5,8 +5,11 @@
 export const MESSAGE_VERSION = 1;
 
 export type MessageKind = 'Namespace' | 'NamespaceTemplate' | 'LNamespace';
-/** Watch event types, plus SYNC (periodic resync) and FANOUT (a template asks a namespace to converge). */
-export type MessageType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'SYNC' | 'FANOUT';
+/**
+ * Watch event types, plus SYNC (periodic resync), FANOUT (a template asks a namespace to
+ * converge) and STATUS (a namespace's state for a template changed: recount its status).
+ */
+export type MessageType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'SYNC' | 'FANOUT' | 'STATUS';
 
 export interface ReconcileMessage {
   v: typeof MESSAGE_VERSION;
@@ -29,11 +32,16 @@ export interface Envelope {
 }
 
 const KINDS = new Set<string>(['Namespace', 'NamespaceTemplate', 'LNamespace']);
-const TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'SYNC', 'FANOUT']);
+const TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'SYNC', 'FANOUT', 'STATUS']);
 
-/** One ordering key per object: Pub/Sub delivers one object's messages in publish order. */
-export function orderingKey(msg: Pick<ReconcileMessage, 'cluster' | 'kind' | 'name'>): string {
-  return `${msg.cluster}/${msg.kind}/${msg.name}`;
+/**
+ * One ordering key per object: Pub/Sub delivers one object's messages in publish order. STATUS
+ * messages ("recount") need no order, and one key per sending namespace lets a burst of them be
+ * delivered at once and folded into one recount, instead of queueing one behind the other.
+ */
+export function orderingKey(msg: Pick<ReconcileMessage, 'cluster' | 'kind' | 'name'> & Partial<Pick<ReconcileMessage, 'type' | 'cause'>>): string {
+  const key = `${msg.cluster}/${msg.kind}/${msg.name}`;
+  return msg.type === 'STATUS' ? `${key}/status/${msg.cause ?? ''}` : key;
 }
 
 /** Identity of a message, for dedupe: the same object at the same version, for the same reason. */

@@ -2,6 +2,8 @@
 // let the pure planner decide; carry out exactly the planned writes; report. Level-triggered:
 // the message only names the namespace. Transient failures throw TransientError (the delivery
 // fails, Pub/Sub redelivers); permanent ones are reported once and the delivery is acknowledged.
+// Each template applies all or nothing: every object is dry-run first (admission, validation,
+// the server's normalisation), and a template with an object the server refuses sends none.
 import { creatorIdentityOf, templateUseCheck, templateUseRefused } from '../auth/creator.ts';
 import { KEY } from '../keys.ts';
 import { applyObject, createObject, deleteObject, EVENTS, listAll, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
@@ -14,12 +16,16 @@ import { APPLYSET_PARENT_NAME, templatesNeedingPermission, type NamespaceTemplat
 import { mapLimit } from './concurrency.ts';
 import { classifyApiError, TransientError } from './errors.ts';
 import type { Logger } from './log.ts';
-import { keyOf, parseGroupKind, parseKey, sortedUnique, type ObjectRef } from './objects.ts';
+import { keyOf, parseGroupKind, parseKey, sortedUnique, splitList, type ObjectRef } from './objects.ts';
 import { desiredState, namespaceInfo, parentNeedsWrite, parentObject, planNamespace, toObserve, type DesiredObject, type NamespacePlan, type Observation } from './plan.ts';
-import { markTimedOutInitializer, populationFinishedPatch } from './initializers.ts';
-import { eventObject, namespaceEvent, warningEvents, withRecentFailure, type NamespaceOutcome, type ObjectFailure } from './report.ts';
+import { markTimedOutInitializer } from './initializers.ts';
+import { observedHash, withObservedHash } from './observed.ts';
+import { decideAfterReconcile } from './phase.ts';
+import { eventObject, namespaceEvent, warningEvents, type NamespaceOutcome, type ObjectFailure } from './report.ts';
 
 export const EVENT_COMPONENT = 'furnish-reconciler';
+/** The template name failures of the ApplySet parent are recorded under. */
+const PARENT_FAILURE = '(applyset)';
 
 export interface NamespaceDeps {
   kube: KubeClient;
@@ -29,6 +35,12 @@ export interface NamespaceDeps {
   systemNamespaces?: readonly string[];
   applyConcurrency?: number;
   readyDespiteFailures?: boolean;
+  /**
+   * Tells reconcile-template, the one writer of template status, that these templates' state in
+   * this namespace changed (applied, failed, pruned), so that their status is recounted now
+   * rather than at the next resync.
+   */
+  notifyTemplates?: (templates: string[]) => Promise<void>;
   log: Logger;
   now?: () => Date;
 }
@@ -77,21 +89,38 @@ async function grantedTemplates(deps: NamespaceDeps, ns: KubeObject, templates: 
   return { granted, refused };
 }
 
+interface Observed {
+  objects: KubeObject[];
+  /**
+   * Inventoried keys that could not be read for a permanent reason (403, a kind no longer
+   * served): kept in the inventory, so that a failed read never makes Furnish forget an object
+   * it must prune later.
+   */
+  unreadable: string[];
+}
+
 /** Reads what the plan needs: each inventoried or desired object by name, or (no inventory) every labelled object of the kinds. */
-async function observe(deps: NamespaceDeps, namespace: string, what: Observation): Promise<KubeObject[]> {
+async function observe(deps: NamespaceDeps, namespace: string, what: Observation): Promise<Observed> {
   if (what.by === 'inventory') {
+    const unreadable: string[] = [];
     const found = await mapLimit(what.keys, deps.applyConcurrency ?? 8, async (key) => {
       const { group, kind, name } = parseKey(key);
       const info = await deps.resolver.forGroupKind(group, kind);
-      if (!info) return null;
+      if (!info) {
+        unreadable.push(key);
+        return null;
+      }
       const res = await deps.kube.call<KubeObject>({ method: 'GET', path: resourcePath(info, namespace, name) });
       if (res.ok) return { ...res.data!, apiVersion: res.data!.apiVersion ?? (info.group ? `${info.group}/${info.version}` : info.version), kind: res.data!.kind ?? kind };
-      if (res.status !== 404) failRead(`get ${key}`, res);
+      if (res.status !== 404) {
+        deps.log.log('WARNING', 'inventoried object not readable, kept in the inventory', { namespace, key, why: failRead(`get ${key}`, res) });
+        unreadable.push(key);
+      }
       return null;
     });
-    return found.filter((o): o is KubeObject => o !== null);
+    return { objects: found.filter((o): o is KubeObject => o !== null), unreadable: sortedUnique(unreadable) };
   }
-  return observeKinds(deps, namespace, what.groupKinds);
+  return { objects: await observeKinds(deps, namespace, what.groupKinds), unreadable: [] };
 }
 
 async function observeKinds(deps: NamespaceDeps, namespace: string, kinds: readonly string[]): Promise<KubeObject[]> {
@@ -127,14 +156,31 @@ function recordFailure(exec: Execution, template: string, key: string, hash: str
   else exec.failures.push({ template, key, hash, status: res.status, reason: res.reason ?? c.why, message: res.error ?? '' });
 }
 
-async function writeDesired(deps: NamespaceDeps, exec: Execution, want: DesiredObject, how: 'apply' | 'create'): Promise<void> {
+type WriteHow = 'apply' | 'create';
+
+/**
+ * The dry run of one write: undefined when the server would take it (with the hash of what it
+ * would store, for an apply), else the failure is recorded. A create of an object that exists
+ * is fine: CreateOnly never touches it.
+ */
+async function dryRun(deps: NamespaceDeps, exec: Execution, want: DesiredObject, how: WriteHow): Promise<{ ok: boolean; observed?: string }> {
   const info = await deps.resolver.forObject(want.object.apiVersion, want.object.kind);
   if (!info) {
     exec.failures.push({ template: want.template, key: want.key, hash: want.hash, status: 404, reason: 'NotFound', message: `the API server does not serve ${want.object.apiVersion} ${want.object.kind}` });
-    return;
+    return { ok: false };
   }
+  const res = how === 'apply' ? await applyObject(deps.kube, info, want.object, { dryRun: true }) : await createObject(deps.kube, info, want.object, { dryRun: true });
+  if (res.ok) return { ok: true, ...(how === 'apply' && res.data ? { observed: observedHash(want.object, res.data) } : {}) };
+  if (how === 'create' && res.status === 409 && res.reason === 'AlreadyExists') return { ok: true };
+  recordFailure(exec, want.template, want.key, want.hash, res);
+  return { ok: false };
+}
+
+async function writeDesired(deps: NamespaceDeps, exec: Execution, want: DesiredObject, how: WriteHow, observed: string | undefined): Promise<void> {
+  const info = await deps.resolver.forObject(want.object.apiVersion, want.object.kind);
+  if (!info) return;
   exec.writes += 1;
-  const res = how === 'apply' ? await applyObject(deps.kube, info, want.object) : await createObject(deps.kube, info, want.object);
+  const res = how === 'apply' ? await applyObject(deps.kube, info, observed ? withObservedHash(want.object, observed) : want.object) : await createObject(deps.kube, info, want.object);
   if (res.ok) exec.counts[how === 'apply' ? 'applied' : 'created'] += 1;
   else if (how === 'create' && res.status === 409 && res.reason === 'AlreadyExists') return;
   else recordFailure(exec, want.template, want.key, want.hash, res);
@@ -154,18 +200,29 @@ async function release(deps: NamespaceDeps, exec: Execution, ref: ObjectRef, how
 async function applyParent(deps: NamespaceDeps, exec: Execution, parent: KubeObject): Promise<void> {
   exec.writes += 1;
   const res = await applyObject(deps.kube, { group: '', version: 'v1', plural: 'configmaps', namespaced: true }, parent);
-  if (!res.ok) recordFailure(exec, '(applyset)', `/ConfigMap/${parent.metadata.namespace}/${APPLYSET_PARENT_NAME}`, '', res);
+  if (!res.ok) recordFailure(exec, PARENT_FAILURE, `/ConfigMap/${parent.metadata.namespace}/${APPLYSET_PARENT_NAME}`, '', res);
 }
 
-async function execute(deps: NamespaceDeps, plan: NamespacePlan): Promise<Execution> {
+/**
+ * Dry-runs every write, then carries out those of the templates the server accepted in full: a
+ * template with one refused object writes (and prunes) nothing, so a namespace never holds half
+ * a template. `blocked` are templates that could not render here: their live objects stay as
+ * they are too.
+ */
+async function execute(deps: NamespaceDeps, plan: NamespacePlan, blocked: ReadonlySet<string>): Promise<Execution> {
   const exec: Execution = { writes: 0, failures: [], transient: [], counts: { applied: 0, created: 0, pruned: 0, orphaned: 0 } };
+  const limit = deps.applyConcurrency ?? 8;
+  const writes = [...plan.apply.map((w) => ['apply', w] as const), ...plan.create.map((w) => ['create', w] as const)];
+  const tried = await mapLimit(writes, limit, async ([how, w]) => ({ how, w, ...(await dryRun(deps, exec, w, how)) }));
+  if (exec.transient.length > 0) return exec;
+  const refused = new Set([...blocked, ...exec.failures.map((f) => f.template)]);
   if (plan.parentBefore) {
     await applyParent(deps, exec, plan.parentBefore);
-    if (exec.transient.length > 0 || exec.failures.length > 0) return exec;
+    if (exec.transient.length > 0 || exec.failures.some((f) => f.template === PARENT_FAILURE)) return exec;
   }
-  const limit = deps.applyConcurrency ?? 8;
-  await mapLimit([...plan.apply.map((w) => ['apply', w] as const), ...plan.create.map((w) => ['create', w] as const)], limit, ([how, w]) => writeDesired(deps, exec, w, how));
-  await mapLimit([...plan.prune.map((r) => ['prune', r] as const), ...plan.orphan.map((r) => ['orphan', r] as const)], limit, ([how, r]) => release(deps, exec, r, how));
+  await mapLimit(tried.filter((t) => !refused.has(t.w.template)), limit, (t) => writeDesired(deps, exec, t.w, t.how, t.observed));
+  const releases = [...plan.prune.map((r) => ['prune', r] as const), ...plan.orphan.map((r) => ['orphan', r] as const)].filter(([, r]) => !refused.has(r.template));
+  await mapLimit(releases, limit, ([how, r]) => release(deps, exec, r, how));
   return exec;
 }
 
@@ -174,23 +231,6 @@ async function postEvent(deps: NamespaceDeps, ns: KubeObject, draft: ReturnType<
   const res = await createObject(deps.kube, EVENTS, eventObject(draft, ns, now, EVENT_COMPONENT));
   if (!res.ok && !(res.status === 409)) deps.log.log('WARNING', 'could not record event', { namespace: ns.metadata.name, reason: draft.reason, status: res.status, error: res.error });
   return 1;
-}
-
-async function recordTemplateFailures(deps: NamespaceDeps, templates: readonly NamespaceTemplate[], outcome: NamespaceOutcome, now: Date): Promise<number> {
-  let writes = 0;
-  const byTemplate = new Map(templates.map((t) => [t.metadata.name ?? '', t]));
-  const firstPerTemplate = new Map<string, ObjectFailure>();
-  for (const f of outcome.failures) if (!firstPerTemplate.has(f.template)) firstPerTemplate.set(f.template, f);
-  for (const [name, f] of firstPerTemplate) {
-    const t = byTemplate.get(name);
-    if (!t) continue;
-    const list = withRecentFailure(t.status, { namespace: outcome.namespace, object: f.key, reason: `${f.reason}: ${f.message}`, time: now.toISOString() });
-    if (!list) continue;
-    writes += 1;
-    const res = await mergePatch(deps.kube, `${resourcePath(TEMPLATES, undefined, name)}/status`, { status: { recentFailures: list } });
-    if (!res.ok) deps.log.log('WARNING', 'could not record template failure', { template: name, status: res.status, error: res.error });
-  }
-  return writes;
 }
 
 export async function reconcileNamespace(deps: NamespaceDeps, name: string): Promise<NamespaceResult> {
@@ -212,25 +252,25 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string): Pro
   const parentRes = await deps.kube.call<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(name)}/configmaps/${APPLYSET_PARENT_NAME}` });
   if (!parentRes.ok && parentRes.status !== 404) return { result: 'failed', namespace: name, writes: 0, reason: failRead(`get applyset parent in ${name}`, parentRes) };
   const parent = parentRes.ok ? parentRes.data! : null;
-  const observed = await observe(deps, name, toObserve(parent, desired));
+  const { objects: observed, unreadable } = await observe(deps, name, toObserve(parent, desired));
   const plan = planNamespace({ namespace: ns, desired, observed, parent, templates });
-  const exec = await execute(deps, plan);
+  const exec = await execute(deps, plan, new Set(desired.problems.map((p) => p.template)));
   if (exec.transient.length > 0) {
     throw new TransientError(`namespace ${name}: ${exec.transient.length} transient failure(s): ${exec.transient.slice(0, 3).join('; ')}`, { status: 503 });
   }
 
   for (const p of desired.problems) exec.failures.push({ template: p.template, key: p.path, hash: '', status: 422, reason: 'RenderFailed', message: p.message });
   for (const r of refused) exec.failures.push({ template: r.template, key: '(permission)', hash: '', status: 403, reason: 'Forbidden', message: r.message });
-  const failedTemplates = sortedUnique(exec.failures.map((f) => f.template).filter((t) => t !== '(applyset)'));
+  const failedTemplates = sortedUnique(exec.failures.map((f) => f.template).filter((t) => t !== PARENT_FAILURE));
   const appliedTemplates = desired.matched.filter((t) => !failedTemplates.includes(t));
   // Still ours afterwards: everything desired, and live objects kept because their template could not render here.
   const released = new Set([...plan.prune, ...plan.orphan].map((r) => r.key));
-  const inventory = sortedUnique([...desired.objects.map((o) => o.key), ...observed.filter((o) => o.metadata.labels?.[KEY.template] && !released.has(keyOf(o))).map(keyOf)]);
+  const inventory = sortedUnique([...desired.objects.map((o) => o.key), ...unreadable, ...observed.filter((o) => o.metadata.labels?.[KEY.template] && !released.has(keyOf(o))).map(keyOf)]);
   const groupKinds = sortedUnique([...desired.groupKinds, ...inventory.map((k) => { const p = parseKey(k); return p.group ? `${p.kind}.${p.group}` : p.kind; })]);
   const finalParent = parentObject(name, { groupKinds, inventory, applied: appliedTemplates, failed: failedTemplates });
   let writes = exec.writes;
   const parentWanted = Boolean(parent ?? plan.parentBefore) || groupKinds.length > 0 || failedTemplates.length > 0;
-  if (parentWanted && parentNeedsWrite(plan.parentBefore ?? parent, finalParent) && !exec.failures.some((f) => f.template === '(applyset)')) {
+  if (parentWanted && parentNeedsWrite(plan.parentBefore ?? parent, finalParent) && !exec.failures.some((f) => f.template === PARENT_FAILURE)) {
     await applyParent(deps, exec, finalParent);
     writes += 1;
   }
@@ -246,26 +286,29 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string): Pro
     firstPopulation: plan.setReady,
   };
   const changed = exec.counts.applied + exec.counts.created + exec.counts.pruned + exec.counts.orphaned > 0;
-  writes += await postEvent(deps, ns, namespaceEvent(outcome, now), now);
-  if (changed) for (const w of warningEvents(outcome)) writes += await postEvent(deps, ns, w, now);
-  writes += await recordTemplateFailures(deps, templates, outcome, now);
-
   const failed = exec.failures.length > 0;
-  // Pluggable initializers (./initializers.ts): Furnish removes its own initializer; the last one out makes the namespace ready.
-  const finished = populationFinishedPatch(ns);
+  // Pluggable initializers (./initializers.ts): a working initializer past its timeout fails the namespace.
   writes += await markTimedOutInitializer(deps.kube, ns, now, deps.log);
-  if (plan.setReady && finished && (!failed || deps.readyDespiteFailures)) {
+  const phase = decideAfterReconcile(ns, exec.failures, deps.readyDespiteFailures);
+  if (phase.newFailure || (!failed && plan.setReady)) writes += await postEvent(deps, ns, namespaceEvent(outcome, now), now);
+  if (changed) for (const w of warningEvents(outcome)) writes += await postEvent(deps, ns, w, now);
+
+  if (phase.patch) {
     writes += 1;
-    const res = await mergePatch(deps.kube, resourcePath(NAMESPACES, undefined, name), finished);
+    const res = await mergePatch(deps.kube, resourcePath(NAMESPACES, undefined, name), phase.patch);
     if (!res.ok) {
       const c = classifyApiError({ status: res.status, reason: res.reason });
       if (c.class === 'transient') throw new TransientError(`set phase of ${name}: ${c.why}`, { status: res.status, reason: res.reason });
-      deps.log.log('ERROR', 'could not set phase ready', { namespace: name, status: res.status, error: res.error });
+      deps.log.log('ERROR', 'could not set phase', { namespace: name, phase: phase.phase, status: res.status, error: res.error });
       return { result: 'failed', namespace: name, writes, outcome, reason: `set phase: ${c.why}` };
     }
   }
+  if (writes > 0 && deps.notifyTemplates) {
+    const touched = sortedUnique([...desired.matched, ...failedTemplates, ...[...plan.prune, ...plan.orphan].map((r) => r.template), ...splitList(parent?.metadata.annotations?.[KEY.appliedTemplates])]);
+    await deps.notifyTemplates(touched).catch((e: unknown) => deps.log.log('WARNING', 'could not notify reconcile-template', { namespace: name, error: String(e) }));
+  }
   deps.log.log(failed ? 'WARNING' : 'INFO', failed ? 'namespace reconciled with failures' : 'namespace reconciled', {
-    namespace: name, matched: desired.matched, applied: outcome.applied, created: outcome.created, pruned: outcome.pruned, orphaned: outcome.orphaned, unchanged: outcome.unchanged, failures: outcome.failures.length, writes,
+    namespace: name, phase: phase.phase, matched: desired.matched, applied: outcome.applied, created: outcome.created, pruned: outcome.pruned, orphaned: outcome.orphaned, unchanged: outcome.unchanged, failures: outcome.failures.length, writes,
   });
   return { result: failed ? 'failed' : 'converged', namespace: name, writes, outcome, reason: failed ? `${outcome.failures.length} object(s) failed` : undefined };
 }

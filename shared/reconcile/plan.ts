@@ -6,6 +6,7 @@ import { FIELD_MANAGER, KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, applySetParent, isSystemNamespace, matchTemplates, renderNamespace } from '../render/index.ts';
 import type { DeletionPolicy, NamespaceInfo, NamespaceTemplate, RenderContext, RenderedObject, RenderProblem, SkipReason, TemplateMode } from '../render/types.ts';
+import { unchangedSinceApply } from './observed.ts';
 import { groupKindOf, isSubset, keyOf, parseGroupKind, parseGroupKinds, refOf, sortedUnique, splitList, type ObjectRef } from './objects.ts';
 
 export { FIELD_MANAGER };
@@ -36,7 +37,8 @@ export interface DesiredOptions {
 }
 
 export function namespaceInfo(ns: KubeObject): NamespaceInfo {
-  return { name: ns.metadata.name ?? '', labels: { ...ns.metadata.labels }, annotations: { ...ns.metadata.annotations } };
+  const created = ns.metadata.creationTimestamp;
+  return { name: ns.metadata.name ?? '', labels: { ...ns.metadata.labels }, annotations: { ...ns.metadata.annotations }, ...(created ? { created } : {}) };
 }
 
 export function renderContextOf(ns: KubeObject): RenderContext {
@@ -105,9 +107,7 @@ export function parentGroupKinds(parent: KubeObject | null): string[] {
 
 /** Whether a live object must be written again: absent, another version of the template, or drifted. */
 export function needsApply(want: DesiredObject, live: KubeObject | undefined): boolean {
-  if (!live) return true;
-  if (live.metadata.annotations?.[KEY.appliedHash] !== want.hash) return true;
-  return !isSubset(want.object, live);
+  return !live || !unchangedSinceApply(want.object, want.hash, live);
 }
 
 export interface NamespacePlan {

@@ -5,7 +5,7 @@
 //   500  unexpected error: redelivered too;
 //   400  not a push envelope; 401/403 the OIDC token did not verify.
 import type { PushVerifier } from '../auth/oidc.ts';
-import { TransientError } from './errors.ts';
+import { PermanentError, TransientError } from './errors.ts';
 import type { Logger } from './log.ts';
 import { decodeMessage, type MessageKind, type ReconcileMessage } from './message.ts';
 
@@ -64,6 +64,10 @@ export async function handleEnvelope(opts: { accept: MessageKind; handle: Messag
     if (e instanceof TransientError) {
       opts.log.log('WARNING', 'transient failure, delivery will be retried', { messageId, name: decoded.message.name, error: e.message });
       return { status: 503, body: { error: e.message } };
+    }
+    if (e instanceof PermanentError) {
+      opts.log.log('ERROR', 'permanent failure, delivery acknowledged', { messageId, name: decoded.message.name, status: e.failure.status, error: e.message });
+      return { status: 200, body: { acknowledged: true, error: e.message } };
     }
     opts.log.log('ERROR', 'reconcile crashed, delivery will be retried', { messageId, name: decoded.message.name, error: (e as Error).stack ?? String(e) });
     return { status: 500, body: { error: (e as Error).message } };

@@ -3,6 +3,7 @@
 // and publishes one small message per change with an ordering key per object. It remembers
 // names and versions only (VersionIndex), never objects, so memory stays flat as the cluster grows.
 import type { BillingTap } from '../billing/tap.ts';
+import { KEY, PHASE } from '../keys.ts';
 import type { Bus } from '../bus/types.ts';
 import { listEach, NAMESPACES, TEMPLATES } from '../kube/api.ts';
 import { lnamespaceFingerprint } from '../lnamespace/relay.ts';
@@ -12,6 +13,7 @@ import { resourcePath } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { NamespaceTemplate } from '../render/index.ts';
 import type { RelayConfig } from './config.ts';
+import { watchDrift, type DriftWatch } from './drift-watch.ts';
 import { namespaceChangeMatters, namespaceFingerprint, templateFingerprint } from './fanout.ts';
 import type { Logger } from './log.ts';
 import { encodeMessage, type MessageKind, type MessageType, type ReconcileMessage } from './message.ts';
@@ -30,12 +32,18 @@ export interface RelayCounters {
   watches: number;
   reconnects: number;
   resyncs: number;
+  /** Watches the watchdog ended because they were silent too long (then relisted). */
+  silentRelists: number;
+  /** Messages re-published for namespaces still pending after a redrive period. */
+  redriven: number;
+  /** Changes or deletions of Furnish's objects by someone else, each sent as a reconcile of its namespace. */
+  drift: number;
 }
 
 export interface RelayDeps {
   kube: KubeClient;
   bus: Bus;
-  config: Pick<RelayConfig, 'cluster' | 'resyncSeconds' | 'watchTimeoutSeconds' | 'pageSize' | 'topics'>;
+  config: Pick<RelayConfig, 'cluster' | 'resyncSeconds' | 'watchTimeoutSeconds' | 'pageSize' | 'topics'> & Partial<Pick<RelayConfig, 'watchSilenceSeconds' | 'pendingRedriveSeconds' | 'driftResources'>>;
   log: Logger;
   /** Publish SYNC for every object found by the first list (default true): repairs what was missed while down. */
   syncOnStart?: boolean;
@@ -44,6 +52,7 @@ export interface RelayDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Sees every namespace the relay sees and publishes billing events (shared/billing/tap.ts). */
   billing?: BillingTap;
+  now?: () => number;
 }
 
 interface Stream {
@@ -56,6 +65,10 @@ interface Stream {
   listed: boolean;
   /** A kind whose API may not be served (its CRD not installed yet): a 404 lists as empty. */
   optional?: boolean;
+  /** When the current watch last said anything (an event or a bookmark), ms since the epoch. */
+  lastSeen: number;
+  /** The watchdog ended the current watch: relist, as after 410. */
+  silent: boolean;
 }
 
 interface WatchEvent {
@@ -78,12 +91,49 @@ export interface Relay {
 export function createRelay(deps: RelayDeps): Relay {
   const { kube, bus, config, log } = deps;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, watches: 0, reconnects: 0, resyncs: 0 };
+  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, watches: 0, reconnects: 0, resyncs: 0, silentRelists: 0, redriven: 0, drift: 0 };
   const streams: Stream[] = [
-    { kind: 'Namespace', path: resourcePath(NAMESPACES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false },
-    { kind: 'NamespaceTemplate', path: resourcePath(TEMPLATES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false },
+    { kind: 'Namespace', path: resourcePath(NAMESPACES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false, lastSeen: 0, silent: false },
+    { kind: 'NamespaceTemplate', path: resourcePath(TEMPLATES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false, lastSeen: 0, silent: false },
   ];
-  if (config.topics.lnamespaces) streams.push({ kind: 'LNamespace', path: resourcePath(LNAMESPACES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false, optional: true });
+  if (config.topics.lnamespaces) streams.push({ kind: 'LNamespace', path: resourcePath(LNAMESPACES), index: new VersionIndex(), resourceVersion: '', connected: false, listed: false, lastSeen: 0, silent: false, optional: true });
+  // A half-open connection delivers nothing and never ends: a watch silent for longer than this
+  // (bookmarks included) is presumed dead, ended and relisted, and /readyz says not ready meanwhile.
+  const silenceMs = (config.watchSilenceSeconds ?? 0) * 1000;
+  const now = deps.now ?? Date.now;
+  const silent = (s: Stream): boolean => silenceMs > 0 && s.connected && now() - s.lastSeen > silenceMs;
+  let watchdog: ReturnType<typeof setInterval> | undefined;
+  // Namespaces still pending, and since when: a pending namespace whose message was lost (dropped
+  // after its retries during an API outage) is published again after a redrive period, with or
+  // without resync, so its user is not blocked until the next full resync (or forever).
+  const pending = new Map<string, { uid: string; resourceVersion: string; since: number }>();
+  const redriveMs = (config.pendingRedriveSeconds ?? 0) * 1000;
+  let redriveTimer: ReturnType<typeof setInterval> | undefined;
+  let drift: DriftWatch | undefined;
+
+  function trackPending(obj: KubeObject, type: MessageType): void {
+    const name = obj.metadata.name ?? '';
+    if (type === 'DELETED' || obj.metadata.labels?.[KEY.phase] !== PHASE.pending || obj.metadata.deletionTimestamp) {
+      pending.delete(name);
+      return;
+    }
+    const was = pending.get(name);
+    pending.set(name, { uid: obj.metadata.uid ?? '', resourceVersion: obj.metadata.resourceVersion ?? '', since: was?.since ?? now() });
+  }
+
+  /** At most this many re-publishes per tick: a backlog (every namespace pending behind a slow API) must not be doubled. */
+  const REDRIVE_BATCH = 100;
+
+  function redrive(): void {
+    let sent = 0;
+    for (const [name, p] of pending) {
+      if (now() - p.since < redriveMs) continue;
+      if (sent++ >= REDRIVE_BATCH) break;
+      p.since = now();
+      counters.redriven += 1;
+      publish('Namespace', { name, uid: p.uid, resourceVersion: p.resourceVersion, type: 'SYNC' });
+    }
+  }
   /** Per kind, name → short hash of what the reconcilers read, to skip changes they cannot see. */
   const fingerprints: Record<MessageKind, Map<string, string>> = { Namespace: new Map(), NamespaceTemplate: new Map(), LNamespace: new Map() };
   const inFlight = new Set<Promise<void>>();
@@ -130,6 +180,7 @@ export function createRelay(deps: RelayDeps): Relay {
   function worthPublishing(s: Stream, obj: KubeObject, type: MessageType): boolean {
     const name = obj.metadata.name ?? '';
     const known = fingerprints[s.kind];
+    if (s.kind === 'Namespace') trackPending(obj, type);
     if (type === 'DELETED') {
       known.delete(name);
       return true;
@@ -176,6 +227,7 @@ export function createRelay(deps: RelayDeps): Relay {
   }
 
   function onEvent(s: Stream, ev: WatchEvent, markGone: () => void): void {
+    s.lastSeen = now();
     const obj = ev.object;
     if (!obj) return;
     if (ev.type === 'BOOKMARK') {
@@ -219,10 +271,18 @@ export function createRelay(deps: RelayDeps): Relay {
       );
       s.watch = handle;
       s.connected = true;
+      s.lastSeen = now();
       counters.watches += 1;
       const res = await handle.done;
       s.connected = false;
       if (stopped) break;
+      if (s.silent) {
+        s.silent = false;
+        counters.silentRelists += 1;
+        log.log('WARNING', 'watch silent for too long: relisting', { kind: s.kind, silentSeconds: config.watchSilenceSeconds });
+        needList = true;
+        continue;
+      }
       if (gone || res.status === 410) {
         counters.gone += 1;
         log.log('INFO', 'resourceVersion expired (410 Gone): relisting', { kind: s.kind, resourceVersion: s.resourceVersion });
@@ -256,7 +316,7 @@ export function createRelay(deps: RelayDeps): Relay {
   return {
     counters,
     sizes: () => ({ Namespace: streams[0]!.index.size, NamespaceTemplate: streams[1]!.index.size, LNamespace: streams[2]?.index.size ?? 0 }),
-    ready: () => !stopped && streams.every((s) => s.optional || (s.listed && s.connected)),
+    ready: () => !stopped && streams.every((s) => s.optional || (s.listed && s.connected && !silent(s))),
     resync,
     async start() {
       for (const s of streams) {
@@ -266,6 +326,26 @@ export function createRelay(deps: RelayDeps): Relay {
         }
       }
       loops = streams.map((s) => loop(s));
+      if ((config.driftResources ?? []).length > 0) {
+        drift = watchDrift({ kube, log, resources: config.driftResources!, watchTimeoutSeconds: config.watchTimeoutSeconds, sleep, onDrift: (namespace) => {
+          counters.drift += 1;
+          publish('Namespace', { name: namespace, uid: '', resourceVersion: '', type: 'MODIFIED' });
+        } });
+      }
+      if (redriveMs > 0) {
+        redriveTimer = setInterval(redrive, Math.min(redriveMs, 5000));
+        redriveTimer.unref?.();
+      }
+      if (silenceMs > 0) {
+        watchdog = setInterval(() => {
+          for (const s of streams) {
+            if (!silent(s) || s.silent) continue;
+            s.silent = true;
+            s.watch?.stop();
+          }
+        }, Math.min(silenceMs, 5000));
+        watchdog.unref?.();
+      }
       if (config.resyncSeconds > 0) {
         resyncTimer = setInterval(() => void resync(), config.resyncSeconds * 1000);
         resyncTimer.unref?.();
@@ -274,6 +354,9 @@ export function createRelay(deps: RelayDeps): Relay {
     async stop() {
       stopped = true;
       if (resyncTimer) clearInterval(resyncTimer);
+      if (watchdog) clearInterval(watchdog);
+      if (redriveTimer) clearInterval(redriveTimer);
+      await drift?.stop();
       for (const s of streams) s.watch?.stop();
       await Promise.all(loops);
       await resyncing;

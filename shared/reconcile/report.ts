@@ -3,6 +3,7 @@
 // reported once however often it recurs; status lists are capped.
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../kube/types.ts';
+import { canonicalJson } from '../render/index.ts';
 import type { NamespaceTemplateStatus, TemplateCondition, TemplateFailure } from '../render/types.ts';
 
 export const MAX_RECENT_FAILURES = 10;
@@ -106,14 +107,6 @@ export function eventObject(draft: EventDraft, ns: KubeObject, now: Date, compon
   };
 }
 
-/** Adds a failure to a template's bounded list; null when it is already there (nothing to write). */
-export function withRecentFailure(status: NamespaceTemplateStatus | undefined, failure: TemplateFailure, max = MAX_RECENT_FAILURES): TemplateFailure[] | null {
-  const list = status?.recentFailures ?? [];
-  if (list.some((f) => f.namespace === failure.namespace && f.object === failure.object && f.reason === failure.reason)) return null;
-  const rest = list.filter((f) => !(f.namespace === failure.namespace && f.object === failure.object));
-  return [{ ...failure, reason: clip(failure.reason, 512) }, ...rest].slice(0, max);
-}
-
 export interface TemplateCounts {
   generation: number;
   matched: number;
@@ -132,14 +125,19 @@ function upsert(list: readonly TemplateCondition[], c: TemplateCondition): Templ
   return [...list.filter((x) => x.type !== c.type), c].sort((a, b) => a.type.localeCompare(b.type));
 }
 
-/** Status after a count: Ready is True when every matched namespace has every object applied. */
-export function templateStatus(prev: NamespaceTemplateStatus | undefined, counts: TemplateCounts, now: Date, progress?: { published: number; total: number; done: boolean }): NamespaceTemplateStatus {
-  const ready = counts.failed === 0 && counts.applied >= counts.matched;
+/**
+ * Status after a count: Ready is True when every matched namespace holds this generation's
+ * objects. `failures` replaces the list (they are recounted from the namespaces each time);
+ * without it the previous list is kept (a progress report during a fan-out).
+ */
+export function templateStatus(prev: NamespaceTemplateStatus | undefined, counts: TemplateCounts, now: Date, progress?: { published: number; total: number; done: boolean }, failures?: TemplateFailure[]): NamespaceTemplateStatus {
+  // While a fan-out is still publishing, namespaces it has not reached cannot be counted yet.
+  const ready = counts.failed === 0 && counts.applied >= counts.matched && (progress?.done ?? true);
   const readyCondition = condition(prev?.conditions, {
     type: 'Ready',
     status: ready ? 'True' : 'False',
     reason: counts.failed > 0 ? 'ApplyFailed' : ready ? 'Applied' : 'Progressing',
-    message: `${counts.applied} of ${counts.matched} matching namespaces populated, ${counts.failed} failed`,
+    message: `${counts.applied} of ${counts.matched} matching namespaces populated at generation ${counts.generation}, ${counts.failed} failed`,
     observedGeneration: counts.generation,
   }, now);
   let conditions = upsert(prev?.conditions ?? [], readyCondition);
@@ -158,12 +156,20 @@ export function templateStatus(prev: NamespaceTemplateStatus | undefined, counts
     applied: counts.applied,
     failed: counts.failed,
     conditions: conditions.slice(0, 8),
-    recentFailures: (prev?.recentFailures ?? []).slice(0, MAX_RECENT_FAILURES),
+    recentFailures: (failures ?? prev?.recentFailures ?? []).slice(0, MAX_RECENT_FAILURES),
   };
 }
 
-/** Whether two statuses differ in anything but timestamps: an unchanged count writes nothing. */
+/**
+ * Whether two statuses differ in anything but timestamps: an unchanged count writes nothing.
+ * Compared as values (canonical JSON): the API server returns custom resources with their keys
+ * sorted, so the order a status was written in must not matter.
+ */
 export function statusDiffers(a: NamespaceTemplateStatus | undefined, b: NamespaceTemplateStatus): boolean {
-  const strip = (s: NamespaceTemplateStatus | undefined) => JSON.stringify({ ...s, conditions: (s?.conditions ?? []).map((c) => ({ ...c, lastTransitionTime: undefined })) });
+  const strip = (s: NamespaceTemplateStatus | undefined) => canonicalJson({
+    ...s,
+    conditions: (s?.conditions ?? []).map((c) => ({ ...c, lastTransitionTime: undefined })),
+    recentFailures: (s?.recentFailures ?? []).map((f) => ({ ...f, time: undefined })),
+  });
   return strip(a) !== strip(b);
 }

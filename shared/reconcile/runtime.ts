@@ -9,7 +9,8 @@ import { ResourceResolver } from '../kube/resources.ts';
 import { cachedAuthorizer, createSarAuthorizer, type Authorizer } from '../kube/sar.ts';
 import type { ReconcileConfig } from './config.ts';
 import type { Logger } from './log.ts';
-import type { ReconcileMessage } from './message.ts';
+import { coalescer } from './concurrency.ts';
+import { encodeMessage, type ReconcileMessage } from './message.ts';
 import { reconcileNamespace, type NamespaceResult } from './namespace.ts';
 import { reconcileTemplate, type TemplateResult } from './template.ts';
 
@@ -41,6 +42,8 @@ export interface RuntimeOptions {
   verify?: PushVerifier;
 }
 
+const NOTIFY_TIMEOUT_MS = 3000;
+
 export function createRuntime(opts: RuntimeOptions): Runtime {
   const { config, log } = opts;
   const kubeFor = opts.kubeFor ?? (async (cluster: string) => {
@@ -52,7 +55,25 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     return { kube, resolver: new ResourceResolver(kube), authorizer: cachedAuthorizer(createSarAuthorizer((c) => kube.http(c)), { ttlMs: 10_000 }) };
   });
   let bus: Promise<Bus> | undefined;
+  const busOnce = (): Promise<Bus> => (bus ??= opts.bus());
   const verify = opts.verify ?? createPushVerifier(config.push);
+  // STATUS messages arrive in bursts (one per namespace converging): recounts of one template that
+  // would start while another is queued share it, and it starts after every message it answers.
+  const recount = coalescer<TemplateResult>(config.statusIntervalMs);
+  // Best effort and bounded: a lost STATUS message costs a late status (the next resync recounts), never the namespace's ack.
+  const notifyTemplates = (cluster: string, namespace: string) => async (templates: string[]) => {
+    const b = await busOnce();
+    const sent = Promise.all(templates.map((name) => b.publish(config.topics.templates, encodeMessage({ v: 1, cluster, kind: 'NamespaceTemplate', name, type: 'STATUS', cause: `namespace/${namespace}` }))));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`publishing STATUS took longer than ${NOTIFY_TIMEOUT_MS} ms`)), NOTIFY_TIMEOUT_MS); });
+    try {
+      const results = await Promise.race([sent, late]);
+      const failed = results.filter((r) => !r.ok).length;
+      if (failed > 0) throw new Error(`${failed} of ${templates.length} STATUS publishes failed`);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   return {
     config,
     log,
@@ -60,14 +81,16 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     cluster: clients,
     async namespace(msg) {
       const c = await clients(msg.cluster || config.cluster);
-      return reconcileNamespace({ kube: c.kube, resolver: c.resolver, authorizer: c.authorizer, systemNamespaces: config.systemNamespaces, applyConcurrency: config.applyConcurrency, readyDespiteFailures: config.readyDespiteFailures, log }, msg.name);
+      const cluster = msg.cluster || config.cluster;
+      return reconcileNamespace({ kube: c.kube, resolver: c.resolver, authorizer: c.authorizer, systemNamespaces: config.systemNamespaces, applyConcurrency: config.applyConcurrency, readyDespiteFailures: config.readyDespiteFailures, notifyTemplates: notifyTemplates(cluster, msg.name), log }, msg.name);
     },
     async template(msg) {
       const c = await clients(msg.cluster || config.cluster);
-      bus ??= opts.bus();
-      return reconcileTemplate({
+      const b = await busOnce();
+      const run = () => reconcileTemplate({
         kube: c.kube,
-        bus: await bus,
+        resolver: c.resolver,
+        bus: b,
         cluster: msg.cluster || config.cluster,
         namespaceTopic: config.topics.namespaces,
         systemNamespaces: config.systemNamespaces,
@@ -76,7 +99,13 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         progressEvery: config.fanout.progressEvery,
         pageSize: config.fanout.pageSize,
         log,
-      }, msg.name);
+      }, msg.name, { recountOnly: msg.type === 'STATUS' });
+      if (msg.type !== 'STATUS') return run();
+      // A recount queued to start later answers this message too: acknowledge at once, so that a
+      // burst of STATUS messages holds one delivery, not one each.
+      const key = `${msg.cluster}/${msg.name}`;
+      if (recount.queued(key)) return { template: msg.name, deleted: false, fannedOut: false, published: 0, targets: 0, statusWritten: false, coalesced: true };
+      return recount(key, run);
     },
     async close() {
       if (bus) await (await bus).close();

@@ -1,25 +1,30 @@
 // reconcile-template's executor: on a template's creation, change or deletion, publish one
 // reconcile message per namespace that matches now or carries the template from before, with
 // bounded concurrency and a client-side rate limit, reporting progress in the template status;
-// on every message (resync included), recount and write the status only if it changed.
+// on every message (resync included, and the STATUS messages namespaces send when they change),
+// recount and write the status only if it changed. It is the one writer of template status.
 import { KEY } from '../keys.ts';
 import type { Bus } from '../bus/types.ts';
-import { listEach, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
+import { listAll, listEach, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { TokenBucket } from '../kube/ratelimit.ts';
-import { resourcePath } from '../kube/resources.ts';
+import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type NamespaceTemplateStatus } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
-import { classifyApiError, TransientError } from './errors.ts';
-import { chunk, countTemplate, fanoutNeeded, fanoutTargets, parentRecord, templateFingerprint, type ParentRecord } from './fanout.ts';
+import { apiError, TransientError } from './errors.ts';
+import { chunk, fanoutNeeded, fanoutTargets, parentRecord, templateFingerprint, type ParentRecord } from './fanout.ts';
 import type { Logger } from './log.ts';
 import { encodeMessage, type ReconcileMessage } from './message.ts';
 import { namespaceInfo } from './plan.ts';
+import { groupKindOf, parseGroupKind, sortedUnique } from './objects.ts';
 import { statusDiffers, templateStatus } from './report.ts';
+import { liveHashes, tallyTemplate, type LiveHashes } from './template-status.ts';
 
 export interface TemplateDeps {
   kube: KubeClient;
+  /** Finds the template's kinds, to check that namespaces hold its current objects. Without it, the parents' word is taken. */
+  resolver?: ResourceResolver;
   bus: Bus;
   cluster: string;
   namespaceTopic: string;
@@ -39,12 +44,13 @@ export interface TemplateResult {
   published: number;
   targets: number;
   statusWritten: boolean;
+  /** A STATUS message answered by a recount already queued. */
+  coalesced?: boolean;
 }
 
-function transientOr(what: string, status: number, reason: string | undefined, error: string | undefined): void {
-  const c = classifyApiError({ status, reason });
-  if (c.class === 'transient') throw new TransientError(`${what}: ${c.why}: ${error ?? ''}`, { status, reason, message: error });
-  throw new Error(`${what}: ${c.why}: ${error ?? ''}`);
+/** A failed call ends the reconcile: redelivered when transient, acknowledged and reported when permanent. */
+function transientOr(what: string, status: number, reason: string | undefined, error: string | undefined): never {
+  throw apiError(what, { status, reason, message: error });
 }
 
 async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInfo[]; parents: ParentRecord[] }> {
@@ -59,12 +65,33 @@ async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInf
   return { namespaces, parents };
 }
 
+/** The template's objects across the cluster (by label), or null when they cannot all be read. */
+async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveHashes | null> {
+  if (!deps.resolver) return null;
+  const name = t.metadata.name ?? '';
+  const kinds = sortedUnique((t.spec.templates ?? []).map((o) => groupKindOf(String(o.apiVersion ?? ''), String(o.kind ?? ''))));
+  const objects: KubeObject[] = [];
+  for (const gk of kinds) {
+    const { group, kind } = parseGroupKind(gk);
+    const info = await deps.resolver.forGroupKind(group, kind);
+    if (!info) continue;
+    const { result, items } = await listAll(deps.kube, resourcePath(info), { labelSelector: `${KEY.template}=${name}`, limit: deps.pageSize });
+    if (!result.ok) transientOr(`list ${gk} of template ${name}`, result.status, result.reason, result.error);
+    for (const item of items) objects.push({ ...item, apiVersion: info.group ? `${info.group}/${info.version}` : info.version, kind });
+  }
+  return liveHashes(objects);
+}
+
 async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTemplateStatus): Promise<void> {
   const res = await mergePatch(deps.kube, `${resourcePath(TEMPLATES, undefined, name)}/status`, { status });
   if (!res.ok && res.status !== 404) transientOr(`update status of template ${name}`, res.status, res.reason, res.error);
 }
 
-export async function reconcileTemplate(deps: TemplateDeps, name: string): Promise<TemplateResult> {
+/**
+ * `recountOnly` (STATUS messages): never fan out. A namespace converging during a fan-out would
+ * otherwise find the fan-out not yet recorded and start a second one.
+ */
+export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: { recountOnly?: boolean } = {}): Promise<TemplateResult> {
   const now = () => deps.now?.() ?? new Date();
   const got = await deps.kube.call<NamespaceTemplate>({ method: 'GET', path: resourcePath(TEMPLATES, undefined, name) });
   if (!got.ok && got.status !== 404) transientOr(`get template ${name}`, got.status, got.reason, got.error);
@@ -73,14 +100,14 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string): Promi
   const { namespaces, parents } = await readState(deps);
   let status = t?.status;
 
-  if (fanoutNeeded(t)) {
+  if (!opts.recountOnly && fanoutNeeded(t)) {
     const targets = fanoutTargets(name, t, namespaces, parents, deps.systemNamespaces);
     result.targets = targets.length;
     result.fannedOut = true;
     const bucket = new TokenBucket(deps.messagesPerSecond ?? 2000, Math.max(1, Math.ceil((deps.messagesPerSecond ?? 2000) / 10)));
     const cause = `template/${name}@${t?.metadata.resourceVersion ?? 'deleted'}`;
     const every = deps.progressEvery ?? 2000;
-    const counts0 = t ? countTemplate(t, namespaces, parents, deps.systemNamespaces) : null;
+    const counts0 = t ? tallyTemplate(t, namespaces, parents, null, deps.systemNamespaces) : null;
     let failed = 0;
     for (const batch of chunk(targets, every)) {
       const results = await mapLimit(batch, deps.concurrency ?? 64, async (ns) => {
@@ -105,7 +132,8 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string): Promi
     }
   }
   if (!t) return result;
-  const next = templateStatus(status, countTemplate(t, namespaces, parents, deps.systemNamespaces), now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined);
+  const tally = tallyTemplate(t, namespaces, parents, await readLive(deps, t), deps.systemNamespaces);
+  const next = templateStatus(status, tally, now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined, tally.failures);
   if (statusDiffers(t.status, next)) {
     await patchStatus(deps, name, next);
     result.statusWritten = true;

@@ -90,6 +90,18 @@ function selectionSkip(ns: NamespaceInfo, template: NamespaceTemplate): Skip | u
   return undefined;
 }
 
+/**
+ * `existingNamespaces: Ignore`: a namespace created before the template (by creationTimestamp,
+ * whole seconds, so the same second counts as after) is not the template's to furnish. A
+ * namespace being admitted has no creationTimestamp yet: it is always new.
+ */
+function existingSkip(ns: NamespaceInfo, template: NamespaceTemplate): Skip | undefined {
+  const since = template.metadata.creationTimestamp;
+  if (template.spec?.existingNamespaces !== 'Ignore' || !ns.created || !since) return undefined;
+  if (Date.parse(ns.created) >= Date.parse(since)) return undefined;
+  return { code: 'existed-before-template', message: `namespace was created (${ns.created}) before the template (${since}), which has existingNamespaces: Ignore` };
+}
+
 function permissionSkip(template: NamespaceTemplate, granted: (name: string) => boolean): Skip | undefined {
   const name = templateName(template);
   if (!requiresPermission(template) || granted(name)) return undefined;
@@ -106,7 +118,7 @@ function skipped(template: NamespaceTemplate, skip: Skip): SkipReason {
 /**
  * The templates that apply to `ns`, sorted by name, and a reason for each one that does not.
  * Rules in order: system namespace, opted out (both skip every template), template disabled,
- * invalid selector, not selected, permission required and not granted.
+ * invalid selector, not selected, existed before the template, permission required and not granted.
  */
 export function matchTemplates(ns: NamespaceInfo, templates: readonly NamespaceTemplate[], opts: MatchOptions = {}): MatchResult {
   const sorted = [...templates].sort(byTemplateName);
@@ -115,7 +127,7 @@ export function matchTemplates(ns: NamespaceInfo, templates: readonly NamespaceT
   const granted = opts.granted ?? nothingGranted;
   const result: MatchResult = { matched: [], skipped: [] };
   for (const template of sorted) {
-    const skip = selectionSkip(ns, template) ?? permissionSkip(template, granted);
+    const skip = selectionSkip(ns, template) ?? existingSkip(ns, template) ?? permissionSkip(template, granted);
     if (skip) result.skipped.push(skipped(template, skip));
     else result.matched.push(template);
   }

@@ -11,6 +11,7 @@
 import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { applySetId, applySetParent } from './applyset.ts';
+import { emptyTokenProblems } from './empty-tokens.ts';
 import { contentHash } from './hash.ts';
 import { cloneJson } from './json.ts';
 import { formatGroupKind, groupOf, objectKey } from './kinds.ts';
@@ -50,7 +51,7 @@ function placeInNamespace(object: KubeObject, target: Target): KubeObject {
 function renderObject(raw: KubeObject, path: string, target: Target): { object: RenderedObject; problems: ValidationProblem[] } {
   const substituted = cloneJson(raw, (s) => substituteTokens(s, target.values)) as KubeObject;
   const placed = placeInNamespace(substituted, target);
-  const problems = [...namespaceProblems(raw, substituted, target.namespace, path), ...renderedObjectProblems(raw, placed, path, false)];
+  const problems = [...namespaceProblems(raw, substituted, target.namespace, path), ...renderedObjectProblems(raw, placed, path, false), ...emptyTokenProblems(raw, target.values, path)];
   const key = objectKey(groupKindOf(placed), target.namespace, placed.metadata.name ?? '');
   const hash = problems.length === 0 ? contentHash(placed) : '';
   return { object: { template: target.template, key, hash, object: placed }, problems };

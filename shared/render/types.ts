@@ -7,12 +7,16 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 
 export type DeletionPolicy = 'Delete' | 'Orphan';
 export type TemplateMode = 'Enforce' | 'CreateOnly';
+/** Whether a template applies to namespaces created before it (see README "Existing namespaces"). */
+export type ExistingNamespaces = 'Adopt' | 'Ignore';
 
 export interface NamespaceTemplateSpec {
   namespaces?: { labelSelector?: LabelSelector | null } | null;
   templates?: KubeObject[];
   deletionPolicy?: DeletionPolicy;
   mode?: TemplateMode;
+  /** Default Adopt. */
+  existingNamespaces?: ExistingNamespaces;
 }
 
 export interface TemplateCondition {
@@ -28,7 +32,7 @@ export interface TemplateFailure {
   namespace: string;
   object: string;
   reason: string;
-  time: string;
+  time?: string;
 }
 
 export interface NamespaceTemplateStatus {
@@ -50,6 +54,8 @@ export interface NamespaceInfo {
   name: string;
   labels: StringMap;
   annotations: StringMap;
+  /** metadata.creationTimestamp; absent for a namespace being created (admission). */
+  created?: string;
 }
 
 /** Values of the tokens `$(CREATOR)`, `$(NAMESPACE)`, `$(ORGANIZATION)`. */
@@ -67,7 +73,8 @@ export type SkipReasonCode =
   | 'template-disabled'
   | 'not-selected'
   | 'invalid-selector'
-  | 'permission-required';
+  | 'permission-required'
+  | 'existed-before-template';
 
 /** Why a template does not apply to a namespace: every skip is explainable. */
 export interface SkipReason {

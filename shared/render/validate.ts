@@ -40,10 +40,11 @@ const SAMPLE_DESCRIPTIONS: Readonly<Record<TokenName | typeof ANNOTATION_TOKEN, 
   ANNOTATION: 'a 63-character annotation value',
 };
 
-const SPEC_FIELDS = new Set(['namespaces', 'templates', 'deletionPolicy', 'mode']);
+const SPEC_FIELDS = new Set(['namespaces', 'templates', 'deletionPolicy', 'mode', 'existingNamespaces']);
 const NAMESPACES_FIELDS = new Set(['labelSelector']);
 const DELETION_POLICIES = ['Delete', 'Orphan'] as const;
 const MODES = ['Enforce', 'CreateOnly'] as const;
+const EXISTING_NAMESPACES = ['Adopt', 'Ignore'] as const;
 /** Allowed values of the NamespaceTemplate's own annotations: a typo must not change behaviour silently. */
 const TEMPLATE_ANNOTATION_VALUES: Readonly<Record<string, readonly string[]>> = {
   [KEY.requirePermission]: ['true', 'false'],
@@ -250,6 +251,7 @@ function specProblems(spec: unknown): ValidationProblem[] {
     ...namespacesProblems(spec.namespaces),
     ...enumProblems(spec.deletionPolicy, 'spec.deletionPolicy', DELETION_POLICIES),
     ...enumProblems(spec.mode, 'spec.mode', MODES),
+    ...enumProblems(spec.existingNamespaces, 'spec.existingNamespaces', EXISTING_NAMESPACES),
     ...templateListProblems(spec.templates),
   ];
 }

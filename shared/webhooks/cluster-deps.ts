@@ -4,7 +4,7 @@ import type { ClusterConfig } from '../config/types.ts';
 import { createKubeHttp } from '../kube/http.ts';
 import { cachedAuthorizer, createSarAuthorizer } from '../kube/sar.ts';
 import type { WebhookDeps } from './deps.ts';
-import { clusterTemplates } from './templates.ts';
+import { clusterNamespaces, clusterTemplates } from './templates.ts';
 import { clusterInitializerLookups } from './initializer-lookups.ts';
 import { clusterOrganizations } from '../org/source.ts';
 
@@ -26,14 +26,7 @@ export function depsForCluster(cluster: ClusterConfig): WebhookDeps {
     templates: clusterTemplates(http),
     initializers: clusterInitializerLookups(http),
     organizations: clusterOrganizations(http),
-    namespaces: {
-      async exists(name) {
-        const res = await http({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(name)}` });
-        if (res.ok) return true;
-        if (res.status === 404) return false;
-        throw new Error(`GET namespace ${name}: ${res.error ?? `HTTP ${res.status}`}`);
-      },
-    },
+    namespaces: clusterNamespaces(http),
   };
 }
 

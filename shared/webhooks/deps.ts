@@ -14,10 +14,15 @@ export interface TemplateSource {
   current?(): NamespaceTemplate[] | undefined;
 }
 
-/** Whether a namespace exists (mutate-lnamespace: an LNamespace may not take one over unasked). */
+/**
+ * Namespaces read fresh: whether one exists (mutate-lnamespace: an LNamespace may not take one
+ * over unasked), and why one could not be furnished (its annotation furnish.dev/failure, for the
+ * guard's denial).
+ */
 export interface NamespaceSource {
   /** Rejects when it cannot be told. */
   exists(name: string): Promise<boolean>;
+  failure(namespace: string): Promise<string | undefined>;
 }
 
 export interface WebhookDeps {
@@ -28,6 +33,7 @@ export interface WebhookDeps {
   initializers?: InitializerLookups;
   /** Organizations and namespaces, read fresh (organization rules, quota, run-once Pods). */
   organizations?: OrganizationApi;
+  /** Absent: denials say "still being furnished" without looking the reason up; LNamespaces cannot be created. */
   namespaces?: NamespaceSource;
 }
 

@@ -2,6 +2,7 @@
 // process. RBAC answers come from the Role/ClusterRole/bindings and NamespaceTemplates among
 // `cluster.objects` (a directory of YAML in the CLI); with no cluster, every permission check
 // is refused and there are no templates.
+import { KEY } from '../keys.ts';
 import { decodeAdmissionReview } from '../admission/decode.ts';
 import { toReview } from '../admission/response.ts';
 import type { AdmissionReview } from '../admission/types.ts';
@@ -61,7 +62,10 @@ export async function admitOffline(options: AdmitOfflineOptions): Promise<Admiss
     templates: staticTemplates(templatesIn(objects)),
     initializers: staticInitializerLookups(objects),
     organizations: memoryOrganizations(orgs ?? [], objects.filter((o) => o.kind === 'Namespace')),
-    namespaces: { exists: async (name: string) => objects.some((o) => o.kind === 'Namespace' && o.metadata.name === name) },
+    namespaces: {
+      exists: async (name: string) => objects.some((o) => o.kind === 'Namespace' && o.metadata.name === name),
+      failure: async (name: string) => objects.find((o) => o.kind === 'Namespace' && o.metadata.name === name)?.metadata.annotations?.[KEY.failure],
+    },
   };
   const response = await HANDLERS[options.webhook](review.request, deps);
   response.uid = review.request.uid;

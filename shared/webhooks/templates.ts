@@ -4,7 +4,9 @@
 import type { KubeHttp } from '../kube/http.ts';
 import { API_VERSION } from '../render/types.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
-import type { TemplateSource } from './deps.ts';
+import { KEY } from '../keys.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { NamespaceSource, TemplateSource } from './deps.ts';
 
 export const TEMPLATES_PATH = `/apis/${API_VERSION}/namespacetemplates`;
 
@@ -14,6 +16,22 @@ export function clusterTemplates(http: KubeHttp): TemplateSource {
       const result = await http<{ items?: NamespaceTemplate[] }>({ method: 'GET', path: TEMPLATES_PATH });
       if (!result.ok || !Array.isArray(result.data?.items)) throw new Error(`GET ${TEMPLATES_PATH}: ${result.error ?? `HTTP ${result.status}`}`);
       return result.data.items;
+    },
+  };
+}
+
+/** Namespaces read fresh: existence, and the reason reconcile-namespace recorded on one it could not furnish. */
+export function clusterNamespaces(http: KubeHttp): NamespaceSource {
+  return {
+    async exists(name) {
+      const res = await http({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(name)}` });
+      if (res.ok) return true;
+      if (res.status === 404) return false;
+      throw new Error(`GET namespace ${name}: ${res.error ?? `HTTP ${res.status}`}`);
+    },
+    async failure(namespace) {
+      const result = await http<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}` });
+      return result.ok ? result.data?.metadata.annotations?.[KEY.failure] : undefined;
     },
   };
 }

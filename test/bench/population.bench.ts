@@ -1,4 +1,6 @@
-// `npm run bench population`: population at scale against kube-sim, in one run.
+// `npm run bench population`: population at scale against kube-sim, or against the real cluster
+// FURNISH_TEST_KUBECONFIG names (its current context; FURNISH_TEST_AUDIT_LOG, the API server's
+// audit log, then counts every write Furnish made as the server saw it), in one run.
 //   setup     N namespaces (default 10,000) furnished by a template of 5 objects
 //   latency   `create namespace` → phase=ready, p50/p99 over 200 namespaces
 //   fan-out   one object of the template changed: wall time, API writes (by resource; the
@@ -8,6 +10,8 @@
 // Three processes besides this one, so each memory figure is its own: kube-sim, the relay (its
 // in-process bus pushes to the reconciler over HTTP, in the Pub/Sub push format) and the
 // reconcilers (Functions Framework; the template fan-out publishes to its own in-process bus).
+// The template spells quantities the way people do (`1000m`, `1024Mi`, `0.5`), which the real
+// server stores differently: the resync must still write nothing.
 // BENCH_NAMESPACES, BENCH_LATENCY_NAMESPACES and FURNISH_KUBE_QPS tune it.
 import { fork, type ChildProcess } from 'node:child_process';
 import { KEY } from '../../shared/keys.ts';
@@ -16,7 +20,12 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import { listEach } from '../../shared/kube/api.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
+import { auditLog, type AuditLog } from '../support/audit.ts';
 import { startKubeSimProcess } from './kube-sim-process.ts';
+
+const EXTERNAL = process.env.FURNISH_TEST_KUBECONFIG;
+/** On a real cluster, this run's namespaces and template selector (earlier runs' are left alone). */
+const RUN = EXTERNAL ? Date.now().toString(36).slice(-5) : 'yes';
 
 const role = process.argv[2];
 const N = Number(process.env.BENCH_NAMESPACES ?? 10_000);
@@ -142,13 +151,13 @@ const TEMPLATE = (version: string): NamespaceTemplate => ({
   kind: 'NamespaceTemplate',
   metadata: { name: 'bench' },
   spec: {
-    namespaces: { labelSelector: { matchLabels: { bench: 'yes' } } },
+    namespaces: { labelSelector: { matchLabels: { bench: RUN } } },
     templates: [
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' }, data: { owner: '$(CREATOR)', version } },
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'contacts' }, data: { team: '$(NAMESPACE)' } },
       { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'default-deny' }, spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] } },
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'namespace-admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: '$(CREATOR)' }], roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' } },
-      { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'default-quota' }, spec: { hard: { pods: '50' } } },
+      { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'default-quota' }, spec: { hard: { pods: '50', 'requests.cpu': '1000m', 'requests.memory': '1024Mi', 'limits.cpu': '0.5' } } },
     ],
   },
 });
@@ -159,7 +168,7 @@ async function applyTemplate(kube: KubeClient, t: NamespaceTemplate): Promise<vo
 }
 
 async function createNamespace(kube: KubeClient, name: string, labels: Record<string, string>): Promise<void> {
-  const r = await kube.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { bench: 'yes', [KEY.phase]: 'pending', ...labels }, annotations: { [KEY.creator]: 'alice' } } } });
+  const r = await kube.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { bench: RUN, [KEY.phase]: 'pending', ...labels }, annotations: { [KEY.creator]: 'alice' } } } });
   if (!r.ok) throw new Error(`create ${name}: ${r.status} ${r.error}`);
 }
 
@@ -197,9 +206,19 @@ function diffWrites(a: KubeMetrics, b: KubeMetrics): Record<string, number> {
   return out;
 }
 
-async function measured(label: string, relay: Child, reconciler: Child, run: () => Promise<void>): Promise<{ wallMs: number; writes: Record<string, number>; totalWrites: number; messages: { relay: number; fanout: number }; memory: { relay: Sample; reconciler: Sample } }> {
+/** Furnish's writes in the audit log since `mark()`, by resource (dry runs are not writes). */
+function auditedWrites(audit: AuditLog): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const w of audit.since((ua) => ua === 'furnish')) out[w.resource] = (out[w.resource] ?? 0) + 1;
+  return out;
+}
+
+const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+
+async function measured(label: string, relay: Child, reconciler: Child, run: () => Promise<void>, audit?: AuditLog): Promise<{ wallMs: number; writes: Record<string, number>; totalWrites: number; audited?: Record<string, number>; messages: { relay: number; fanout: number }; memory: { relay: Sample; reconciler: Sample } }> {
   await relay.ask('reset-memory');
   await reconciler.ask('reset-memory');
+  audit?.mark();
   const before = await snapshot(relay, reconciler);
   const t0 = performance.now();
   await run();
@@ -207,16 +226,21 @@ async function measured(label: string, relay: Child, reconciler: Child, run: () 
   const wallMs = Math.round(performance.now() - t0);
   const after = await snapshot(relay, reconciler);
   const writes = diffWrites(before.reconciler.metrics, after.reconciler.metrics);
+  // The API server writes its audit log as requests complete: let the last lines land.
+  if (audit) await new Promise((r) => setTimeout(r, 1000));
+  const audited = audit ? auditedWrites(audit) : undefined;
   const result = {
     wallMs,
     writes,
-    totalWrites: Object.values(writes).reduce((a, b) => a + b, 0),
+    totalWrites: sum(writes),
+    ...(audited ? { audited } : {}),
     messages: { relay: after.relay.counters.published - before.relay.counters.published, fanout: after.reconciler.bus.published - before.reconciler.bus.published },
     memory: { relay: after.relay.memory, reconciler: after.reconciler.memory },
   };
   console.log(`\n--- ${label}`);
   console.log(`wall time            ${(wallMs / 1000).toFixed(2)} s`);
-  console.log(`API writes           ${result.totalWrites}  ${JSON.stringify(writes)}`);
+  console.log(`API writes           ${result.totalWrites}  ${JSON.stringify(writes)} (Furnish's client)`);
+  if (audited) console.log(`audit log writes     ${sum(audited)}  ${JSON.stringify(audited)} (the API server's audit log, User-Agent furnish)`);
   console.log(`messages published   relay ${result.messages.relay}, fan-out ${result.messages.fanout}`);
   const m = (s: Sample) => `heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak incl. garbage; RSS ${s.rssMb} MB (max ${s.maxRssMb} MB)`;
   console.log(`memory relay         ${m(result.memory.relay)}`);
@@ -225,10 +249,12 @@ async function measured(label: string, relay: Child, reconciler: Child, run: () 
 }
 
 async function main(): Promise<void> {
-  console.log(`population bench: ${N} namespaces × 5 objects, latency over ${LATENCY_N}, reconciler client ${QPS} qps, relay heap capped at 128 MB`);
-  const sim = await startKubeSimProcess();
-  const admin = createKubeClient(await connect({ kubeconfigPath: sim.kubeconfigPath, context: sim.adminContext }), { qps: 1e6, burst: 1e6 });
+  console.log(`population bench: ${N} namespaces × 5 objects, latency over ${LATENCY_N}, reconciler client ${QPS} qps, relay heap capped at 128 MB, against ${EXTERNAL ? `the real cluster ${EXTERNAL}` : 'kube-sim'}`);
+  const sim = EXTERNAL ? { kubeconfigPath: EXTERNAL, adminContext: undefined, stop: async () => {} } : await startKubeSimProcess();
+  const audit = EXTERNAL && process.env.FURNISH_TEST_AUDIT_LOG ? auditLog(process.env.FURNISH_TEST_AUDIT_LOG) : undefined;
+  const admin = createKubeClient(await connect({ kubeconfigPath: sim.kubeconfigPath, context: sim.adminContext }), { qps: 1e6, burst: 1e6, userAgent: 'furnish-bench' });
   const children: Child[] = [];
+  const ourNamespaces: string[] = [];
   try {
     const crdReady = await admin.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
     if (!crdReady.ok) {
@@ -248,7 +274,10 @@ async function main(): Promise<void> {
 
     // setup, with the relay's memory measured at a tenth of the namespaces and at all of them
     const t0 = performance.now();
-    const names = Array.from({ length: N }, (_, i) => `bench-${String(i).padStart(5, '0')}`);
+    const prefix = EXTERNAL ? `bench-${RUN}` : 'bench';
+    const names = Array.from({ length: N }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
+    const latencyNames = Array.from({ length: LATENCY_N }, (_, i) => (EXTERNAL ? `lat-${RUN}-${i}` : `lat-${i}`));
+    ourNamespaces.push(...names, ...latencyNames);
     const tenth = Math.ceil(N / 10);
     await mapLimit(names.slice(0, tenth), 64, (n) => createNamespace(admin, n, {}));
     await waitIdle(relay, reconciler);
@@ -256,7 +285,7 @@ async function main(): Promise<void> {
     await mapLimit(names.slice(tenth), 64, (n) => createNamespace(admin, n, {}));
     await waitIdle(relay, reconciler);
     const relayAtAll = (await relay.ask<{ memory: Sample; sizes: { Namespace: number } }>('stats'));
-    const ready = await countWhere(admin, '/api/v1/namespaces', 'bench=yes', (o) => o.metadata.labels?.[KEY.phase] === 'ready');
+    const ready = await countWhere(admin, '/api/v1/namespaces', `bench=${RUN}`, (o) => o.metadata.labels?.[KEY.phase] === 'ready');
     console.log(`\n--- setup: ${N} namespaces created and furnished in ${((performance.now() - t0) / 1000).toFixed(1)} s (${ready} ready)`);
     console.log(`relay retained heap after GC: ${relayAtTenth.memory.retainedHeapMb} MB knowing ${relayAtTenth.sizes.Namespace} namespaces, ${relayAtAll.memory.retainedHeapMb} MB knowing ${relayAtAll.sizes.Namespace} (RSS ${relayAtTenth.memory.rssMb} → ${relayAtAll.memory.rssMb} MB)`);
 
@@ -275,7 +304,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 200));
     const creations: Promise<void>[] = [];
     for (let i = 0; i < LATENCY_N; i++) {
-      const n = `lat-${i}`;
+      const n = latencyNames[i]!;
       created.set(n, performance.now());
       creations.push(createNamespace(admin, n, { 'bench-latency': 'yes' }));
       await new Promise((r) => setTimeout(r, 1000 / LATENCY_RATE));
@@ -295,16 +324,26 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 100));
         if ((await relay.ask<boolean>('idle')) && (await reconciler.ask<boolean>('idle')) && (await reconciler.ask<Snapshot['reconciler']>('stats')).bus.published >= total) break;
       }
-    });
-    const updated = await countWhere(admin, '/api/v1/configmaps', `${KEY.template}=bench`, (o) => o.metadata.name === 'settings' && (o.data as Record<string, string>)?.version === '2');
-    console.log(`objects really changed: ${updated} (configmap "settings" at version 2); object writes: ${fan.writes.configmaps ?? 0}`);
+    }, audit);
+    const ours = new Set([...names, ...latencyNames]);
+    const updated = await countWhere(admin, '/api/v1/configmaps', `${KEY.template}=bench`, (o) => o.metadata.name === 'settings' && ours.has(o.metadata.namespace ?? '') && (o.data as Record<string, string>)?.version === '2');
+    const objectWrites = (source: Record<string, number>) => source.configmaps ?? 0;
+    console.log(`objects really changed: ${updated} (configmap "settings" at version 2) = baseline`);
+    console.log(`object writes        ${objectWrites(fan.writes)} (client) ${(objectWrites(fan.writes) / updated).toFixed(2)}x baseline${fan.audited ? `; ${objectWrites(fan.audited)} (audit log) ${(objectWrites(fan.audited) / updated).toFixed(2)}x baseline` : ''}`);
+    console.log(`writes per namespace ${(fan.totalWrites / total).toFixed(2)} (client, all resources)${fan.audited ? `; ${(sum(fan.audited) / total).toFixed(2)} (audit log, all resources)` : ''}`);
 
     // no-op resync: the baseline
-    await measured('no-op full resync (nothing changed)', relay, reconciler, async () => {
+    const resync = await measured('no-op full resync (nothing changed)', relay, reconciler, async () => {
       await relay.ask('resync');
-    });
+    }, audit);
+    console.log(`no-op resync writes  ${resync.totalWrites} (client)${resync.audited ? `, ${sum(resync.audited)} (audit log)` : ''}; baseline 0`);
   } finally {
     for (const c of children) c.proc.kill('SIGTERM');
+    if (EXTERNAL) {
+      // Leave the real cluster as it was: this run's template and namespaces go (in the background, server-side).
+      await admin.call({ method: 'DELETE', path: '/apis/furnish.dev/v1alpha1/namespacetemplates/bench' });
+      await mapLimit(ourNamespaces, 32, (n) => admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` }));
+    }
     admin.close();
     await sim.stop();
   }

@@ -6,14 +6,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { KEY } from '../../shared/keys.ts';
-import { connect, createKubeClient, resourceOfPath, type FaultHook, type KubeClient, type KubeRequest } from '../../shared/kube/client.ts';
+import { connect, createKubeClient, resourceOfPath, USER_AGENT, type FaultHook, type KubeClient, type KubeRequest } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
+import { testAuditLog } from '../support/audit.ts';
 import type { Fault, TestCluster } from '../support/cluster.ts';
 
+/** The tests' own client: User-Agent furnish-test, so that an audit log tells its writes from Furnish's. */
 export async function clientFor(kubeconfigPath: string, context?: string): Promise<KubeClient> {
-  return createKubeClient(await connect({ kubeconfigPath, context }), { qps: 1e6, burst: 1e6 });
+  return createKubeClient(await connect({ kubeconfigPath, context }), { qps: 1e6, burst: 1e6, userAgent: 'furnish-test' });
 }
+
+/** Furnish's requests in an audit log: its clients' User-Agent, not the tests'. */
+export const isFurnish = (userAgent: string): boolean => userAgent === USER_AGENT;
 
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -89,12 +94,13 @@ export const QUOTA = (ns: string, name: string) => `/api/v1/namespaces/${ns}/res
 
 /**
  * Writes since `reset()`, as each witness at hand saw them. kube-sim's request log is independent
- * of Furnish and sees every client (kube-sim only); the reconcilers' own Kubernetes client metrics
- * (writes per resource, counted at the `call` seam) say what Furnish sent, on any cluster. Every
- * assertion must hold for every witness.
+ * of Furnish and sees every client (kube-sim only); a real API server's audit log
+ * (FURNISH_TEST_AUDIT_LOG) is the same on a real cluster, Furnish's writes told from the tests' by
+ * User-Agent; the reconcilers' own Kubernetes client metrics (writes per resource, counted at the
+ * `call` seam) say what Furnish sent, on any cluster. Every assertion must hold for every witness.
  */
 export interface WriteWitnesses {
-  /** `kube-sim log` (when the cluster has one) and `furnish client`. */
+  /** `kube-sim log` or `audit log` (when the cluster has one) and `furnish client`. */
   readonly names: string[];
   reset(): Promise<void>;
   /** Writes per witness, optionally to one resource (`configmaps`, `events`, `namespacetemplates/status`). */
@@ -107,7 +113,13 @@ export interface WriteWitnesses {
 
 export function writeWitnesses(cluster: TestCluster, furnish: () => Promise<KubeClient>): WriteWitnesses {
   const log = cluster.log;
-  const names = [...(log ? ['kube-sim log'] : []), 'furnish client'];
+  const audit = cluster.isSimulated ? undefined : testAuditLog();
+  const names = [...(log ? ['kube-sim log'] : []), ...(audit ? ['audit log'] : []), 'furnish client'];
+  // The API server writes its audit log as requests complete; give the last ones time to land.
+  const audited = async () => {
+    await new Promise((r) => setTimeout(r, 300));
+    return audit!.since(isFurnish);
+  };
   let base: Record<string, number> = {};
   const sinceReset = async (): Promise<Record<string, number>> => {
     const now = (await furnish()).metrics.writesByResource;
@@ -117,16 +129,19 @@ export function writeWitnesses(cluster: TestCluster, furnish: () => Promise<Kube
     names,
     async reset() {
       log?.reset();
+      audit?.mark();
       base = { ...(await furnish()).metrics.writesByResource };
     },
     async count(resource) {
       const client = await sinceReset();
       const fromClient = resource === undefined ? Object.values(client).reduce((a, b) => a + b, 0) : (client[resource] ?? 0);
-      return { ...(log ? { 'kube-sim log': log.writes(resource === undefined ? {} : { resource }) } : {}), 'furnish client': fromClient };
+      const fromAudit = audit ? (await audited()).filter((w) => resource === undefined || w.resource === resource).length : 0;
+      return { ...(log ? { 'kube-sim log': log.writes(resource === undefined ? {} : { resource }) } : {}), ...(audit ? { 'audit log': fromAudit } : {}), 'furnish client': fromClient };
     },
     async detail() {
       const logged = (log?.entries ?? []).filter((e) => ['create', 'update', 'patch', 'delete'].includes(e.verb) && !e.dryRun).map((e) => `kube-sim log: ${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''} ${e.status}`);
-      return [...logged, ...Object.entries(await sinceReset()).map(([r, n]) => `furnish client: ${n} × ${r}`)];
+      const inAudit = audit ? (await audited()).map((w) => `audit log: ${w.verb} ${w.resource} ${w.namespace}/${w.name} ${w.code}`) : [];
+      return [...logged, ...inAudit, ...Object.entries(await sinceReset()).map(([r, n]) => `furnish client: ${n} × ${r}`)];
     },
     all: (n) => Object.fromEntries(names.map((w) => [w, n])),
   };

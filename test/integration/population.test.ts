@@ -11,6 +11,7 @@
 // the examples' templates cluster-wide: use a disposable cluster. The namespaces it creates and the
 // templates it applies are deleted at the end.
 import { describe, it, expect, beforeAll, afterAll, beforeEach } from '@jest/globals';
+import { spawn } from 'node:child_process';
 import { KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
@@ -18,6 +19,7 @@ import { encodeMessage } from '../../shared/reconcile/message.ts';
 import { jsonLogger, silentLogger } from '../../shared/reconcile/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type Fault, type TestCluster } from '../support/cluster.ts';
+import { requireTool } from '../support/tools.ts';
 import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, examples, get, list, managers, NETPOL, patchNamespace, QUOTA, ROLEBINDING, seamFaults, waitFor, waitReady, writeWitnesses, type WriteWitnesses } from './helpers.ts';
 
 let cluster: TestCluster;
@@ -74,6 +76,21 @@ afterAll(async () => {
 
 beforeEach(() => faults?.clear());
 
+const haveKubectl = requireTool('kubectl', 'the README\'s `kubectl wait --for=condition=Ready nstpl/NAME` is run as a user would');
+
+/** kubectl as the admin context (kube-sim) or the current one (a real cluster). */
+function kubectl(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const context = cluster.isSimulated ? ['--context', cluster.users.admin!.context] : [];
+  return new Promise((resolve) => {
+    const p = spawn('kubectl', ['--kubeconfig', cluster.kubeconfigPath, ...context, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 describe('population through the relay and the in-process bus', () => {
   it('a new namespace ends with the examples\' objects, applied by furnish, $(CREATOR) replaced, phase=ready', async () => {
     const ns = uniq('team');
@@ -107,6 +124,38 @@ describe('population through the relay and the in-process bus', () => {
     expect(await writes.detail()).toEqual([]);
   });
 
+  it('a resync writes nothing whatever the template spells (1000m, 1024Mi, 0.5, empty lists)', async () => {
+    const ns = uniq('spell');
+    const name = uniq('spelling');
+    await namespace(ns, { spelling: 'yes' });
+    await template({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { spelling: 'yes' } } }, templates: [
+      { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'spelt' }, spec: { hard: { 'requests.cpu': '1000m', 'requests.memory': '1024Mi', 'limits.cpu': '0.5', pods: '10' } } },
+      { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'spelt' }, spec: { limits: [{ type: 'Container', default: { cpu: 0.5, memory: '512Mi' }, defaultRequest: { cpu: '100m', memory: '0.25Gi' } }] } },
+      { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'spelt' }, spec: { podSelector: {}, policyTypes: ['Ingress'], ingress: [], egress: [] } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'spelt', labels: {}, annotations: {} }, data: {} },
+    ] } });
+    await waitReady(admin, ns);
+    await waitFor('the quota', async () => get(admin, QUOTA(ns, 'spelt')));
+    await stack.relay.relay.resync();
+    await settle();
+    await writes.reset();
+    await stack.relay.relay.resync();
+    await stack.relay.relay.resync();
+    await settle();
+    expect(await writes.detail()).toEqual([]);
+    expect(await writes.count()).toEqual(writes.all(0));
+    // The server keeps its own spelling (`1`, `1Gi`, `500m`): it is that which is compared, not the template's.
+    expect((await get(admin, QUOTA(ns, 'spelt')))?.spec).toMatchObject({ hard: { 'requests.cpu': '1', 'requests.memory': '1Gi', 'limits.cpu': '500m' } });
+    // A change by someone else is drift, and the next resync repairs it with one write.
+    await admin.call({ method: 'PATCH', path: QUOTA(ns, 'spelt'), contentType: 'application/merge-patch+json', body: { spec: { hard: { 'requests.cpu': '2' } } } });
+    await writes.reset();
+    await stack.relay.relay.resync();
+    await settle();
+    await waitFor('the quota repaired', async () => ((await get(admin, QUOTA(ns, 'spelt')))?.spec as { hard: Record<string, string> }).hard['requests.cpu'] === '1');
+    expect(await writes.count('resourcequotas')).toEqual(writes.all(1));
+    await deleteTemplate(admin, name);
+  });
+
   it('editing a template reaches every matching namespace and writes only what changed', async () => {
     const names = [uniq('edit'), uniq('edit'), uniq('edit')];
     for (const n of names) await namespace(n, { tier: 'gold' });
@@ -120,10 +169,36 @@ describe('population through the relay and the in-process bus', () => {
     await settle();
     // One ConfigMap write per namespace, and no other ConfigMap written (every witness).
     expect(await writes.count('configmaps')).toEqual(writes.all(3));
-    // kube-sim's log also names them: the three are patches of `gold`.
-    if (cluster.log) expect(cluster.log.entries.filter((e) => e.resource === 'configmaps' && e.name === 'gold' && e.verb === 'patch')).toHaveLength(3);
+    // kube-sim's log also names them: the three are patches of `gold` (each after its dry run, which stores nothing).
+    if (cluster.log) expect(cluster.log.entries.filter((e) => e.resource === 'configmaps' && e.name === 'gold' && e.verb === 'patch' && !e.dryRun)).toHaveLength(3);
     await deleteTemplate(admin, t.metadata.name!);
     for (const n of names) await waitFor(`gold pruned in ${n}`, async () => (await get(admin, CONFIGMAP(n, 'gold'))) === undefined);
+  });
+
+  it('template status is true: `kubectl wait --for=condition=Ready` returns once every namespace holds the current generation', async () => {
+    if (!haveKubectl) return;
+    const names = [uniq('wait'), uniq('wait'), uniq('wait')];
+    const label = uniq('wait');
+    for (const n of names) await namespace(n, { wait: label });
+    const t: NamespaceTemplate = { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: uniq('waited') }, spec: { namespaces: { labelSelector: { matchLabels: { wait: label } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'waited' }, data: { level: '1' } }] } };
+    await template(t);
+    // No resync runs in this stack: Ready comes from the namespaces telling reconcile-template.
+    const first = await kubectl(['wait', '--for=condition=Ready', `nstpl/${t.metadata.name}`, '--timeout=20s']);
+    expect(first.stderr).toBe('');
+    expect(first.status).toBe(0);
+    for (const n of names) expect(((await get(admin, CONFIGMAP(n, 'waited')))?.data as Record<string, string>).level).toBe('1');
+    const status = ((await get(admin, `/apis/furnish.dev/v1alpha1/namespacetemplates/${t.metadata.name}`)) as NamespaceTemplate).status;
+    expect(status).toMatchObject({ matched: 3, applied: 3, failed: 0 });
+    // A spec edit: Ready of the new generation only once all three hold level 2.
+    await template({ ...t, spec: { ...t.spec, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'waited' }, data: { level: '2' } }] } });
+    const edited = await get(admin, `/apis/furnish.dev/v1alpha1/namespacetemplates/${t.metadata.name}`);
+    expect(edited?.metadata.generation).toBe(2);
+    const second = await kubectl(['wait', '--for=condition=Ready', `nstpl/${t.metadata.name}`, '--timeout=20s']);
+    expect(second.status).toBe(0);
+    const after = (await get(admin, `/apis/furnish.dev/v1alpha1/namespacetemplates/${t.metadata.name}`)) as NamespaceTemplate;
+    expect(after.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', observedGeneration: 2 });
+    for (const n of names) expect(((await get(admin, CONFIGMAP(n, 'waited')))?.data as Record<string, string>).level).toBe('2');
+    await deleteTemplate(admin, t.metadata.name!);
   });
 
   it('an object removed from a template is pruned; relabelling adds and removes templates', async () => {
@@ -183,6 +258,88 @@ describe('population through the relay and the in-process bus', () => {
     expect(t.status?.recentFailures?.length).toBe(1);
     expect(t.status?.failed).toBe(1);
     await deleteTemplate(admin, name);
+  });
+
+  it('a template that cannot be applied applies nothing of itself; the namespace says phase=failed and why; fixed, it is ready', async () => {
+    const ns = uniq('failing');
+    const name = uniq('half');
+    await namespace(ns, { half: 'yes' });
+    const objects = (subject: string) => [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'half' }, data: { a: '1' } },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'half' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: subject }] },
+    ];
+    const t: NamespaceTemplate = { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { half: 'yes' } } }, templates: objects('') } };
+    await template(t);
+    await waitFor('phase=failed', async () => (await get(admin, `/api/v1/namespaces/${ns}`))?.metadata.labels?.[KEY.phase] === 'failed');
+    const failed = await get(admin, `/api/v1/namespaces/${ns}`);
+    expect(failed?.metadata.annotations?.[KEY.failure]).toMatch(new RegExp(`^template ${name}: rbac.authorization.k8s.io/RoleBinding/${ns}/half: Invalid \\(HTTP 422\\): .*subjects\\[0\\]\\.name: Required value`));
+    // All or nothing: the server refused the RoleBinding's dry run, so the ConfigMap was never written.
+    expect(await get(admin, CONFIGMAP(ns, 'half'))).toBeUndefined();
+    expect((await list(admin, `/api/v1/namespaces/${ns}/events`)).filter((e) => e.reason === 'PopulateFailed')).toHaveLength(1);
+    const status = await waitFor('the template counts the failure', async () => {
+      const s = ((await get(admin, `/apis/furnish.dev/v1alpha1/namespacetemplates/${name}`)) as NamespaceTemplate).status;
+      return s?.failed === 1 ? s : undefined;
+    });
+    expect(status.recentFailures).toEqual([{ namespace: ns, object: `rbac.authorization.k8s.io/RoleBinding/${ns}/half`, reason: expect.stringMatching(/^Invalid \(HTTP 422\): /) }]);
+    expect(status.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ApplyFailed' });
+    if (haveKubectl) {
+      const waited = await kubectl(['wait', `namespace/${ns}`, `--for=jsonpath={.metadata.labels.furnish\\.dev/phase}=failed`, '--timeout=5s']);
+      expect(waited.stderr).toBe('');
+    }
+    await template({ ...t, spec: { ...t.spec, templates: objects('alice') } });
+    await waitReady(admin, ns);
+    expect(await get(admin, CONFIGMAP(ns, 'half'))).toBeDefined();
+    expect((await get(admin, `/api/v1/namespaces/${ns}`))?.metadata.annotations?.[KEY.failure]).toBeUndefined();
+    await deleteTemplate(admin, name);
+  });
+
+  it('a token that would render empty is never sent; existingNamespaces: Ignore leaves older namespaces alone', async () => {
+    const older = uniq('older');
+    const label = uniq('adopt');
+    await namespace(older, { adopt: label }, { [KEY.creator]: '' });
+    // creationTimestamp has whole seconds: make the template clearly younger.
+    await new Promise((r) => setTimeout(r, 1100));
+    const creatorBinding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'creator' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: '$(CREATOR)' }] };
+    const adopting = uniq('adopting');
+    const ignoring = uniq('ignoring');
+    await writes.reset();
+    await template({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: adopting }, spec: { namespaces: { labelSelector: { matchLabels: { adopt: label } } }, templates: [creatorBinding] } });
+    await template({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: ignoring }, spec: { existingNamespaces: 'Ignore', namespaces: { labelSelector: { matchLabels: { adopt: label } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ignoring' }, data: {} }] } });
+    await waitFor('the older namespace reports the empty creator', async () => (await get(admin, `/api/v1/namespaces/${older}`))?.metadata.annotations?.[KEY.failure]);
+    await settle();
+    const annotation = (await get(admin, `/api/v1/namespaces/${older}`))?.metadata.annotations?.[KEY.failure];
+    expect(annotation).toContain(`template ${adopting}: spec.templates[0].subjects[0].name: RenderFailed (HTTP 422): "$(CREATOR)" renders empty here`);
+    // Never sent: not even as a dry run.
+    expect(await writes.count('rolebindings')).toEqual(writes.all(0));
+    if (cluster.log) expect(cluster.log.entries.filter((e) => e.resource === 'rolebindings' && e.namespace === older)).toEqual([]);
+    // The template that ignores existing namespaces did not touch the older one; a newer one gets it.
+    expect(await get(admin, CONFIGMAP(older, 'ignoring'))).toBeUndefined();
+    const newer = uniq('newer');
+    await namespace(newer, { adopt: label });
+    await waitReady(admin, newer);
+    expect(await get(admin, CONFIGMAP(newer, 'ignoring'))).toBeDefined();
+    expect(await get(admin, ROLEBINDING(newer, 'creator'))).toBeDefined();
+    await deleteTemplate(admin, adopting);
+    await deleteTemplate(admin, ignoring);
+  });
+
+  it('drift is repaired in seconds, without a resync: a deleted policy comes back, an edit is undone, a removed label is put back', async () => {
+    const ns = uniq('drift');
+    await namespace(ns);
+    await waitReady(admin, ns);
+    const driftBefore = stack.relay.relay.counters.drift;
+    const del = await admin.call({ method: 'DELETE', path: NETPOL(ns, 'default-deny') });
+    expect(del.ok).toBe(true);
+    await waitFor('default-deny back', async () => get(admin, NETPOL(ns, 'default-deny')), 15_000);
+    const quota = QUOTA(ns, 'default-quota');
+    const hard = ((await get(admin, quota))?.spec as { hard: Record<string, string> }).hard;
+    const edited = await admin.call({ method: 'PATCH', path: quota, contentType: 'application/merge-patch+json', body: { spec: { hard: { pods: '999' } } } });
+    expect(edited.ok).toBe(true);
+    await waitFor('the quota edit undone', async () => ((await get(admin, quota))?.spec as { hard: Record<string, string> }).hard.pods === hard.pods, 15_000);
+    const unlabelled = await admin.call({ method: 'PATCH', path: NETPOL(ns, 'allow-dns-egress'), contentType: 'application/merge-patch+json', body: { metadata: { labels: { [KEY.template]: null } } } });
+    expect(unlabelled.ok).toBe(true);
+    await waitFor('the label put back', async () => (await get(admin, NETPOL(ns, 'allow-dns-egress')))?.metadata.labels?.[KEY.template] === 'security-defaults', 15_000);
+    expect(stack.relay.relay.counters.drift).toBeGreaterThan(driftBefore);
   });
 
   it('injected API faults (5xx, 429, dropped watches) still converge', async () => {

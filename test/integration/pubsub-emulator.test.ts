@@ -43,6 +43,8 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as { port: number }).port;
   await emulator.createTopic('furnish-namespaces');
+  // Where reconcile-namespace tells reconcile-template that a template's status needs a recount.
+  await emulator.createTopic('furnish-templates');
   await emulator.createPushSubscription('reconcile-namespace', 'furnish-namespaces', `http://127.0.0.1:${port}/`, { minBackoffSeconds: 1, maxBackoffSeconds: 2 });
   const { createPubSubBus } = await import('../../shared/bus/pubsub.ts');
   bus = await createPubSubBus({ projectId: emulator.project, maxMilliseconds: 5 });
@@ -67,7 +69,8 @@ describe('Pub/Sub emulator → push → reconcile-namespace', () => {
     expect(r.ok).toBe(true);
     await waitFor('team-a ready', async () => api.get('v1', 'Namespace', undefined, 'team-a')?.metadata.labels?.[KEY.phase] === 'ready', 30_000);
     expect(api.get('v1', 'ConfigMap', 'team-a', 'owner')?.data).toEqual({ owner: 'alice' });
-    expect(pushes).toContain(200);
+    // The answer follows the phase write (reconcile-template is told first), so wait for it.
+    await waitFor('the push answered 200', async () => pushes.includes(200), 10_000);
   }, 40_000);
 
   it('a transient failure answers 503 and the emulator redelivers until it converges', async () => {
@@ -77,6 +80,8 @@ describe('Pub/Sub emulator → push → reconcile-namespace', () => {
     const before = pushes.length;
     await bus.publish('furnish-namespaces', encodeMessage({ v: 1, cluster: 'local', kind: 'Namespace', name: 'team-b', type: 'ADDED' }));
     await waitFor('team-b ready', async () => api.get('v1', 'Namespace', undefined, 'team-b')?.metadata.labels?.[KEY.phase] === 'ready', 30_000);
+    // The last delivery's answer follows the phase write: wait for it.
+    await waitFor('the redelivery answered 200', async () => pushes.slice(before).includes(200), 10_000);
     const statuses = pushes.slice(before);
     expect(statuses).toContain(503);
     expect(statuses[statuses.length - 1]).toBe(200);

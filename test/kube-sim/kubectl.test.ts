@@ -75,7 +75,7 @@ describe('kubectl 1.32 against kube-sim', () => {
     writeFileSync(file, 'apiVersion: furnish.dev/v1alpha1\nkind: NamespaceTemplate\nmetadata:\n  name: default\nspec:\n  namespaces:\n    labelSelector: {}\n  templates: []\n');
     expect(await ok(['apply', '-f', file])).toBe('namespacetemplate.furnish.dev/default created\n');
     const tpl = JSON.parse(await ok(['get', 'nstpl', 'default', '-o', 'json']));
-    expect(tpl.spec).toEqual({ namespaces: { labelSelector: {} }, templates: [], deletionPolicy: 'Delete', mode: 'Enforce' });
+    expect(tpl.spec).toEqual({ namespaces: { labelSelector: {} }, templates: [], deletionPolicy: 'Delete', mode: 'Enforce', existingNamespaces: 'Adopt' });
   });
 
   it('answers auth can-i, with --as', async () => {

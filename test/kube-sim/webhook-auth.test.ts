@@ -177,7 +177,7 @@ describe('webhook calls carry the credentials', () => {
 });
 
 describe('useTestCluster hint when a webhook refuses the API server with 401', () => {
-  const refused = 'Error from server (InternalError): Internal error occurred: failed calling webhook "mutate-namespace.furnish.dev": failed to call webhook: expected response code 200, got 401: {...}';
+  const refused = 'Error from server (InternalError): Internal error occurred: failed calling webhook "mutate-namespace.furnish.dev": failed to call webhook: no bearer token: every webhook call must carry Authorization: Bearer <cluster JWT>';
   it('names the missing AdmissionConfiguration for a real cluster, the option for kube-sim, and stays quiet otherwise', () => {
     expect(webhookCallHint({ server: 'https://k8s:6443', webhookCredentials: 'api-server' }, refused)).toMatch(/--admission-control-config-file .*AdmissionConfiguration/);
     expect(webhookCallHint({ server: 'https://127.0.0.1:1', webhookCredentials: 'none' }, refused)).toMatch(/without admissionKubeconfig/);

@@ -101,7 +101,9 @@ export async function useTestCluster(opts: TestClusterOptions = {}): Promise<Tes
  * why the API server sent no (or the wrong) credentials on this cluster. '' for other errors.
  */
 export function webhookCallHint(cluster: Pick<TestCluster, 'server' | 'webhookCredentials'>, message: string): string {
-  if (!/failed calling webhook "[^"]+": .*\b401\b/s.test(message)) return '';
+  // kube-apiserver quotes the Status message of the webhook's 401 (Furnish's names the bearer token),
+  // or client-go's text for a 401 without one.
+  if (!/failed calling webhook "[^"]+": .*(\b401\b|bearer token|asked for the client to provide credentials)/s.test(message)) return '';
   switch (cluster.webhookCredentials) {
     case 'api-server':
       return `\n(hint) the API server ${cluster.server} (FURNISH_TEST_KUBECONFIG) called a webhook without credentials the webhook accepts. `

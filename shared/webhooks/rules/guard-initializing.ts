@@ -1,5 +1,7 @@
-// guard-initializing: writes into a namespace labelled furnish.dev/phase=pending. The webhook's
-// namespaceSelector sends only those, so every request here is one into a pending namespace.
+// guard-initializing: writes into a namespace labelled furnish.dev/phase=pending or failed. The
+// webhook's namespaceSelector sends only those, so every request here is one into a namespace
+// that is not furnished yet.
+import { KEY, PHASE } from '../../keys.ts';
 import type { UserInfo } from '../../kube/types.ts';
 import type { PolicySettings } from '../../config/types.ts';
 import { allowBecause } from './outcome.ts';
@@ -13,7 +15,13 @@ export interface GuardInput {
   settings: PolicySettings;
 }
 
-export function stillFurnishing(namespace: string): string {
+/**
+ * Why the write is refused. A namespace whose templates could not be applied says why in its
+ * annotation KEY.failure (written by reconcile-namespace with phase=failed): waiting will not help,
+ * so the message quotes it instead of asking to retry.
+ */
+export function stillFurnishing(namespace: string, failure?: string): string {
+  if (failure) return `namespace "${namespace}" could not be furnished (${KEY.phase}=${PHASE.failed}): ${failure.split('\n').join('; ')}`;
   return `namespace "${namespace}" is still being furnished; retry in a few seconds`;
 }
 

@@ -198,6 +198,38 @@ function credentialsOf(webhook: Webhook, auth: WebhookAuthResolver | undefined):
   }
 }
 
+/** The webhook answered, but not with a usable AdmissionReview (no `Post "url":` prefix, as client-go). */
+class AnswerError extends Error {}
+
+/** Messages client-go gives an answer without a Status body (errors.NewGenericServerResponse). */
+const GENERIC: Record<number, string> = {
+  400: 'the server rejected our request for an unknown reason',
+  401: 'the server has asked for the client to provide credentials',
+  403: 'the server does not allow access to the requested resource',
+  404: 'the server could not find the requested resource',
+  405: 'the server does not allow this method on the requested resource',
+  409: 'the server reported a conflict',
+  413: 'the server has rejected the request because it is too large',
+  415: 'the server does not support the media type of the request',
+  422: 'the server rejected our request due to an error in our request',
+  429: 'the server has received too many requests and has asked us to try again later',
+  503: 'the server is currently unable to handle the request',
+  504: 'the server was unable to return a response in the time allotted, but may still be processing the request',
+};
+
+/**
+ * What the API server's REST client makes of a webhook's non-2xx answer: the message of a Status
+ * body, else client-go's generic text for the code (never the code and body themselves).
+ */
+export function responseError(status: number, text: string): string {
+  try {
+    const body = JSON.parse(text) as { kind?: string; message?: string };
+    if (body?.kind === 'Status' && typeof body.message === 'string' && body.message !== '') return body.message;
+  } catch { /* not JSON: the generic message */ }
+  if (status === 500) return `an error on the server (${JSON.stringify(text.trim() || 'unknown')}) has prevented the request from succeeding`;
+  return GENERIC[status] ?? `the server responded with the status code ${status} but did not return more information`;
+}
+
 async function call(webhook: Webhook, review: AdmissionReview, auth: WebhookAuthResolver | undefined): Promise<AdmissionResponse> {
   const timeoutSeconds = webhook.timeoutSeconds ?? 10;
   const credentials = credentialsOf(webhook, auth);
@@ -205,16 +237,16 @@ async function call(webhook: Webhook, review: AdmissionReview, auth: WebhookAuth
   try {
     url = webhookUrl(webhook, timeoutSeconds);
     const { status, text } = await post(url, JSON.stringify(review), webhook.clientConfig.caBundle, credentials, timeoutSeconds * 1000);
-    if (status < 200 || status >= 300) throw new Error(`expected response code 200, got ${status}: ${text.slice(0, 200)}`);
+    if (status < 200 || status >= 300) throw new AnswerError(responseError(status, text));
     const answer = JSON.parse(text) as { response?: AdmissionResponse };
-    if (!answer.response) throw new Error('webhook response was absent');
+    if (!answer.response) throw new AnswerError('webhook response was absent');
     if (answer.response.uid !== review.request.uid) {
-      throw new Error(`expected response.uid="${String(review.request.uid)}", got "${String(answer.response.uid)}"`);
+      throw new AnswerError(`expected response.uid="${String(review.request.uid)}", got "${String(answer.response.uid)}"`);
     }
     return answer.response;
   } catch (error) {
     const reason = (error as Error).message;
-    const detail = url && !reason.startsWith('expected') && !reason.startsWith('webhook response') ? `Post "${url.href}": ${reason}` : reason;
+    const detail = url && !(error instanceof AnswerError) ? `Post "${url.href}": ${reason}` : reason;
     throw new CallFailure(`failed calling webhook "${webhook.name}": failed to call webhook: ${detail}`);
   }
 }

@@ -7,7 +7,11 @@
 // So kube-sim publishes, per group-version, the paths of every kind with their parameters and
 // `x-kubernetes-group-version-kind`, and the component schema of each kind: the CRD's
 // openAPIV3Schema for custom kinds, an open object for built-in ones. /openapi/v2 is not served.
+// Group-versions whose exact schemas clients check (kubectl validates a SubjectAccessReview
+// against authorization.k8s.io/v1) are served as a real kube-apiserver 1.26 served them.
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathNotFound } from './errors.ts';
 import type { ResourceType } from './resources.ts';
 import type { Sim } from './sim.ts';
@@ -79,7 +83,25 @@ function componentSchema(t: ResourceType): Record<string, unknown> {
   return { ...own, 'x-kubernetes-group-version-kind': [{ group: t.group, version: t.version, kind: t.kind }] };
 }
 
+const CAPTURED: Record<string, string> = { 'apis/authorization.k8s.io/v1': 'openapi-v3-authorization.http' };
+const captured = new Map<string, Record<string, unknown>>();
+
+/** The body of a document captured from kube-apiserver 1.26 (test/fixtures), read once. */
+function capturedDocument(gv: string): Record<string, unknown> | undefined {
+  const file = CAPTURED[gv];
+  if (!file) return undefined;
+  let doc = captured.get(gv);
+  if (!doc) {
+    const text = readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', 'kube-apiserver-1.26', 'api', file), 'utf8');
+    doc = JSON.parse(text.slice(text.search(/\r?\n\r?\n/)).trim()) as Record<string, unknown>;
+    captured.set(gv, doc);
+  }
+  return doc;
+}
+
 function groupVersionDocument(sim: Sim, gv: string): Record<string, unknown> {
+  const real = capturedDocument(gv);
+  if (real) return real;
   const types = sim.registry.all().filter((t) => groupVersionPath(t) === gv && t.verbs.includes('patch'));
   const schemas = Object.fromEntries(types.map((t) => [schemaName(t), componentSchema(t)]));
   return {

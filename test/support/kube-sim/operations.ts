@@ -20,7 +20,8 @@ import { apiVersionOf, groupResource, type ResourceType } from './resources.ts';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
 import { IMMORTAL_NAMESPACES, type Sim } from './sim.ts';
 import { objectKey } from './store.ts';
-import { validateObject, validateUpdate } from './validation.ts';
+import { normaliseQuantities } from './quantity.ts';
+import { defaultSubjects, validateObject, validateUpdate } from './validation.ts';
 
 export interface ApiRequest {
   verb: string;
@@ -125,8 +126,15 @@ function checkNamespaceLifecycle(sim: Sim, req: ApiRequest, operation: Operation
   }
 }
 
-/** Defaulting that runs on decode: the namespace name label and phase (SetDefaults_Namespace). */
+/**
+ * Defaulting that runs on decode: quantities in canonical form (built-in kinds), RBAC subjects'
+ * apiGroup, the namespace name label and phase (SetDefaults_Namespace).
+ */
 function applyDefaults(sim: Sim, type: ResourceType, obj: KubeObject): void {
+  if (!type.crdName) {
+    normaliseQuantities(type.group, type.kind, obj);
+    defaultSubjects(type, obj);
+  }
   if (!isNamespaceType(type)) return;
   // Like SetDefaults_Namespace: a generateName namespace has no name yet, so no name label either.
   if (sim.options.metadataNameLabel && obj.metadata.name) obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name! };
@@ -151,7 +159,15 @@ function prepareForCreate(type: ResourceType, obj: KubeObject): KubeObject {
     validateCrd(prepared);
     prepared.status = establishedStatus(prepared);
   }
-  return prepared;
+  return type.crdName ? sortedKeys(prepared) : prepared;
+}
+
+/** Custom resources are unstructured maps on the server, which encodes them with keys sorted. */
+function sortedKeys<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(sortedKeys) as T;
+  if (!isObject(value)) return value;
+  const record = value as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(record).sort().map((k) => [k, sortedKeys(record[k])])) as T;
 }
 
 /** Fields an update may not change, the status/main split, and generation (PrepareForUpdate). */
@@ -181,7 +197,7 @@ function prepareForUpdate(type: ResourceType, live: KubeObject, next: KubeObject
   }
   if (type.crdName && subresource !== 'status') prepared = applySchema(type, prepared);
   if (isNamespaceType(type) && !isObject(prepared.spec)) prepared.spec = live.spec;
-  return prepared;
+  return type.crdName ? sortedKeys(prepared) : prepared;
 }
 
 function specChanged(type: ResourceType, live: KubeObject, next: KubeObject): boolean {
@@ -301,6 +317,7 @@ async function commitCreate(sim: Sim, req: ApiRequest, obj: KubeObject, options:
   const prepared = prepareForCreate(req.type, mutated);
   await admitValidating(admissionAttributes(req, 'CREATE', prepared, null, options, dryRun), env);
   const key = sim.keyOf(req.type);
+  if (req.type.crdName) sim.store.unstructured.add(key);
   if (sim.store.get(key, prepared.metadata.namespace, prepared.metadata.name!)) throw alreadyExists(groupResource(req.type), prepared.metadata.name!);
   const stored = dryRun ? prepared : sim.store.create(key, prepared);
   return { status: 201, body: stored, warnings };

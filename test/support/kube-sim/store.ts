@@ -66,8 +66,14 @@ export class Store {
     return [...this.objects.keys()];
   }
 
+  /**
+   * Kinds stored as unstructured maps (custom resources): the real server encodes their keys
+   * sorted, so the resourceVersion it sets takes its sorted place in metadata.
+   */
+  readonly unstructured = new Set<string>();
+
   create(typeKey: string, obj: KubeObject): KubeObject {
-    const stored = this.stamp(obj);
+    const stored = this.stamp(obj, typeKey);
     this.bucket(typeKey).set(objectKey(stored.metadata.namespace, stored.metadata.name!), stored);
     this.record({ rv: this.rv, type: 'ADDED', typeKey, object: stored });
     return clone(stored);
@@ -76,7 +82,7 @@ export class Store {
   update(typeKey: string, obj: KubeObject): KubeObject {
     const key = objectKey(obj.metadata.namespace, obj.metadata.name!);
     const previous = this.bucket(typeKey).get(key);
-    const stored = this.stamp(obj);
+    const stored = this.stamp(obj, typeKey);
     this.bucket(typeKey).set(key, stored);
     this.record({ rv: this.rv, type: 'MODIFIED', typeKey, object: stored, ...(previous ? { previous } : {}) });
     return clone(stored);
@@ -87,7 +93,7 @@ export class Store {
     const existing = this.bucket(typeKey).get(key);
     if (!existing) return undefined;
     this.bucket(typeKey).delete(key);
-    const stored = this.stamp(existing);
+    const stored = this.stamp(existing, typeKey);
     this.record({ rv: this.rv, type: 'DELETED', typeKey, object: stored });
     return clone(stored);
   }
@@ -117,10 +123,14 @@ export class Store {
     return bucket;
   }
 
-  private stamp(obj: KubeObject): KubeObject {
+  private stamp(obj: KubeObject, typeKey: string): KubeObject {
     this.rv += 1;
     const stored = clone(obj);
     stored.metadata.resourceVersion = String(this.rv);
+    if (this.unstructured.has(typeKey)) {
+      const meta = stored.metadata as Record<string, unknown>;
+      stored.metadata = Object.fromEntries(Object.keys(meta).sort().map((k) => [k, meta[k]])) as KubeObject['metadata'];
+    }
     return stored;
   }
 

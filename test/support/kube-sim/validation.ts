@@ -74,10 +74,46 @@ function eventErrors(obj: KubeObject): FieldError[] {
   return mismatch ? [{ type: 'FieldValueInvalid', field: 'involvedObject.namespace', detail: 'does not match event.namespace', value: involvedNamespace }] : [];
 }
 
-const KIND_RULES: Record<string, (obj: KubeObject) => FieldError[]> = { Event: eventErrors };
+const SUBJECT_KINDS = ['ServiceAccount', 'User', 'Group'];
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+
+/** rbac/v1 Subjects (ValidateRoleBindingSubject): a name always, a known kind, its apiGroup; a ClusterRoleBinding's ServiceAccount needs a namespace. */
+function subjectErrors(obj: KubeObject, clusterScoped: boolean): FieldError[] {
+  const subjects = Array.isArray(obj.subjects) ? (obj.subjects as Array<Record<string, unknown>>) : [];
+  return subjects.flatMap((s, i): FieldError[] => {
+    const at = `subjects[${i}]`;
+    const errors: FieldError[] = [];
+    if (!s.name) errors.push({ type: 'FieldValueRequired', field: `${at}.name`, detail: '' });
+    const kind = String(s.kind ?? '');
+    if (!SUBJECT_KINDS.includes(kind)) {
+      errors.push({ type: 'FieldValueNotSupported', field: `${at}.kind`, detail: `supported values: ${SUBJECT_KINDS.map((k) => `"${k}"`).join(', ')}`, value: kind });
+    } else if (kind === 'ServiceAccount') {
+      if (s.apiGroup) errors.push({ type: 'FieldValueNotSupported', field: `${at}.apiGroup`, detail: 'supported values: ""', value: s.apiGroup });
+      if (clusterScoped && !s.namespace) errors.push({ type: 'FieldValueRequired', field: `${at}.namespace`, detail: '' });
+    } else if (s.apiGroup !== RBAC_GROUP) {
+      errors.push({ type: 'FieldValueNotSupported', field: `${at}.apiGroup`, detail: `supported values: "${RBAC_GROUP}"`, value: s.apiGroup });
+    }
+    return errors;
+  });
+}
+
+/** SetDefaults_Subject: User and Group subjects get apiGroup rbac.authorization.k8s.io. */
+export function defaultSubjects(type: ResourceType, obj: KubeObject): void {
+  if (type.group !== RBAC_GROUP || !Array.isArray(obj.subjects)) return;
+  for (const s of obj.subjects as Array<Record<string, unknown>>) {
+    if ((s.kind === 'User' || s.kind === 'Group') && !s.apiGroup) s.apiGroup = RBAC_GROUP;
+  }
+}
+
+const KIND_RULES: Record<string, (obj: KubeObject) => FieldError[]> = {
+  Event: eventErrors,
+  RoleBinding: (o) => subjectErrors(o, false),
+  ClusterRoleBinding: (o) => subjectErrors(o, true),
+};
 
 export function validateObject(type: ResourceType, obj: KubeObject): void {
-  const errors = [...metadataErrors(type, obj), ...(KIND_RULES[type.kind]?.(obj) ?? [])];
+  const rules = type.group === '' || type.group === RBAC_GROUP ? KIND_RULES[type.kind] : undefined;
+  const errors = [...metadataErrors(type, obj), ...(rules?.(obj) ?? [])];
   if (errors.length > 0) throw invalid(type.group, type.kind, obj.metadata.name ?? '', errors);
 }
 

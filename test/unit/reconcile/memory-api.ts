@@ -1,6 +1,6 @@
 // A small in-memory Kubernetes API for unit tests of the executors: enough of GET/LIST (label
 // selectors `key` and `key=value`, cluster-wide lists), server-side apply (merge of what is
-// sent), create, delete and merge patch (RFC 7386). It plugs in as the client's transport, so
+// sent), create, delete and merge patch (RFC 7386), `dryRun=All` on create and apply. It plugs in as the client's transport, so
 // the real seam (retries, rate limit, metrics, faults) runs on top of it. Integration tests use
 // kube-sim; this keeps the unit tests fast and network-free.
 import { createKubeClient, type FaultHook, type KubeClient, type KubeRequest } from '../../../shared/kube/client.ts';
@@ -76,7 +76,7 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
   const api: MemoryApi = {
     client: undefined as unknown as KubeClient,
     requests,
-    writes: () => requests.filter((r) => r.method !== 'GET'),
+    writes: () => requests.filter((r) => r.method !== 'GET' && r.query?.dryRun === undefined),
     put(obj) {
       const c = PLURALS[obj.kind]!;
       coll(c).set(keyOf(obj.metadata.namespace, obj.metadata.name!), { ...obj, metadata: { uid: `uid-${obj.metadata.name}`, generation: 1, ...obj.metadata, resourceVersion: String(++rv) } });
@@ -95,6 +95,7 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
     const c = coll(route.collection);
     const existing = route.name ? c.get(keyOf(route.namespace, route.name)) : undefined;
     const save = (obj: KubeObject, code: number) => {
+      if (req.query?.dryRun === 'All') return { status: code, data: obj };
       const stored = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++rv), uid: obj.metadata.uid ?? `uid-${obj.metadata.name}` } };
       c.set(keyOf(obj.metadata.namespace, obj.metadata.name!), stored);
       return { status: code, data: stored };

@@ -72,23 +72,62 @@ describe('reconcileNamespace', () => {
     expect(api.all('Event').map((e) => e.reason)).toEqual(['Populated']);
   });
 
-  it('an invalid object is reported once (one Warning Event, template status) and the delivery is acknowledged', async () => {
+  it('an invalid object: the template applies nothing, phase=failed with the reason, one Warning Event, no loop', async () => {
     const { api, deps } = setup();
     api.rejectWhen = (o) => (o.metadata.name === 'bad' ? 'data: Invalid value' : undefined);
     api.put(ns('team-a'));
     api.put(tpl('broken', [cm('bad'), cm('good')]));
+    api.put(tpl('fine', [cm('other')]));
     const first = await reconcileNamespace(deps, 'team-a');
     expect(first.result).toBe('failed');
-    expect(api.get('v1', 'ConfigMap', 'team-a', 'good')).toBeDefined();
-    expect(api.get('v1', 'Namespace', undefined, 'team-a')?.metadata.labels?.[KEY.phase]).toBe('pending');
+    // All or nothing: the dry run refused `bad`, so `good` of the same template was never written.
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'good')).toBeUndefined();
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'other')).toBeDefined();
+    const namespace = api.get('v1', 'Namespace', undefined, 'team-a')!;
+    expect(namespace.metadata.labels?.[KEY.phase]).toBe('failed');
+    expect(namespace.metadata.annotations?.[KEY.failure]).toMatch(/^template broken: \/ConfigMap\/team-a\/bad: Invalid \(HTTP 422\): data: Invalid value$/);
+    const after = api.writes().length;
     await reconcileNamespace(deps, 'team-a');
     await reconcileNamespace(deps, 'team-a');
+    expect(api.writes().length).toBe(after);
     const warnings = api.all('Event').filter((e) => e.type === 'Warning');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.message).toContain('Invalid');
-    const status = (api.get('furnish.dev/v1alpha1', 'NamespaceTemplate', undefined, 'broken') as NamespaceTemplate).status;
-    expect(status?.recentFailures).toHaveLength(1);
+    // Template status has one writer, reconcile-template: the namespace reconciler never writes it.
+    expect(api.writes().filter((w) => w.path.includes('namespacetemplates'))).toEqual([]);
     expect(api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')?.metadata.annotations?.[KEY.failedTemplates]).toBe('broken');
+    // Fixed: the next reconcile applies the template and the namespace is ready, the reason gone.
+    api.rejectWhen = undefined;
+    expect((await reconcileNamespace(deps, 'team-a')).result).toBe('converged');
+    const fixed = api.get('v1', 'Namespace', undefined, 'team-a')!;
+    expect(fixed.metadata.labels?.[KEY.phase]).toBe('ready');
+    expect(fixed.metadata.annotations?.[KEY.failure]).toBeUndefined();
+  });
+
+  it('a token that renders empty (no creator) sends nothing of its template and says why', async () => {
+    const { api, deps } = setup();
+    api.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'old', labels: {} } });
+    api.put(tpl('base', [cm('plain', { a: 'b' }), rb]));
+    const r = await reconcileNamespace(deps, 'old');
+    expect(r.result).toBe('failed');
+    expect(api.writes().filter((w) => w.path.includes('rolebindings') || w.path.endsWith('/configmaps/plain'))).toEqual([]);
+    expect(api.requests.filter((w) => w.path.includes('rolebindings') && w.method !== 'GET')).toEqual([]);
+    expect(api.get('v1', 'Namespace', undefined, 'old')?.metadata.annotations?.[KEY.failure]).toContain('subjects[0].name: RenderFailed (HTTP 422): "$(CREATOR)" renders empty here: the namespace has no furnish.dev/creator annotation');
+  });
+
+  it('an inventoried object that cannot be read (403) stays in the inventory, so it is still pruned later', async () => {
+    let forbid = false;
+    const { api, deps } = setup((req) => (forbid && req.method === 'GET' && req.path.endsWith('/configmaps/old') ? { status: 403, error: 'forbidden' } : undefined));
+    api.put(ns('team-a'));
+    api.put(tpl('base', [cm('old'), cm('kept')]));
+    await reconcileNamespace(deps, 'team-a');
+    api.put(tpl('base', [cm('kept')]));
+    forbid = true;
+    await reconcileNamespace(deps, 'team-a');
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')?.metadata.annotations?.[KEY.inventory]).toBe('/ConfigMap/team-a/kept,/ConfigMap/team-a/old');
+    forbid = false;
+    expect((await reconcileNamespace(deps, 'team-a')).outcome?.pruned).toBe(1);
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'old')).toBeUndefined();
   });
 
   it('transient API errors are retried inside the seam and converge', async () => {

@@ -2,6 +2,7 @@ import { describe, it, expect } from '@jest/globals';
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
+import { observedHash, withObservedHash } from '../../../shared/reconcile/observed.ts';
 import { desiredState, needsApply, parentInventory, parentNeedsWrite, parentObject, planNamespace, planWrites, toObserve, type DesiredState } from '../../../shared/reconcile/plan.ts';
 
 function namespace(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject {
@@ -21,9 +22,12 @@ const roleBinding: KubeObject = {
   subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: '$(CREATOR)' }],
 };
 
-/** What the API server would hold after applying the desired objects (plus server-side extras). */
-function liveFrom(desired: DesiredState): KubeObject[] {
-  return desired.objects.map((d) => ({ ...d.object, metadata: { ...d.object.metadata, uid: 'x', resourceVersion: '7', managedFields: [] } }));
+/** What the API server would hold after applying the desired objects (plus server-side extras), with the hash of its dry-run answer. */
+function liveFrom(desired: DesiredState, normalise: (o: KubeObject) => KubeObject = (o) => o): KubeObject[] {
+  return desired.objects.map((d) => {
+    const served = normalise({ ...d.object, metadata: { ...d.object.metadata, uid: 'x', resourceVersion: '7', managedFields: [] } });
+    return withObservedHash(served, observedHash(d.object, served));
+  });
 }
 
 function converged(ns: KubeObject, templates: NamespaceTemplate[]) {
@@ -103,6 +107,22 @@ describe('planNamespace', () => {
     expect(needsApply(want, { ...observed[0]!, data: { owner: 'alice', extra: 'from someone else' } })).toBe(false);
     expect(needsApply(want, { ...observed[0]!, data: { owner: 'mallory' } })).toBe(true);
     expect(needsApply(want, undefined)).toBe(true);
+  });
+
+  it('what the server made of the template (quantities normalised, empty lists dropped) is not drift; an edit of it is', () => {
+    const ns = namespace('team-a', { [KEY.phase]: 'ready' });
+    const quota: KubeObject = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { 'requests.cpu': '1000m', 'requests.memory': '1024Mi', 'limits.cpu': '0.5' }, scopes: [] } };
+    const desired = desiredState(ns, [template('base', [quota])]);
+    const normalise = (o: KubeObject): KubeObject => ({ ...o, spec: { hard: { 'requests.cpu': '1', 'requests.memory': '1Gi', 'limits.cpu': '500m' } }, status: { used: { 'requests.cpu': '0' } } });
+    const [live] = liveFrom(desired, normalise);
+    const want = desired.objects[0]!;
+    expect(needsApply(want, live)).toBe(false);
+    expect(needsApply(want, { ...live!, status: { used: { 'requests.cpu': '250m' } } })).toBe(false);
+    expect(needsApply(want, { ...live!, spec: { hard: { 'requests.cpu': '2', 'requests.memory': '1Gi', 'limits.cpu': '500m' } } })).toBe(true);
+    expect(needsApply(want, { ...live!, metadata: { ...live!.metadata, labels: { ...live!.metadata.labels, [KEY.template]: 'other' } } })).toBe(true);
+    // An object applied before the hash was recorded is applied once more, to record it.
+    const { [KEY.observedHash]: _gone, ...older } = live!.metadata.annotations!;
+    expect(needsApply(want, { ...live!, metadata: { ...live!.metadata, annotations: older } })).toBe(true);
   });
 
   it('a template edit re-applies only the object whose content changed', () => {

@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll } from '@jest/globals';
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { createPushVerifier, type PushVerifier } from '../../../shared/auth/oidc.ts';
 import type { PushAuthSettings } from '../../../shared/reconcile/config.ts';
-import { TransientError } from '../../../shared/reconcile/errors.ts';
+import { apiError, PermanentError, TransientError } from '../../../shared/reconcile/errors.ts';
 import { collectingLogger } from '../../../shared/reconcile/log.ts';
 import { encodeMessage, type ReconcileMessage } from '../../../shared/reconcile/message.ts';
 import { handlePush, type MessageHandler } from '../../../shared/reconcile/push.ts';
@@ -65,6 +65,13 @@ describe('handlePush: the status code is the ack', () => {
   it('503 on a transient failure so Pub/Sub redelivers, 500 on a crash', async () => {
     expect((await run(async () => { throw new TransientError('api down', { status: 503 }); })).status).toBe(503);
     expect((await run(async () => { throw new Error('bug'); })).status).toBe(500);
+  });
+
+  it('200 (acknowledged, reported) on a permanent failure: retrying cannot help, so no redelivery to the dead-letter limit', async () => {
+    const r = await run(async () => { throw apiError('get template t', { status: 403, reason: 'Forbidden', message: 'no' }); });
+    expect(r).toEqual({ status: 200, body: { acknowledged: true, error: 'get template t: HTTP 403 Forbidden: no' } });
+    expect(apiError('x', { status: 503 })).toBeInstanceOf(TransientError);
+    expect(apiError('x', { status: 404 })).toBeInstanceOf(PermanentError);
   });
 
   it('400 for a body that is not a push envelope; 204 (ack, logged) for undecodable data', async () => {

@@ -49,7 +49,7 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function setup(script: Script): Promise<{ relay: Relay; received: ReconcileMessage[]; kube: KubeClient }> {
+async function setup(script: Script, watchSilenceSeconds?: number, pendingRedriveSeconds?: number): Promise<{ relay: Relay; received: ReconcileMessage[]; kube: KubeClient }> {
   const { server, url } = await apiServer(script);
   const kube = createKubeClient({ server: url, agent: new Agent({ keepAlive: true }), headers: async () => ({}) }, { sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
   const bus = createMemoryBus();
@@ -58,7 +58,7 @@ async function setup(script: Script): Promise<{ relay: Relay; received: Reconcil
     const m = decodeMessage(d.data);
     if (m.ok) received.push(m.message);
   });
-  const relay = createRelay({ kube, bus, config: { cluster: 'c', resyncSeconds: 0, watchTimeoutSeconds: 30, pageSize: 100, topics: { namespaces: 'ns', templates: 'tpl' } }, log: silentLogger, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
+  const relay = createRelay({ kube, bus, config: { cluster: 'c', resyncSeconds: 0, watchTimeoutSeconds: 30, pageSize: 100, topics: { namespaces: 'ns', templates: 'tpl' }, ...(watchSilenceSeconds !== undefined ? { watchSilenceSeconds } : {}), ...(pendingRedriveSeconds !== undefined ? { pendingRedriveSeconds } : {}) }, log: silentLogger, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
   cleanup.push(async () => {
     await relay.stop();
     kube.close();
@@ -128,6 +128,39 @@ describe('watch relay', () => {
     await until(() => script.watchRequests.length >= 2);
     expect(script.watchRequests[1]).toBe('12');
     expect(received.map((m) => m.name)).toEqual(['a']);
+  });
+
+  it('a watch silent longer than the bound (a half-open connection) is ended and relisted; /readyz says not ready meanwhile', async () => {
+    const script: Script = { namespaces: new Map([['a', nsObj('a', 5)]]), rv: 10, watches: [], watchRequests: [], lists: 0 };
+    // The first watch says nothing at all and never ends; the relist then finds `b`.
+    script.watches.push(() => {
+      script.namespaces.set('b', nsObj('b', 20));
+      script.rv = 20;
+    });
+    const { relay, received } = await setup(script, 0.3);
+    await relay.start();
+    await until(() => script.watchRequests.length >= 1);
+    expect(relay.ready()).toBe(true);
+    // The templates watch is silent too (this server never answers it): not ready until a relist.
+    await until(() => !relay.ready(), 2000);
+    await until(() => relay.counters.silentRelists >= 1 && received.some((m) => m.name === 'b'), 8000);
+    expect(script.lists).toBeGreaterThanOrEqual(2);
+    expect(received.map((m) => `${m.type} ${m.name}`)).toEqual(['ADDED a', 'ADDED b']);
+  }, 15_000);
+
+  it('a namespace still pending after the redrive period is published again (its message may have been lost); ready ones are not', async () => {
+    const script: Script = { namespaces: new Map([['new', nsObj('new', 5, { 'furnish.dev/phase': 'pending' })], ['done', nsObj('done', 6, { 'furnish.dev/phase': 'ready' })]]), rv: 10, watches: [], watchRequests: [], lists: 0 };
+    script.watches.push((res) => setTimeout(() => event(res, 'MODIFIED', nsObj('new', 12, { 'furnish.dev/phase': 'ready' })), 900));
+    const { relay, received } = await setup(script, undefined, 0.2);
+    await relay.start();
+    await until(() => relay.counters.redriven >= 2);
+    expect(received.filter((m) => m.name === 'new' && m.type === 'SYNC').length).toBeGreaterThanOrEqual(2);
+    expect(received.filter((m) => m.name === 'done')).toHaveLength(1);
+    // Ready now (the reconciler's own write, not published): no more redrives.
+    await until(() => relay.counters.suppressed >= 1, 3000);
+    const after = relay.counters.redriven;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(relay.counters.redriven).toBe(after);
   });
 
   it('a resync publishes SYNC for every object; stop flushes; metrics expose the counters', async () => {

@@ -87,6 +87,15 @@ describe('reconcileTemplate', () => {
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
   });
 
+  it('a STATUS message recounts and never fans out, even before the fan-out is recorded', async () => {
+    const { api, deps } = setup();
+    api.put(ns('a', { tier: 'gold' }));
+    api.put(tpl('gold', { tier: 'gold' }));
+    const r = await reconcileTemplate(deps, 'gold', { recountOnly: true });
+    expect(r).toMatchObject({ fannedOut: false, published: 0 });
+    expect((api.get('', 'NamespaceTemplate', undefined, 'gold') as NamespaceTemplate).status?.matched).toBe(1);
+  });
+
   it('reports progress while publishing in batches', async () => {
     const { api, deps } = setup();
     for (const n of ['a', 'b', 'c', 'd', 'e']) api.put(ns(n, { tier: 'gold' }));

@@ -48,6 +48,20 @@ describe('guard-initializing handler on what kube-apiserver sent', () => {
     }
   });
 
+  it('in a namespace that could not be furnished, names the reason instead of asking to retry', async () => {
+    const failure = 'template security-defaults: rbac.authorization.k8s.io/RoleBinding/team-a/namespace-admin: Invalid (HTTP 422): subjects[0].name: Required value';
+    const asked: string[] = [];
+    const deps = { ...testDeps(), namespaces: { exists: async () => true, failure: async (ns: string) => (asked.push(ns), failure) } };
+    const response = await guardInitializing(admissionRequest('021-guard-CREATE-configmaps-app-config-alice'), deps);
+    expect(response).toMatchObject({ allowed: false, status: { code: 403 } });
+    expect(response.status!.message).toBe(`namespace "team-a" could not be furnished (furnish.dev/phase=failed): ${failure} (user "alice" may not write into namespace "team-a" while it is pending: needs verb "initialize" on namespaces, resourceName "team-a")`);
+    expect(asked).toEqual(['team-a']);
+    // Allowed writes never look it up.
+    const allowed = await guardInitializing(admissionRequest('005-guard-CREATE-serviceaccounts-default-system_serviceaccount_kube_system_service_account_controller'), deps);
+    expect(allowed).toMatchObject({ allowed: true });
+    expect(asked).toEqual(['team-a']);
+  });
+
   it('allows principals holding initialize', async () => {
     const deps = testDeps({ grants: [{ user: 'admin', verb: 'initialize', resource: 'namespaces', name: 'team-a' }] });
     expect(await guardInitializing(admissionRequest('026-guard-CREATE-configmaps-app-config-admin'), deps)).toMatchObject({ allowed: true });

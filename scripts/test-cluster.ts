@@ -1,0 +1,21 @@
+// `npm run test:cluster [-- jest args]`: every suite that takes a cluster (test/integration,
+// test/e2e) against the real cluster named by FURNISH_TEST_KUBECONFIG (kind, minikube, or the
+// control plane `.ci/run` starts). Without it those suites would quietly run on kube-sim, which is
+// what `npm test` already does, so this refuses to start.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const kubeconfig = process.env.FURNISH_TEST_KUBECONFIG;
+if (!kubeconfig || !existsSync(kubeconfig)) {
+  console.error(`test:cluster needs FURNISH_TEST_KUBECONFIG naming a kubeconfig file (got ${JSON.stringify(kubeconfig ?? '')}); `
+    + 'its contexts admin, alice, bob and mallory are the users the suites act as');
+  process.exit(2);
+}
+const root = join(import.meta.dirname, '..');
+// One file at a time: the suites share one cluster, and each waits on reconcilers it starts.
+const run = spawnSync(process.execPath, [
+  '--experimental-vm-modules', '--no-warnings=ExperimentalWarning', join(root, 'node_modules', 'jest', 'bin', 'jest.js'),
+  '--runInBand', 'test/integration', 'test/e2e', ...process.argv.slice(2),
+], { stdio: 'inherit', cwd: root });
+process.exit(run.status ?? 1);

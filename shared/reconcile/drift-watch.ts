@@ -1,0 +1,121 @@
+// Drift repaired in seconds: the relay also watches, cluster-wide, the kinds templates apply,
+// selected by Furnish's label, and asks for a reconcile of the namespace whenever anyone but the
+// reconciler changes or deletes one of them (or takes Furnish's label off, which the label-selected
+// watch reports as a deletion). The reconcile judges drift against the server's answer
+// (observed.ts) and re-applies only what really moved.
+import { FIELD_MANAGER, KEY } from '../keys.ts';
+import type { KubeClient, WatchHandle } from '../kube/client.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { Logger } from './log.ts';
+import { backoffDelay, WATCH_RECONNECT } from './retry.ts';
+
+/** What templates usually hold; FURNISH_DRIFT_RESOURCES replaces it (`plural` core, `plural.group/version`). */
+export const DEFAULT_DRIFT_RESOURCES = ['configmaps', 'serviceaccounts', 'resourcequotas', 'limitranges', 'networkpolicies.networking.k8s.io/v1', 'rolebindings.rbac.authorization.k8s.io/v1', 'roles.rbac.authorization.k8s.io/v1'];
+
+/** `/api/v1/configmaps` or `/apis/networking.k8s.io/v1/networkpolicies` for a resource spelled as in FURNISH_DRIFT_RESOURCES. */
+export function driftPath(resource: string): string {
+  const dot = resource.indexOf('.');
+  if (dot < 0) return `/api/v1/${resource}`;
+  const plural = resource.slice(0, dot);
+  const [group, version = 'v1'] = resource.slice(dot + 1).split('/');
+  return `/apis/${group}/${version}/${plural}`;
+}
+
+interface ManagedEntry {
+  manager?: string;
+  time?: string;
+}
+
+/** Whether the last write recorded on the object was the reconciler's own (its managedFields entry is the newest). */
+export function lastWrittenByFurnish(obj: KubeObject): boolean {
+  const entries = (obj.metadata.managedFields ?? []) as ManagedEntry[];
+  if (entries.length === 0) return false;
+  const newest = entries.reduce((a, b) => ((b.time ?? '') > (a.time ?? '') ? b : a));
+  const newestTime = newest.time ?? '';
+  // Same-second entries cannot be ordered: count it as someone else's, a reconcile costs reads only.
+  return entries.filter((e) => (e.time ?? '') === newestTime).every((e) => e.manager === FIELD_MANAGER);
+}
+
+/** The namespace to reconcile for a watch event, or null when the event is Furnish's own doing. */
+export function driftedNamespace(type: string, obj: KubeObject | undefined): string | null {
+  const ns = obj?.metadata?.namespace;
+  if (!ns) return null;
+  if (type === 'DELETED') return ns;
+  if (type === 'MODIFIED') return lastWrittenByFurnish(obj) ? null : ns;
+  return null;
+}
+
+export interface DriftCounters {
+  driftEvents: number;
+}
+
+export interface DriftWatch {
+  stop(): Promise<void>;
+  /** Every watch has started and none is silent. */
+  counters: DriftCounters;
+}
+
+export function watchDrift(deps: { kube: KubeClient; resources: readonly string[]; watchTimeoutSeconds: number; log: Logger; onDrift: (namespace: string) => void; sleep?: (ms: number) => Promise<void> }): DriftWatch {
+  const { kube, log } = deps;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const counters: DriftCounters = { driftEvents: 0 };
+  const handles = new Set<WatchHandle>();
+  let stopped = false;
+
+  /** Where to watch from: the collection's current resourceVersion (nothing before it is drift we missed; the resync covers that). */
+  async function currentVersion(path: string): Promise<string | null> {
+    const res = await kube.call<{ metadata?: { resourceVersion?: string } }>({ method: 'GET', path, query: { labelSelector: KEY.template, limit: 1 } });
+    return res.ok ? res.data?.metadata?.resourceVersion ?? '' : null;
+  }
+
+  async function loop(resource: string): Promise<void> {
+    const path = driftPath(resource);
+    let rv: string | null = null;
+    let failures = 0;
+    while (!stopped) {
+      rv ??= await currentVersion(path);
+      if (rv === null) {
+        // Not served (no such kind here) or not allowed: say so once in a while, never spin.
+        failures += 1;
+        if (failures === 1) log.log('WARNING', 'drift watch cannot list; retrying with backoff', { resource });
+        await sleep(backoffDelay(WATCH_RECONNECT, failures));
+        continue;
+      }
+      let expired = false;
+      const handle: WatchHandle = kube.watch({ method: 'GET', path, query: { watch: 1, labelSelector: KEY.template, resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: deps.watchTimeoutSeconds } }, (raw) => {
+        const ev = raw as { type?: string; object?: KubeObject & { code?: number } };
+        if (ev.type === 'ERROR') {
+          expired = ev.object?.code === 410;
+          handle.stop();
+          return;
+        }
+        if (ev.object?.metadata?.resourceVersion) rv = ev.object.metadata.resourceVersion;
+        const ns = driftedNamespace(ev.type ?? '', ev.object);
+        if (ns) {
+          counters.driftEvents += 1;
+          deps.onDrift(ns);
+        }
+      });
+      handles.add(handle);
+      const res = await handle.done;
+      handles.delete(handle);
+      if (stopped) break;
+      if (expired || res.status === 410) rv = null;
+      if (res.ok || expired) failures = 0;
+      else {
+        failures += 1;
+        await sleep(backoffDelay(WATCH_RECONNECT, failures));
+      }
+    }
+  }
+
+  const loops = deps.resources.map((r) => loop(r));
+  return {
+    counters,
+    async stop() {
+      stopped = true;
+      for (const h of handles) h.stop();
+      await Promise.all(loops);
+    },
+  };
+}

@@ -1,0 +1,61 @@
+// Drift judged by what the API server made of our apply, never by the template's spelling: the
+// server normalises quantities (`1000m` is stored as `1`, `1024Mi` as `1Gi`, `0.5` as `500m`),
+// drops empty lists and fills defaults, so a live object never equals what the template spells.
+// Before each apply the reconciler dry-runs it, hashes the answer's projection onto the fields the
+// template sets, and records that hash on the object (KEY.observedHash) in the same apply. A later
+// resync hashes the live object's projection the same way: equal means nobody changed what we
+// set, whatever spelling the template uses; different is drift, repaired by one apply.
+import { KEY } from '../keys.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { contentHash } from '../render/index.ts';
+
+/** Annotations that record the apply itself: not part of what is compared. */
+const BOOKKEEPING = new Set<string>([KEY.appliedHash, KEY.observedHash]);
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * `have` restricted to the fields `shape` sets: maps are followed key by key, anything else
+ * (scalars, lists) is taken whole from `have`, so defaults the server adds inside a list we set
+ * count, and fields other managers add beside ours do not.
+ */
+export function projectOnto(shape: unknown, have: unknown): unknown {
+  if (!isRecord(shape) || !isRecord(have)) return have;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(shape)) if (key in have) out[key] = projectOnto(shape[key], have[key]);
+  return out;
+}
+
+/** What is compared of an object: every field the desired object sets except status and our bookkeeping. */
+function comparable(want: KubeObject): Record<string, unknown> {
+  const { status: _status, metadata, ...rest } = want;
+  const annotations = Object.fromEntries(Object.entries(metadata.annotations ?? {}).filter(([k]) => !BOOKKEEPING.has(k)));
+  return { ...rest, metadata: { labels: metadata.labels ?? {}, annotations } };
+}
+
+/** Hash of `served` (a dry-run answer or a live object) as far as `want` sets it. */
+export function observedHash(want: KubeObject, served: KubeObject): string {
+  const shape = comparable(want);
+  const projected = projectOnto(shape, served) as Record<string, unknown>;
+  const meta = (projected.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
+  const annotations = Object.fromEntries(Object.entries(meta.annotations ?? {}).filter(([k]) => !BOOKKEEPING.has(k)));
+  return contentHash({ ...projected, metadata: { labels: meta.labels ?? {}, annotations } }).slice(0, 32);
+}
+
+/** The object to apply, carrying the hash of what the server answered to its dry-run. */
+export function withObservedHash(want: KubeObject, hash: string): KubeObject {
+  return { ...want, metadata: { ...want.metadata, annotations: { ...want.metadata.annotations, [KEY.observedHash]: hash } } };
+}
+
+/**
+ * Whether a live object still holds what our last apply left: recorded by the same template
+ * version (KEY.appliedHash) and, field by field, as the server returned it (KEY.observedHash).
+ */
+export function unchangedSinceApply(want: KubeObject, wantHash: string, live: KubeObject): boolean {
+  const a = live.metadata.annotations ?? {};
+  if (a[KEY.appliedHash] !== wantHash) return false;
+  const recorded = a[KEY.observedHash];
+  return recorded !== undefined && recorded === observedHash(want, live);
+}

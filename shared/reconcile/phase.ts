@@ -1,0 +1,67 @@
+// What a namespace says about itself after a reconcile, decided purely: phase `ready` when every
+// matching template is applied, `failed` with the reason in an annotation when one could not be
+// (visible in `kubectl get ns --show-labels`, `kubectl get ns x -o yaml`, and to the guard), and
+// no write at all when that is what the namespace already says.
+import { KEY, PHASE } from '../keys.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { formatInitializers, pendingInitializers, type MetadataPatch } from '../initializers/decide.ts';
+import { FURNISH_INITIALIZER, INITIALIZER_KEY } from '../initializers/keys.ts';
+import { clip, type ObjectFailure } from './report.ts';
+
+export const MAX_FAILURE_TEXT = 2048;
+
+/** One line per failed template, its first failure: `template T: key: Reason (HTTP n): message`. */
+export function failureText(failures: readonly ObjectFailure[]): string {
+  const first = new Map<string, ObjectFailure>();
+  for (const f of failures) if (!first.has(f.template)) first.set(f.template, f);
+  const lines = [...first.values()].sort((a, b) => (a.template < b.template ? -1 : a.template > b.template ? 1 : 0))
+    .map((f) => `template ${f.template}: ${f.key}: ${f.reason} (HTTP ${f.status}): ${clip(f.message.replace(/\s+/g, ' '), 400)}`);
+  return clip(lines.join('\n'), MAX_FAILURE_TEXT);
+}
+
+/** The lines of a namespace's failure annotation that name `template`. */
+export function failureLineFor(text: string | undefined, template: string): string | undefined {
+  return (text ?? '').split('\n').find((l) => l.startsWith(`template ${template}: `));
+}
+
+export interface PhaseDecision {
+  phase: string;
+  /** The failure annotation wanted, null to remove it. */
+  failure: string | null;
+  /** The merge patch to send, null when the namespace already says all this. */
+  patch: MetadataPatch | null;
+  /** The failure is new (not what the namespace already records): worth an Event. */
+  newFailure: boolean;
+}
+
+export function decidePhase(ns: KubeObject, failures: readonly ObjectFailure[], readyDespiteFailures = false): PhaseDecision {
+  const failure = failures.length > 0 ? failureText(failures) : null;
+  const phase = failure === null || readyDespiteFailures ? PHASE.ready : PHASE.failed;
+  const hadPhase = ns.metadata.labels?.[KEY.phase];
+  const hadFailure = ns.metadata.annotations?.[KEY.failure] ?? null;
+  const newFailure = failure !== null && failure !== hadFailure;
+  if (hadPhase === phase && hadFailure === failure) return { phase, failure, patch: null, newFailure };
+  return { phase, failure, newFailure, patch: { metadata: { labels: { [KEY.phase]: phase }, annotations: { [KEY.failure]: failure } } } };
+}
+
+/**
+ * The namespace write after a reconcile, with pluggable initializers (shared/initializers): a
+ * failure marks the namespace `failed` as decidePhase says; success ends Furnish's own initializer
+ * (`furnish` removed from the front of the list, compare-and-swap on the resourceVersion, `ready`
+ * only when it was the last, a Furnish failure recorded earlier cleared). While another
+ * initializer is working, or failed, Furnish writes nothing: that phase is the other one's.
+ */
+export function decideAfterReconcile(ns: KubeObject, failures: readonly ObjectFailure[], readyDespiteFailures = false): PhaseDecision {
+  const pending = pendingInitializers(ns.metadata.annotations ?? {});
+  const succeeded = failures.length === 0 || readyDespiteFailures;
+  if (!succeeded || pending === undefined || pending.length === 0) return decidePhase(ns, failures, readyDespiteFailures);
+  const current = ns.metadata.labels?.[KEY.phase] ?? '';
+  if (pending[0] !== FURNISH_INITIALIZER) return { phase: current, failure: ns.metadata.annotations?.[KEY.failure] ?? null, patch: null, newFailure: false };
+  const rest = pending.slice(1);
+  const phase = rest.length === 0 ? PHASE.ready : PHASE.pending;
+  const rv = ns.metadata.resourceVersion;
+  const annotations: Record<string, string | null> = { [INITIALIZER_KEY.initializers]: formatInitializers(rest) };
+  if (ns.metadata.annotations?.[KEY.failure] !== undefined) annotations[KEY.failure] = null;
+  const labels = current === phase ? undefined : { [KEY.phase]: phase };
+  return { phase, failure: null, newFailure: false, patch: { metadata: { ...(rv ? { resourceVersion: rv } : {}), annotations, ...(labels ? { labels } : {}) } } };
+}

@@ -1,0 +1,181 @@
+// The pure decisions behind a truthful status: what a namespace says after a reconcile, how a
+// template's status is counted, how drift is judged against the server's answer, and the
+// coalescing of status recounts.
+import { describe, it, expect } from '@jest/globals';
+import { KEY } from '../../../shared/keys.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import { matchTemplates } from '../../../shared/render/index.ts';
+import { emptyTokenProblems } from '../../../shared/render/empty-tokens.ts';
+import { tokenValues } from '../../../shared/render/tokens.ts';
+import type { NamespaceInfo, NamespaceTemplate } from '../../../shared/render/types.ts';
+import { coalescer } from '../../../shared/reconcile/concurrency.ts';
+import { DEFAULT_DRIFT_RESOURCES, driftedNamespace, driftPath, lastWrittenByFurnish } from '../../../shared/reconcile/drift-watch.ts';
+import { orderingKey } from '../../../shared/reconcile/message.ts';
+import { observedHash, projectOnto } from '../../../shared/reconcile/observed.ts';
+import { decidePhase, failureLineFor, failureText } from '../../../shared/reconcile/phase.ts';
+import { statusDiffers, templateStatus } from '../../../shared/reconcile/report.ts';
+import { holdsCurrent, liveHashes, tallyTemplate } from '../../../shared/reconcile/template-status.ts';
+import { renderNamespace } from '../../../shared/render/index.ts';
+
+const ns = (labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels, annotations } });
+const failure = (template: string, message = 'subjects[0].name: Required value') => ({ template, key: `rbac.authorization.k8s.io/RoleBinding/team-a/${template}`, hash: 'h', status: 422, reason: 'Invalid', message });
+
+describe('decidePhase', () => {
+  it('failed with one line per template, sorted, and a patch only when the namespace says something else', () => {
+    const d = decidePhase(ns({ [KEY.phase]: 'pending' }), [failure('b'), failure('a', 'x\n  y'), failure('a', 'second')]);
+    expect(d.phase).toBe('failed');
+    expect(d.failure).toBe('template a: rbac.authorization.k8s.io/RoleBinding/team-a/a: Invalid (HTTP 422): x y\ntemplate b: rbac.authorization.k8s.io/RoleBinding/team-a/b: Invalid (HTTP 422): subjects[0].name: Required value');
+    expect(d.patch).toEqual({ metadata: { labels: { [KEY.phase]: 'failed' }, annotations: { [KEY.failure]: d.failure } } });
+    expect(d.newFailure).toBe(true);
+    const again = decidePhase(ns({ [KEY.phase]: 'failed' }, { [KEY.failure]: d.failure! }), [failure('b'), failure('a', 'x\n  y')]);
+    expect(again).toMatchObject({ patch: null, newFailure: false });
+  });
+
+  it('ready removes the reason; ready and reasonless writes nothing; readyDespiteFailures keeps the reason', () => {
+    expect(decidePhase(ns({ [KEY.phase]: 'failed' }, { [KEY.failure]: 'old' }), []).patch).toEqual({ metadata: { labels: { [KEY.phase]: 'ready' }, annotations: { [KEY.failure]: null } } });
+    expect(decidePhase(ns({ [KEY.phase]: 'ready' }), []).patch).toBeNull();
+    expect(decidePhase(ns({ [KEY.phase]: 'pending' }), [failure('a')], true)).toMatchObject({ phase: 'ready', failure: expect.stringContaining('template a:') });
+  });
+
+  it('finds the line of one template', () => {
+    const text = failureText([failure('a'), failure('ab')]);
+    expect(failureLineFor(text, 'a')).toMatch(/^template a: /);
+    expect(failureLineFor(text, 'ab')).toMatch(/^template ab: /);
+    expect(failureLineFor(text, 'c')).toBeUndefined();
+  });
+});
+
+describe('drift against the server\'s answer', () => {
+  it('projects what the server holds onto the fields the template sets: maps key by key, lists whole', () => {
+    expect(projectOnto({ spec: { hard: { cpu: '1000m' } }, list: [{ a: 1 }] }, { spec: { hard: { cpu: '1', pods: '9' }, other: 1 }, list: [{ a: 1, b: 2 }], status: {} }))
+      .toEqual({ spec: { hard: { cpu: '1' } }, list: [{ a: 1, b: 2 }] });
+  });
+
+  it('ignores status, other managers\' fields and Furnish\'s own hash annotations', () => {
+    const want: KubeObject = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', labels: { a: '1' }, annotations: { [KEY.appliedHash]: 'x' } }, spec: { hard: { cpu: '1000m' } } };
+    const served: KubeObject = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', labels: { a: '1' }, annotations: { [KEY.appliedHash]: 'x' } }, spec: { hard: { cpu: '1' } } };
+    const h = observedHash(want, served);
+    expect(observedHash(want, { ...served, status: { used: { cpu: '5' } }, metadata: { ...served.metadata, labels: { a: '1', other: 'y' }, annotations: { [KEY.observedHash]: h, [KEY.appliedHash]: 'x', theirs: 'z' } } })).toBe(h);
+    expect(observedHash(want, { ...served, spec: { hard: { cpu: '2' } } })).not.toBe(h);
+    expect(observedHash(want, { ...served, metadata: { ...served.metadata, labels: {} } })).not.toBe(h);
+  });
+});
+
+describe('empty tokens', () => {
+  it('a value made only of tokens that render empty is a problem with its path; partly empty values are not', () => {
+    const values = tokenValues({ namespace: 'team-a', creator: '', organization: '' });
+    const raw = { subjects: [{ name: '$(CREATOR)' }], data: { who: 'owner-$(CREATOR)', org: '$(ORGANIZATION)$(CREATOR)' } };
+    expect(emptyTokenProblems(raw, values, 'spec.templates[0]').map((p) => p.path)).toEqual(['spec.templates[0].subjects[0].name', 'spec.templates[0].data.org']);
+    expect(emptyTokenProblems(raw, tokenValues({ namespace: 'team-a', creator: 'alice', organization: '' }), '')).toEqual([]);
+  });
+});
+
+const tpl = (spec: Partial<NamespaceTemplate['spec']> = {}, meta: Partial<NamespaceTemplate['metadata']> = {}): NamespaceTemplate => ({
+  apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: 't', generation: 2, creationTimestamp: '2026-01-01T00:00:10Z', ...meta },
+  spec: { namespaces: { labelSelector: {} }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { v: '2' } }], ...spec },
+});
+const info = (name: string, created?: string): NamespaceInfo => ({ name, labels: {}, annotations: { [KEY.creator]: 'alice' }, ...(created ? { created } : {}) });
+
+describe('existingNamespaces', () => {
+  it('Ignore skips namespaces created before the template (same second counts as after); Adopt and admission (no timestamp) match', () => {
+    const ignore = tpl({ existingNamespaces: 'Ignore' });
+    expect(matchTemplates(info('old', '2026-01-01T00:00:09Z'), [ignore]).skipped).toEqual([{ template: 't', code: 'existed-before-template', message: expect.stringContaining('existingNamespaces: Ignore') }]);
+    expect(matchTemplates(info('same', '2026-01-01T00:00:10Z'), [ignore]).matched).toHaveLength(1);
+    expect(matchTemplates(info('new'), [ignore]).matched).toHaveLength(1);
+    expect(matchTemplates(info('old', '2026-01-01T00:00:09Z'), [tpl()]).matched).toHaveLength(1);
+  });
+});
+
+describe('template status', () => {
+  const t = tpl();
+  const live = (hashOf: (name: string) => string) => new Map(['a', 'b'].map((n) => [`/ConfigMap/${n}/c`, hashOf(n)]));
+  const current = (n: string) => renderNamespace([t], { namespace: n, creator: 'alice', organization: '' }).objects[0]!.hash;
+  const parents = [{ namespace: 'a', applied: ['t'], failed: [] }, { namespace: 'b', applied: ['t'], failed: [] }, { namespace: 'c', applied: [], failed: ['t'] }];
+  const namespaces = [info('a'), info('b'), { ...info('c'), annotations: { [KEY.failure]: 'template t: /ConfigMap/c/c: Invalid (HTTP 422): nope' } }];
+
+  it('counts a namespace as applied only when it holds this generation\'s objects', () => {
+    expect(holdsCurrent(t, info('a'), live(current))).toBe(true);
+    expect(holdsCurrent(t, info('a'), live(() => 'older'))).toBe(false);
+    expect(holdsCurrent({ ...t, spec: { ...t.spec, mode: 'CreateOnly' } }, info('a'), live(() => 'older'))).toBe(true);
+    const tally = tallyTemplate(t, namespaces, parents, live((n) => (n === 'a' ? current(n) : 'older')));
+    expect(tally).toMatchObject({ generation: 2, matched: 3, applied: 1, failed: 1, pending: ['b'] });
+    expect(tally.failures).toEqual([{ namespace: 'c', object: '/ConfigMap/c/c', reason: 'Invalid (HTTP 422): nope' }]);
+  });
+
+  it('Ready is True only when all matched namespaces are applied and no fan-out is still publishing', () => {
+    const now = new Date('2026-01-01T00:00:00Z');
+    const done = templateStatus(undefined, { generation: 2, matched: 2, applied: 2, failed: 0 }, now);
+    expect(done.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', observedGeneration: 2 });
+    const publishing = templateStatus(done, { generation: 2, matched: 2, applied: 2, failed: 0 }, now, { published: 1, total: 2, done: false });
+    expect(publishing.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Progressing' });
+  });
+
+  it('is compared as a value: keys in another order (as the server returns them) are no change', () => {
+    const s = templateStatus(undefined, { generation: 1, matched: 1, applied: 1, failed: 0 }, new Date());
+    const sorted = JSON.parse(JSON.stringify(s, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v)));
+    expect(JSON.stringify(sorted)).not.toBe(JSON.stringify(s));
+    expect(statusDiffers(sorted, s)).toBe(false);
+    expect(statusDiffers(sorted, { ...s, applied: 0 })).toBe(true);
+  });
+
+  it('liveHashes keys objects as render does', () => {
+    expect([...liveHashes([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'a', annotations: { [KEY.appliedHash]: 'h' } } }])]).toEqual([['/ConfigMap/a/c', 'h']]);
+  });
+});
+
+describe('coalescer', () => {
+  it('folds a burst into one more run that starts after the last call, at most one per interval', async () => {
+    const runs: number[] = [];
+    const waits: number[] = [];
+    const once = coalescer<number>(1000, async (ms) => { waits.push(ms); });
+    let n = 0;
+    const fn = async () => { runs.push(++n); await new Promise((r) => setTimeout(r, 5)); return n; };
+    const first = once('t', fn);
+    const burst = [once('t', fn), once('t', fn), once('t', fn)];
+    expect(await first).toBe(1);
+    expect(await Promise.all(burst)).toEqual([2, 2, 2]);
+    expect(runs).toEqual([1, 2]);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(900);
+    // Another key is independent.
+    expect(await coalescer<number>()('u', async () => 7)).toBe(7);
+  });
+
+  it('says when a run is queued (a later caller may acknowledge without waiting)', async () => {
+    const once = coalescer<number>(0);
+    let release!: () => void;
+    const first = once('t', () => new Promise<number>((r) => (release = () => r(1))));
+    expect(once.queued('t')).toBe(false);
+    const second = once('t', async () => 2);
+    expect(once.queued('t')).toBe(true);
+    release();
+    expect(await Promise.all([first, second])).toEqual([1, 2]);
+    expect(once.queued('t')).toBe(false);
+  });
+
+  it('STATUS messages get one ordering key per sending namespace, so a burst is not delivered one by one', () => {
+    const a = orderingKey({ cluster: 'c', kind: 'NamespaceTemplate', name: 't', type: 'STATUS', cause: 'namespace/a' });
+    expect(a).not.toBe(orderingKey({ cluster: 'c', kind: 'NamespaceTemplate', name: 't', type: 'STATUS', cause: 'namespace/b' }));
+    expect(orderingKey({ cluster: 'c', kind: 'NamespaceTemplate', name: 't', type: 'MODIFIED' })).toBe('c/NamespaceTemplate/t');
+  });
+});
+
+describe('drift watch decisions', () => {
+  const obj = (managers: Array<[string, string]>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'team-a', managedFields: managers.map(([manager, time]) => ({ manager, time, operation: 'Apply' })) } });
+
+  it('a change whose newest write is the reconciler\'s own is not drift; anyone else\'s, or a deletion, is', () => {
+    expect(driftedNamespace('MODIFIED', obj([['kubectl-create', '2026-01-01T00:00:00Z'], ['furnish', '2026-01-01T00:00:05Z']]))).toBeNull();
+    expect(driftedNamespace('MODIFIED', obj([['furnish', '2026-01-01T00:00:00Z'], ['kubectl-edit', '2026-01-01T00:00:05Z']]))).toBe('team-a');
+    // Same second: cannot tell who was last, so it is reconciled (reads only when nothing drifted).
+    expect(driftedNamespace('MODIFIED', obj([['furnish', '2026-01-01T00:00:05Z'], ['kubectl-edit', '2026-01-01T00:00:05Z']]))).toBe('team-a');
+    expect(driftedNamespace('DELETED', obj([['furnish', '2026-01-01T00:00:05Z']]))).toBe('team-a');
+    expect(driftedNamespace('ADDED', obj([['kubectl', '2026-01-01T00:00:05Z']]))).toBeNull();
+    expect(lastWrittenByFurnish(obj([]))).toBe(false);
+  });
+
+  it('resources are spelled `plural` (core) or `plural.group/version`', () => {
+    expect(DEFAULT_DRIFT_RESOURCES.map(driftPath)).toContain('/apis/networking.k8s.io/v1/networkpolicies');
+    expect(driftPath('configmaps')).toBe('/api/v1/configmaps');
+    expect(driftPath('widgets.example.dev/v1beta1')).toBe('/apis/example.dev/v1beta1/widgets');
+  });
+});
