@@ -198,6 +198,13 @@ async function emulatorPush(host: string, project: string, config: ReconcileConf
   }
 }
 
+/** The kubectl command that deletes these webhook registrations. */
+export function removeRegistrationsCommand(configs: readonly KubeObject[]): string {
+  const names = (kind: string) => configs.filter((c) => c.kind === kind).map((c) => c.metadata.name).join(' ');
+  return [['MutatingWebhookConfiguration', 'mutatingwebhookconfiguration'], ['ValidatingWebhookConfiguration', 'validatingwebhookconfiguration']]
+    .filter(([kind]) => names(kind!) !== '').map(([kind, resource]) => `kubectl delete ${resource} ${names(kind!)}`).join('; ');
+}
+
 interface Webhooks {
   server: Server;
   stop(): Promise<void>;
@@ -272,7 +279,9 @@ async function serveWebhooks(kube: KubeClient, credentials: { kubeconfigPath?: s
     const res = await kube.call({ method: 'PATCH', path: `/apis/admissionregistration.k8s.io/v1/${plural}/${c.metadata.name}`, query: { fieldManager: 'furnish-local', force: true }, contentType: 'application/apply-patch+yaml', body: c });
     log.log(res.ok ? 'INFO' : 'WARNING', res.ok ? 'webhook registered' : 'could not register webhook', { kind: c.kind, name: c.metadata.name, status: res.status, error: res.error });
   }
-  log.log('INFO', 'webhooks served', { url: publicUrl, webhooks: loaded });
+  // Registered over any left by an earlier run (same names); a killed run leaves these behind, and
+  // they fail closed: say how to remove them by hand.
+  log.log('INFO', 'webhooks served', { url: publicUrl, webhooks: loaded, removeIfKilled: removeRegistrationsCommand(configs) });
   return {
     server,
     async stop() {

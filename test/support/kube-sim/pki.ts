@@ -113,7 +113,9 @@ function buildCertificate(spec: CertificateSpec): string {
     extensions.push(extension('2.5.29.17', false, subjectAltNames(spec.hosts)));
   }
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f;
+  // Positive and minimally encoded: a first byte of 0x00 would be padding Go's x509 rejects
+  // ("malformed serial number"), one of 0x80 or more a negative number.
+  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
   const tbs = sequence(
     explicit(0, integer(Buffer.from([2]))), // v3
     integer(serial),

@@ -39,3 +39,12 @@ describe('portInUseMessage', () => {
     expect(portInUseMessage(undefined, {})).toBeUndefined();
   });
 });
+
+describe('removeRegistrationsCommand', () => {
+  it('names every registration npm start made, by kind', async () => {
+    const { removeRegistrationsCommand } = await import('../../../scripts/start.ts');
+    const config = (kind: string, name: string) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind, metadata: { name } });
+    expect(removeRegistrationsCommand([config('MutatingWebhookConfiguration', 'furnish-mutate-namespace'), config('ValidatingWebhookConfiguration', 'furnish-validate-namespace'), config('ValidatingWebhookConfiguration', 'furnish-guard-initializing')]))
+      .toBe('kubectl delete mutatingwebhookconfiguration furnish-mutate-namespace; kubectl delete validatingwebhookconfiguration furnish-validate-namespace furnish-guard-initializing');
+  });
+});

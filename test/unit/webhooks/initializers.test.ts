@@ -98,6 +98,15 @@ describe('guard-initializing initializer rule', () => {
       refused: 'write into namespace "team-a", which failed to initialize (vault: did not finish)', requires: { verb: 'initialize' },
     });
   });
+  it('never opens a failed namespace to an initializer whose turn has not come', () => {
+    const failed = ns({ [LIST]: 'furnish,secret-seeder', 'furnish.dev/failure': 'template stall: example.com/Widget/team-a/w: NotFound (HTTP 404): not served' }, 'failed');
+    expect(writesWaitForInitializers({ user: seeder, namespace: failed, known })).toEqual({
+      rule: 'writes-wait-for-initializers',
+      deny: 'namespace "team-a" failed to initialize (template stall: example.com/Widget/team-a/w: NotFound (HTTP 404): not served): user "system:serviceaccount:secret-seeder:seeder" may not write into it as initializer "secret-seeder", whose turn comes after "furnish"',
+    });
+    // Anyone else still needs initialize, as before.
+    expect(writesWaitForInitializers({ user: alice, namespace: failed, known })).toMatchObject({ requires: { verb: 'initialize' } });
+  });
 });
 
 // ---- the handlers, as kube-apiserver calls them ------------------------------------------------
