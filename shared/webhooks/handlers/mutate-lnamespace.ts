@@ -10,14 +10,35 @@ import { ADOPT_VERB, LNS_GROUP } from '../../lnamespace/types.ts';
 import type { AdmissionHandler, WebhookDeps } from '../deps.ts';
 import { requireObject, requireResource } from '../request.ts';
 import { who } from '../rules/principals.ts';
+import { KEY } from '../../keys.ts';
+import type { NamespaceInfo } from '../../render/types.ts';
+import { isChange } from '../rules/mutate-namespace.ts';
+import { organizationContext, organizationMutation, organizationVerdict, withChanges } from '../organizations.ts';
 
 /**
- * The one place where the Organization rules (membership, quota) judge the namespace an LNamespace
- * will create, so that a refusal comes at `kubectl apply` time. Returns refusals; none until the
- * Organization rules exist.
+ * The one place where the Organization rules (default organization, membership, quota) judge the
+ * namespace an LNamespace will create, so that a refusal comes at `kubectl apply` time rather than
+ * as a reconciler failure later. The namespace is judged as the LNamespace reconciler will create
+ * it (for the LNamespace's creator, with its organization label), as a dry run: the quota is
+ * checked, no slot is taken (the namespace's own create takes it). Only at CREATE.
  */
-export async function organizationRefusals(_request: AdmissionRequest, _deps: WebhookDeps): Promise<string[]> {
-  return [];
+export async function organizationRefusals(request: AdmissionRequest, deps: WebhookDeps): Promise<{ refusals: string[]; code: 403 | 503 }> {
+  const none = { refusals: [], code: 403 as const };
+  if (request.operation !== 'CREATE' || !organizationContext(deps).settings.enabled) return none;
+  const object = requireObject(request, 'object');
+  const name = object.metadata?.name || request.name || '';
+  const label = object.metadata?.labels?.[KEY.organization];
+  const planned: NamespaceInfo = { name, labels: label ? { [KEY.organization]: label } : {}, annotations: { [KEY.creator]: request.userInfo.username ?? '' } };
+  const asNamespace: AdmissionRequest = { ...request, name, namespace: '', dryRun: true, kind: { group: '', version: 'v1', kind: 'Namespace' }, resource: { group: '', version: 'v1', resource: 'namespaces' } };
+  try {
+    const defaulted = await organizationMutation(asNamespace, deps, planned);
+    const namespace = defaulted && isChange(defaulted) ? withChanges(planned, [defaulted]) : planned;
+    const verdict = await organizationVerdict(asNamespace, deps, namespace, undefined);
+    if (!verdict || verdict.allowed) return none;
+    return { refusals: verdict.denials.map((d) => `the namespace of LNamespace "${name}": ${d}`), code: verdict.unavailable ? 503 : 403 };
+  } catch (e) {
+    return { refusals: [`could not read Organizations (${(e as Error).message}); retry`], code: 503 };
+  }
 }
 
 export const mutateLNamespace: AdmissionHandler = async (request, deps): Promise<AdmissionResponse> => {
@@ -47,8 +68,8 @@ export const mutateLNamespace: AdmissionHandler = async (request, deps): Promise
     if (decision.error) return deny(request, `could not check ${describeAccess(check)}: ${decision.error}; retry`, 503);
     if (!decision.allowed) return deny(request, `${who(request.userInfo)} may not take over namespace "${name}": ${adoption}, which needs ${describeAccess(check)}`, 403);
   }
-  const refusals = await organizationRefusals(request, deps);
-  if (refusals.length > 0) return deny(request, refusals.join('; '), 403);
+  const organization = await organizationRefusals(request, deps);
+  if (organization.refusals.length > 0) return deny(request, organization.refusals.join('; '), organization.code);
 
   const creator = creatorAnnotation(operation, request.userInfo, object, old);
   if (!creator) return allow(request);

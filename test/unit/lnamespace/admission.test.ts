@@ -7,6 +7,8 @@ import type { KubeObject } from '../../../shared/kube/types.ts';
 import { adoptionNeeded, creatorAnnotation, objectProblems, RESERVED_NAMES } from '../../../shared/lnamespace/admission.ts';
 import { mutateLNamespace } from '../../../shared/webhooks/handlers/mutate-lnamespace.ts';
 import type { NamespaceSource } from '../../../shared/webhooks/deps.ts';
+import { memoryOrganizations } from '../../../shared/org/source.ts';
+import type { Organization } from '../../../shared/org/types.ts';
 import { fakeAuthorizer, testDeps, type Grant } from '../../support/fixtures.ts';
 
 const lns = (name: string, spec: unknown = {}, annotations?: Record<string, string>): KubeObject => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'LNamespace', metadata: { name, ...(annotations ? { annotations } : {}) }, spec });
@@ -100,5 +102,45 @@ describe('the handler', () => {
     expect((await mutateLNamespace({ ...request('UPDATE', lns('shop'), lns('shop')), subResource: 'status' }, deps())).allowed).toBe(true);
     expect((await mutateLNamespace({ ...request('CREATE', lns('shop')), operation: 'DELETE' }, deps())).allowed).toBe(true);
     await expect(Promise.resolve().then(() => mutateLNamespace({ ...request('CREATE', lns('shop')), resource: { group: '', version: 'v1', resource: 'namespaces' } }, deps()))).rejects.toThrow('webhook mutate-lnamespace judges lnamespaces.furnish.dev, not namespaces');
+  });
+});
+
+describe('the Organization rules judge the namespace an LNamespace will create, at kubectl apply time', () => {
+  const org = (name: string, members: unknown[], namespaces = 0, quota = 2) => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'Organization', metadata: { name }, spec: { members, namespaceQuota: quota }, status: { namespaces } }) as Organization;
+  const withOrgs = (organizations: Organization[], enabled = true) => ({
+    ...testDeps({ settings: { organizations: { enabled } } }),
+    namespaces: existing('default'),
+    organizations: memoryOrganizations(organizations),
+  });
+  const labelled = (name: string, organization: string) => ({ ...lns(name), metadata: { name, labels: { 'furnish.dev/organization': organization } } });
+
+  it('admits a member, in her default organization or one she names', async () => {
+    const deps = withOrgs([org('acme', [{ kind: 'User', name: 'alice', default: true }])]);
+    expect((await mutateLNamespace(request('CREATE', lns('shop')), deps)).allowed).toBe(true);
+    expect((await mutateLNamespace(request('CREATE', labelled('shop', 'acme')), deps)).allowed).toBe(true);
+  });
+
+  it('refuses a non-member, and a creator with no organization at all', async () => {
+    const deps = withOrgs([org('acme', [{ kind: 'User', name: 'alice', default: true }])]);
+    const bob = await mutateLNamespace(request('CREATE', labelled('shop', 'acme'), undefined, 'bob'), deps);
+    expect(bob.allowed).toBe(false);
+    expect(bob.status).toMatchObject({ code: 403, message: expect.stringMatching(/^the namespace of LNamespace "shop": user "bob" may not create namespace "shop" into organization "acme": not a member/) });
+    const nobody = await mutateLNamespace(request('CREATE', lns('shop'), undefined, 'mallory'), deps);
+    expect(nobody.status?.message).toMatch(/without an organization: you have no default organization/);
+  });
+
+  it('refuses when the organization is full, and takes no slot (the namespace create will)', async () => {
+    const deps = withOrgs([org('acme', [{ kind: 'User', name: 'alice', default: true }], 2, 2)]);
+    const full = await mutateLNamespace(request('CREATE', lns('shop')), deps);
+    expect(full.status).toMatchObject({ code: 403, message: 'the namespace of LNamespace "shop": organization "acme" has 2 of 2 namespaces' });
+    const roomy = withOrgs([org('acme', [{ kind: 'User', name: 'alice', default: true }], 1, 2)]);
+    expect((await mutateLNamespace(request('CREATE', lns('shop')), roomy)).allowed).toBe(true);
+    expect((await roomy.organizations.get('acme'))?.status?.reservations ?? []).toEqual([]);
+  });
+
+  it('says nothing when organizations are off, and never on UPDATE', async () => {
+    expect((await mutateLNamespace(request('CREATE', lns('shop'), undefined, 'mallory'), withOrgs([], false))).allowed).toBe(true);
+    const old = lns('shop', {}, { 'furnish.dev/creator': 'mallory' });
+    expect((await mutateLNamespace(request('UPDATE', lns('shop', {}, { 'furnish.dev/creator': 'mallory' }), old, 'mallory'), withOrgs([]))).allowed).toBe(true);
   });
 });
