@@ -49,6 +49,9 @@ describe('template permission in the reconciler', () => {
     expect(api.get('v1', 'ConfigMap', 'team-a', 'granted')).toBeUndefined();
     const events = api.all('Event');
     expect(events.some((e) => String(e.message).includes('privileged'))).toBe(true);
-    expect(api.get('v1', 'Namespace', undefined, 'team-a')?.metadata.labels?.[KEY.phase]).toBe('pending');
+    // Like any template that cannot be applied: the namespace says so (phase failed, the reason on it).
+    const ns = api.get('v1', 'Namespace', undefined, 'team-a');
+    expect(ns?.metadata.labels?.[KEY.phase]).toBe('failed');
+    expect(ns?.metadata.annotations?.[KEY.failure]).toMatch(/^template privileged: \(permission\): Forbidden \(HTTP 403\)/);
   });
 });
