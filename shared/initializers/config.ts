@@ -1,6 +1,7 @@
 // NamespaceInitializationConfiguration: validating one object (every problem with its path),
 // compiling the valid entries, merging several objects by name order, and choosing the
 // initializers a namespace gets. Pure: no I/O.
+import { subjectMatches } from '../rbac/authorizer.ts';
 import type { KubeObject, StringMap, UserInfo } from '../kube/types.ts';
 import { isRecord, unknownFieldProblems } from '../render/json.ts';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '../render/names.ts';
@@ -189,20 +190,13 @@ export function notSelectedReason(i: Initializer, labels: StringMap): string | u
   return matchesSelector(i.selector, labels) ? undefined : `namespace labels do not match selector "${selectorToString(i.selector)}"`;
 }
 
-/** `user "x"` matches the principal: a user name, a group, or a ServiceAccount's user name. */
-export function principalMatches(user: UserInfo, p: Principal): boolean {
-  if (p.kind === 'Group') return (user.groups ?? []).includes(p.name);
-  if (p.kind === 'ServiceAccount') return user.username === `system:serviceaccount:${p.namespace ?? ''}:${p.name}`;
-  return user.username === p.name;
-}
-
 export function describePrincipal(p: Principal): string {
   return p.kind === 'ServiceAccount' ? `ServiceAccount ${p.namespace ?? ''}/${p.name}` : `${p.kind} ${p.name}`;
 }
 
 /** The principal of `i` the user is, described (for audit reasons), or undefined. */
 export function principalOf(user: UserInfo, i: Initializer): string | undefined {
-  const p = i.principals.find((q) => principalMatches(user, q));
+  const p = i.principals.find((q) => subjectMatches(q, user));
   if (p) return describePrincipal(p);
   return matchingPrincipal(user, i.patterns ?? []);
 }

@@ -2,6 +2,7 @@
 // if changed, well-formed subjects and billing fields, a name that can be a namespace and is not
 // reserved, and who may put an LNamespace around a namespace that already exists. Each problem
 // names its path, so one refusal lists everything to fix.
+import { matchesAny } from '../org/settings.ts';
 import { KEY } from '../keys.ts';
 import type { KubeObject, UserInfo } from '../kube/types.ts';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '../render/names.ts';
@@ -17,9 +18,6 @@ export interface Problem {
 /** Names no LNamespace may take (wildcards as trailing `*`): Kubernetes', OpenShift's and Furnish's own. */
 export const RESERVED_NAMES: readonly string[] = [...SYSTEM_NAMESPACES, 'default', 'kube-*', 'openshift-*', 'furnish-*'];
 
-export function matchesReserved(name: string, patterns: readonly string[]): string | undefined {
-  return patterns.find((p) => (p.endsWith('*') ? name.startsWith(p.slice(0, -1)) : name === p));
-}
 
 /** The annotation changes the creator rule wants: recorded at CREATE, restored at UPDATE. */
 export function creatorAnnotation(operation: string, user: UserInfo, object: KubeObject, old: KubeObject | undefined): Record<string, string> | undefined {
@@ -57,7 +55,7 @@ export function objectProblems(object: KubeObject, reserved: readonly string[]):
   const problems: Problem[] = [];
   const nameErrors = dns1123LabelErrors(name);
   if (nameErrors.length > 0) problems.push({ path: 'metadata.name', message: `${JSON.stringify(name)} is not a valid namespace name: ${nameErrors.join('; ')}` });
-  const pattern = matchesReserved(name, reserved);
+  const pattern = matchesAny(name, reserved); // the Organization settings' wildcards
   if (pattern !== undefined) problems.push({ path: 'metadata.name', message: `"${name}" is reserved (matches "${pattern}")` });
   const spec = (object as { spec?: unknown }).spec;
   if (spec !== undefined && (spec === null || typeof spec !== 'object' || Array.isArray(spec))) return [...problems, { path: 'spec', message: 'must be an object' }];

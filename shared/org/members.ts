@@ -1,5 +1,6 @@
 // Who belongs to an organization: pure functions of a requester and the Organization objects.
 import type { UserInfo } from '../kube/types.ts';
+import { subjectMatches } from '../rbac/authorizer.ts';
 import type { Organization, OrganizationMember } from './types.ts';
 import { organizationName } from './types.ts';
 
@@ -19,22 +20,9 @@ export function serviceAccountOf(user: UserInfo): ServiceAccountRef | undefined 
   return { namespace, name };
 }
 
-/** The member entry that makes `user` a member of `org`, or undefined. */
+/** The member entry that makes `user` a member of `org` (RBAC's subject rules), or undefined. */
 export function membershipOf(org: Organization, user: UserInfo): OrganizationMember | undefined {
-  const sa = serviceAccountOf(user);
-  const groups = user.groups ?? [];
-  return (org.spec?.members ?? []).find((m) => {
-    switch (m.kind) {
-      case 'User':
-        return !sa && m.name === user.username;
-      case 'Group':
-        return groups.includes(m.name);
-      case 'ServiceAccount':
-        return sa !== undefined && m.namespace === sa.namespace && m.name === sa.name;
-      default:
-        return false;
-    }
-  });
+  return (org.spec?.members ?? []).find((m) => subjectMatches(m, user));
 }
 
 export function isMember(org: Organization, user: UserInfo): boolean {

@@ -35,29 +35,25 @@ export function isTransient(failure: ApiFailure): boolean {
   return classifyApiError(failure).class === 'transient';
 }
 
-/** Thrown by a reconciler when the delivery must fail so that Pub/Sub redelivers it. */
-export class TransientError extends Error {
+/** An API failure classified once; the class says what the delivery does with it. */
+abstract class ClassifiedError extends Error {
   readonly failure: ApiFailure;
   constructor(message: string, failure: ApiFailure) {
     super(message);
-    this.name = 'TransientError';
+    this.name = new.target.name;
     this.failure = failure;
   }
 }
+
+/** Thrown by a reconciler when the delivery must fail so that Pub/Sub redelivers it. */
+export class TransientError extends ClassifiedError {}
 
 /**
  * Thrown by a reconciler when retrying cannot help (403, a kind that is not served, an invalid
  * request): the delivery is acknowledged and the error reported, never redelivered up to the
  * dead-letter limit.
  */
-export class PermanentError extends Error {
-  readonly failure: ApiFailure;
-  constructor(message: string, failure: ApiFailure) {
-    super(message);
-    this.name = 'PermanentError';
-    this.failure = failure;
-  }
-}
+export class PermanentError extends ClassifiedError {}
 
 /** The error a failed API call becomes, classified once: TransientError (redeliver) or PermanentError (acknowledge). */
 export function apiError(what: string, failure: ApiFailure): TransientError | PermanentError {

@@ -5,7 +5,7 @@
 // admin RoleBinding; bob, not a member, is refused acme; a ServiceAccount of an acme namespace
 // creates a namespace that is acme's; the namespace beyond the quota is refused.
 // Runs on kube-sim and on a real API server that reaches this host's loopback (FURNISH_TEST_KUBECONFIG,
-// contexts admin, alice, bob as ../shared/kube-control-plane makes them).
+// contexts admin, alice, bob as README "Against a real cluster" describes).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

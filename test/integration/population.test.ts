@@ -42,6 +42,16 @@ async function settle(): Promise<void> {
   }
 }
 
+/** Lets one resync settle, forgets the writes so far, then resyncs twice: what is counted after this is what resyncs write. */
+async function twoResyncsAfterOne(): Promise<void> {
+  await stack.relay.relay.resync();
+  await settle();
+  await writes.reset();
+  await stack.relay.relay.resync();
+  await stack.relay.relay.resync();
+  await settle();
+}
+
 /** Creates a namespace and, on a real cluster, remembers it for clean-up. */
 async function namespace(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): Promise<void> {
   created.namespaces.push(name);
@@ -136,12 +146,7 @@ describe('population through the relay and the in-process bus', () => {
     ] } });
     await waitReady(admin, ns);
     await waitFor('the quota', async () => get(admin, QUOTA(ns, 'spelt')));
-    await stack.relay.relay.resync();
-    await settle();
-    await writes.reset();
-    await stack.relay.relay.resync();
-    await stack.relay.relay.resync();
-    await settle();
+    await twoResyncsAfterOne();
     expect(await writes.detail()).toEqual([]);
     expect(await writes.count()).toEqual(writes.all(0));
     // The server keeps its own spelling (`1`, `1Gi`, `500m`): it is that which is compared, not the template's.
@@ -243,12 +248,7 @@ describe('population through the relay and the in-process bus', () => {
     // roleRef is immutable: the API server answers 422 Invalid to every apply of the new one.
     await template(binding('edit'));
     await waitFor('failure event', async () => (await list(admin, `/api/v1/namespaces/${ns}/events`)).find((e) => e.reason === 'PopulateFailed'));
-    await stack.relay.relay.resync();
-    await settle();
-    await writes.reset();
-    await stack.relay.relay.resync();
-    await stack.relay.relay.resync();
-    await settle();
+    await twoResyncsAfterOne();
     const failures = (await list(admin, `/api/v1/namespaces/${ns}/events`)).filter((e) => e.reason === 'PopulateFailed');
     expect(failures).toHaveLength(1);
     expect(failures[0]!.message).toMatch(/Invalid|422/);
