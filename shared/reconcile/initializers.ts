@@ -8,18 +8,13 @@ import type { KubeClient } from '../kube/client.ts';
 import { resourcePath, type ResourceInfo } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { mergeConfigurations } from '../initializers/config.ts';
-import { failurePatch, furnishCompletion, pendingInitializers, timedOut } from '../initializers/decide.ts';
+import { failurePatch, pendingInitializers, timedOut } from '../initializers/decide.ts';
 import type { MetadataPatch } from '../initializers/decide.ts';
 import { CONFIG_RESOURCE, FURNISH_INITIALIZER, INIT_PHASE } from '../initializers/keys.ts';
 import { classifyApiError, TransientError } from './errors.ts';
 import type { Logger } from './log.ts';
 
 export const CONFIGURATIONS: ResourceInfo = { group: 'furnish.dev', version: 'v1alpha1', plural: CONFIG_RESOURCE, namespaced: false };
-
-/** The namespace write that ends Furnish's own initialization, or undefined (nothing to write). */
-export function populationFinishedPatch(ns: KubeObject): MetadataPatch | undefined {
-  return furnishCompletion(ns.metadata);
-}
 
 async function patchNamespace(kube: KubeClient, name: string, patch: MetadataPatch, what: string, log: Logger): Promise<boolean> {
   const res = await mergePatch(kube, resourcePath(NAMESPACES, undefined, name), patch);

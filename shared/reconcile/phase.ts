@@ -4,8 +4,7 @@
 // no write at all when that is what the namespace already says.
 import { KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { formatInitializers, pendingInitializers, type MetadataPatch } from '../initializers/decide.ts';
-import { FURNISH_INITIALIZER, INITIALIZER_KEY } from '../initializers/keys.ts';
+import { furnishCompletion, pendingInitializers, type MetadataPatch } from '../initializers/decide.ts';
 import { clip, type ObjectFailure } from './report.ts';
 
 export const MAX_FAILURE_TEXT = 2048;
@@ -56,12 +55,12 @@ export function decideAfterReconcile(ns: KubeObject, failures: readonly ObjectFa
   const succeeded = failures.length === 0 || readyDespiteFailures;
   if (!succeeded || pending === undefined || pending.length === 0) return decidePhase(ns, failures, readyDespiteFailures);
   const current = ns.metadata.labels?.[KEY.phase] ?? '';
-  if (pending[0] !== FURNISH_INITIALIZER) return { phase: current, failure: ns.metadata.annotations?.[KEY.failure] ?? null, patch: null, newFailure: false };
-  const rest = pending.slice(1);
-  const phase = rest.length === 0 ? PHASE.ready : PHASE.pending;
-  const rv = ns.metadata.resourceVersion;
-  const annotations: Record<string, string | null> = { [INITIALIZER_KEY.initializers]: formatInitializers(rest) };
-  if (ns.metadata.annotations?.[KEY.failure] !== undefined) annotations[KEY.failure] = null;
+  // The phase is decided here (a Furnish failure recovers), so the completion is asked without it.
+  const completion = furnishCompletion({ resourceVersion: ns.metadata.resourceVersion, annotations: ns.metadata.annotations });
+  if (!completion) return { phase: current, failure: ns.metadata.annotations?.[KEY.failure] ?? null, patch: null, newFailure: false };
+  const phase = completion.metadata.labels?.[KEY.phase] ?? PHASE.pending;
+  const annotations = { ...completion.metadata.annotations, ...(ns.metadata.annotations?.[KEY.failure] !== undefined ? { [KEY.failure]: null } : {}) };
   const labels = current === phase ? undefined : { [KEY.phase]: phase };
-  return { phase, failure: null, newFailure: false, patch: { metadata: { ...(rv ? { resourceVersion: rv } : {}), annotations, ...(labels ? { labels } : {}) } } };
+  const { resourceVersion } = completion.metadata;
+  return { phase, failure: null, newFailure: false, patch: { metadata: { ...(resourceVersion ? { resourceVersion } : {}), annotations, ...(labels ? { labels } : {}) } } };
 }
