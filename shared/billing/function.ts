@@ -7,7 +7,7 @@ import type { PushVerifier } from '../auth/oidc.ts';
 import { reconcileConfig } from '../reconcile/config.ts';
 import { TransientError } from '../reconcile/errors.ts';
 import { jsonLogger, type Logger } from '../reconcile/log.ts';
-import { checkEnvelope, type PushAnswer } from '../reconcile/push.ts';
+import { openEnvelope, refusedPush, type PushAnswer } from '../reconcile/push.ts';
 import { createRuntime, type Runtime } from '../reconcile/runtime.ts';
 import { decodeBillingMessage } from './event.ts';
 import { organizationBillingReader, recordBilling, type RecordDeps } from './record.ts';
@@ -46,15 +46,9 @@ function runtimeFromEnv(): Promise<BillingRuntime> {
 }
 
 export async function handleBillingEnvelope(deps: RecordDeps, body: unknown): Promise<PushAnswer> {
-  const checked = checkEnvelope(body);
-  if (!checked.ok) return { status: 400, body: { error: checked.reason } };
-  const { message } = checked.envelope;
-  const messageId = message.messageId ?? message.message_id ?? '';
-  const decoded = decodeBillingMessage(message.data);
-  if (!decoded.ok) {
-    deps.log.log('ERROR', 'undecodable billing message acknowledged', { messageId, reason: decoded.reason });
-    return { status: 204, body: { acknowledged: true, error: decoded.reason } };
-  }
+  const decoded = openEnvelope(body, decodeBillingMessage, deps.log, 'billing message');
+  if (!decoded.ok) return decoded.answer;
+  const { messageId } = decoded;
   try {
     return { status: 200, body: { acknowledged: true, ...(await recordBilling(deps, decoded.message)) } };
   } catch (e) {
@@ -65,12 +59,7 @@ export async function handleBillingEnvelope(deps: RecordDeps, body: unknown): Pr
 }
 
 export async function handleBillingPush(rt: BillingRuntime, authorization: string | undefined, body: unknown): Promise<PushAnswer> {
-  const auth = await rt.verify(authorization);
-  if (!auth.ok) {
-    rt.deps.log.log('WARNING', 'push request refused', { status: auth.status, reason: auth.reason });
-    return { status: auth.status, body: { error: auth.reason } };
-  }
-  return handleBillingEnvelope(rt.deps, body);
+  return (await refusedPush(rt.verify, authorization, rt.deps.log)) ?? handleBillingEnvelope(rt.deps, body);
 }
 
 export interface FunctionsFramework {

@@ -35,24 +35,39 @@ export type MessageHandler = (msg: ReconcileMessage) => Promise<Record<string, u
 
 /** Decodes, authenticates and dispatches one delivery; never throws. */
 export async function handlePush(opts: { verify: PushVerifier; accept: MessageKind; handle: MessageHandler; log: Logger; defaultCluster?: string }, authorization: string | undefined, body: unknown): Promise<PushAnswer> {
-  const auth = await opts.verify(authorization);
-  if (!auth.ok) {
-    opts.log.log('WARNING', 'push request refused', { status: auth.status, reason: auth.reason });
-    return { status: auth.status, body: { error: auth.reason } };
-  }
-  return handleEnvelope(opts, body);
+  return (await refusedPush(opts.verify, authorization, opts.log)) ?? handleEnvelope(opts, body);
+}
+
+/** The answer to a push whose OIDC token does not verify; undefined when it may proceed. */
+export async function refusedPush(verify: PushVerifier, authorization: string | undefined, log: Logger): Promise<PushAnswer | undefined> {
+  const auth = await verify(authorization);
+  if (auth.ok) return undefined;
+  log.log('WARNING', 'push request refused', { status: auth.status, reason: auth.reason });
+  return { status: auth.status, body: { error: auth.reason } };
+}
+
+type Decode<T> = (data: string | undefined) => { ok: true; message: T } | { ok: false; reason: string };
+export type OpenedEnvelope<T> = { ok: true; message: T; messageId: string } | { ok: false; answer: PushAnswer };
+
+/**
+ * The steps every push function shares before its own work: a body that is not an envelope is
+ * 400; data that does not decode can never be processed, so it is logged and acknowledged (204).
+ */
+export function openEnvelope<T>(body: unknown, decode: Decode<T>, log: Logger, what = 'message'): OpenedEnvelope<T> {
+  const checked = checkEnvelope(body);
+  if (!checked.ok) return { ok: false, answer: { status: 400, body: { error: checked.reason } } };
+  const { message } = checked.envelope;
+  const messageId = message.messageId ?? message.message_id ?? '';
+  const decoded = decode(message.data);
+  if (decoded.ok) return { ok: true, message: decoded.message, messageId };
+  log.log('ERROR', `undecodable ${what} acknowledged`, { messageId, reason: decoded.reason });
+  return { ok: false, answer: { status: 204, body: { acknowledged: true, error: decoded.reason } } };
 }
 
 export async function handleEnvelope(opts: { accept: MessageKind; handle: MessageHandler; log: Logger }, body: unknown): Promise<PushAnswer> {
-  const checked = checkEnvelope(body);
-  if (!checked.ok) return { status: 400, body: { error: checked.reason } };
-  const { message } = checked.envelope;
-  const messageId = message.messageId ?? message.message_id ?? '';
-  const decoded = decodeMessage(message.data);
-  if (!decoded.ok) {
-    opts.log.log('ERROR', 'undecodable message acknowledged', { messageId, reason: decoded.reason });
-    return { status: 204, body: { acknowledged: true, error: decoded.reason } };
-  }
+  const decoded = openEnvelope(body, decodeMessage, opts.log);
+  if (!decoded.ok) return decoded.answer;
+  const { messageId } = decoded;
   if (decoded.message.kind !== opts.accept) {
     opts.log.log('WARNING', 'message of another kind acknowledged', { messageId, kind: decoded.message.kind });
     return { status: 204, body: { acknowledged: true, ignored: decoded.message.kind } };
