@@ -2,7 +2,7 @@
 // compiling the valid entries, merging several objects by name order, and choosing the
 // initializers a namespace gets. Pure: no I/O.
 import { subjectMatches } from '../rbac/authorizer.ts';
-import type { KubeObject, StringMap, UserInfo } from '../kube/types.ts';
+import { SUBJECT_KINDS, type KubeObject, type StringMap, type Subject, type UserInfo } from '../kube/types.ts';
 import { isRecord, unknownFieldProblems } from '../render/json.ts';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '../render/names.ts';
 import { childPath } from '../render/path.ts';
@@ -11,15 +11,7 @@ import { API_VERSION, type ValidationProblem } from '../render/types.ts';
 import { matchingPrincipal } from '../webhooks/rules/principals.ts';
 import { CONFIG_KIND, FURNISH_INITIALIZER } from './keys.ts';
 
-export const PRINCIPAL_KINDS = ['User', 'Group', 'ServiceAccount'] as const;
-export type PrincipalKind = (typeof PRINCIPAL_KINDS)[number];
-
-export interface Principal {
-  kind: PrincipalKind;
-  name: string;
-  /** ServiceAccount only. */
-  namespace?: string;
-}
+export type Principal = Subject;
 
 /** One initializer, compiled: what admission and the reconciler need. */
 export interface Initializer {
@@ -55,7 +47,7 @@ function nameProblems(value: unknown, path: string): ValidationProblem[] {
 function principalProblems(p: unknown, path: string): ValidationProblem[] {
   if (!isRecord(p)) return [{ path, message: 'must be an object: { kind: User|Group|ServiceAccount, name, namespace? }' }];
   const problems = unknownFieldProblems(p, PRINCIPAL_FIELDS, path);
-  if (!(PRINCIPAL_KINDS as readonly unknown[]).includes(p.kind)) problems.push({ path: childPath(path, 'kind'), message: `must be one of ${PRINCIPAL_KINDS.join(', ')}, not ${JSON.stringify(p.kind ?? null)}` });
+  if (!(SUBJECT_KINDS as readonly unknown[]).includes(p.kind)) problems.push({ path: childPath(path, 'kind'), message: `must be one of ${SUBJECT_KINDS.join(', ')}, not ${JSON.stringify(p.kind ?? null)}` });
   if (typeof p.name !== 'string' || p.name.trim() === '') problems.push({ path: childPath(path, 'name'), message: 'required: a non-empty string' });
   if (p.kind === 'ServiceAccount') {
     if (typeof p.name === 'string' && p.name !== '') problems.push(...dns1123SubdomainErrors(p.name).map((m) => ({ path: childPath(path, 'name'), message: `invalid ServiceAccount name "${p.name as string}": ${m}` })));

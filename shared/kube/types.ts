@@ -47,3 +47,15 @@ export interface UserInfo {
   groups?: string[];
   extra?: Record<string, string[]>;
 }
+
+/** RBAC's subject kinds: who an Organization member, an initializer principal or an LNamespace subject is. */
+export const SUBJECT_KINDS = ['User', 'Group', 'ServiceAccount'] as const;
+export type SubjectKind = (typeof SUBJECT_KINDS)[number];
+
+/** A User, Group or ServiceAccount, as RBAC bindings name them. */
+export interface Subject {
+  kind: SubjectKind;
+  name: string;
+  /** ServiceAccount only. */
+  namespace?: string;
+}

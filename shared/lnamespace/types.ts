@@ -1,16 +1,9 @@
 // The LNamespace API (furnish.dev/v1alpha1, cluster-scoped): a namespace with its team around it.
 // Shapes, resource coordinates and the label/annotation keys the reconciler owns. No logic.
 import type { ResourceInfo } from '../kube/resources.ts';
-import type { KubeObject } from '../kube/types.ts';
+import type { KubeObject, Subject } from '../kube/types.ts';
 
-export type SubjectKind = 'User' | 'Group' | 'ServiceAccount';
-
-export interface LSubject {
-  kind: SubjectKind;
-  name: string;
-  /** ServiceAccount only. */
-  namespace?: string;
-}
+export type LSubject = Subject;
 
 export interface LNamespaceSpec {
   users?: LSubject[];

@@ -1,16 +1,9 @@
 // The Organization API (furnish.dev/v1alpha1, cluster-scoped): who owns which namespaces, how
 // many. Plain JSON shapes: the webhooks import this without a client library.
-import type { KubeObject, StringMap } from '../kube/types.ts';
+import type { KubeObject, StringMap, Subject } from '../kube/types.ts';
 
 export const ORGANIZATIONS_RESOURCE = 'organizations';
-export const MEMBER_KINDS = ['User', 'Group', 'ServiceAccount'] as const;
-export type MemberKind = (typeof MEMBER_KINDS)[number];
-
-export interface OrganizationMember {
-  kind: MemberKind;
-  name: string;
-  /** ServiceAccount only. */
-  namespace?: string;
+export interface OrganizationMember extends Subject {
   /** User only: this is the user's default organization. */
   default?: boolean;
 }

@@ -5,7 +5,7 @@ import { isRecord, isStringMap, unknownFieldProblems, type JsonRecord } from '..
 import { dns1123LabelErrors, dns1123SubdomainErrors, labelValueErrors } from '../render/names.ts';
 import { childPath, ROOT_PATH } from '../render/path.ts';
 import { API_VERSION, type ValidationProblem } from '../render/types.ts';
-import { MEMBER_KINDS } from './types.ts';
+import { SUBJECT_KINDS } from '../kube/types.ts';
 import type { Organization } from './types.ts';
 import { organizationName } from './types.ts';
 
@@ -24,8 +24,8 @@ function memberProblems(member: unknown, path: string): ValidationProblem[] {
   if (!isRecord(member)) return [problem(path, 'must be an object { kind, name, namespace?, default? }')];
   const problems = unknownFieldProblems(member, MEMBER_FIELDS, path);
   const { kind, name, namespace } = member;
-  if (!(MEMBER_KINDS as readonly unknown[]).includes(kind)) {
-    problems.push(problem(childPath(path, 'kind'), `Unsupported value: ${JSON.stringify(kind ?? null)}: supported values: ${MEMBER_KINDS.map((k) => `"${k}"`).join(', ')}`));
+  if (!(SUBJECT_KINDS as readonly unknown[]).includes(kind)) {
+    problems.push(problem(childPath(path, 'kind'), `Unsupported value: ${JSON.stringify(kind ?? null)}: supported values: ${SUBJECT_KINDS.map((k) => `"${k}"`).join(', ')}`));
   }
   if (typeof name !== 'string' || name.trim() === '') problems.push(problem(childPath(path, 'name'), 'Required value: a non-empty string'));
   if (kind === 'ServiceAccount') {
