@@ -4,7 +4,7 @@
 // writes into namespaces while that one is working (README "Namespace initializers").
 import type { KubeClient } from '../shared/kube/client.ts';
 import { defaultPolicySettings } from '../shared/config/types.ts';
-import type { Logger } from '../shared/reconcile/log.ts';
+import type { Logger } from '../shared/log.ts';
 
 /** SelfSubjectReview: GA in 1.28, beta in 1.27, alpha (behind a feature gate) in 1.26. */
 const VERSIONS = ['v1', 'v1beta1', 'v1alpha1'];

@@ -26,7 +26,7 @@ import type { KubeObject } from '../shared/kube/types.ts';
 import { contentHash } from '../shared/render/index.ts';
 import { reconcileConfig, relayConfig, type ReconcileConfig } from '../shared/reconcile/config.ts';
 import { useRuntime } from '../shared/reconcile/functions.ts';
-import { jsonLogger, type Logger } from '../shared/reconcile/log.ts';
+import { jsonLogger, type Logger } from '../shared/log.ts';
 import { createRuntime, type Runtime } from '../shared/reconcile/runtime.ts';
 import type { RunningRelay } from '../functions/watch-relay/index.ts';
 import { localReconcilerPrincipals } from './local-identity.ts';

@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import { connect, createKubeClient, type KubeClient } from '../../shared/kube/client.ts';
 import type { Bus } from '../../shared/bus/types.ts';
 import { relayConfig, type RelayConfig } from '../../shared/reconcile/config.ts';
-import { jsonLogger, type Logger } from '../../shared/reconcile/log.ts';
+import { jsonLogger, type Logger } from '../../shared/log.ts';
 import { createRelay, type Relay } from '../../shared/reconcile/relay.ts';
 import { relayServer } from '../../shared/reconcile/relay-http.ts';
 import { billingTapConfig, createBillingTap } from '../../shared/billing/tap.ts';

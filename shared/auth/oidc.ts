@@ -3,7 +3,7 @@
 // location (tests sign their own); the token's e-mail must be verified and, when configured,
 // be the push subscription's service account.
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
-import type { PushAuthSettings } from '../reconcile/config.ts';
+import type { PushAuthSettings } from '../config/types.ts';
 import { bearerToken } from './bearer.ts';
 
 export type PushAuthResult = { ok: true; subject: string; email?: string } | { ok: false; status: 401 | 403; reason: string };

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { parseMessageData, type Envelope } from '../reconcile/message.ts';
+import { parseMessageData, type Envelope } from '../bus/envelope.ts';
 import { BILLING_EVENTS, BILLING_MESSAGE_VERSION, type BillingEventMessage, type BillingEventType, type BillingMessage, type BillingRow, type BillingState } from './types.ts';
 
 /** Annotations `furnish.dev/billing.<field>` carry a namespace's own billing fields (set from its LNamespace). */

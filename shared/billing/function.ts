@@ -5,8 +5,8 @@
 import type { HttpFunction, CloudEventFunction } from '@google-cloud/functions-framework';
 import type { PushVerifier } from '../auth/oidc.ts';
 import { reconcileConfig } from '../reconcile/config.ts';
-import { TransientError } from '../reconcile/errors.ts';
-import { jsonLogger, type Logger } from '../reconcile/log.ts';
+import { TransientError } from '../kube/errors.ts';
+import { jsonLogger, type Logger } from '../log.ts';
 import { openEnvelope, refusedPush, type PushAnswer } from '../reconcile/push.ts';
 import { createRuntime, type Runtime } from '../reconcile/runtime.ts';
 import { decodeBillingMessage } from './event.ts';

@@ -2,8 +2,8 @@
 // namespace, else from its Organization); a snapshot's end becomes the deletion rows of the
 // namespaces it no longer lists. Idempotent: a redelivered message writes the same event ids.
 import type { KubeClient } from '../kube/client.ts';
-import { classifyApiError, statusMessage, TransientError } from '../reconcile/errors.ts';
-import type { Logger } from '../reconcile/log.ts';
+import { classifyApiError, statusMessage, TransientError } from '../kube/errors.ts';
+import type { Logger } from '../log.ts';
 import { buildRow } from './event.ts';
 import type { BillingSink, InsertOutcome } from './sink.ts';
 import { deletionsMissingFromSnapshot } from './snapshot.ts';

@@ -8,8 +8,8 @@ import { listEach, NAMESPACES } from '../kube/api.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { resourcePath } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
-import type { Logger } from '../reconcile/log.ts';
-import { backoffDelay, hasAttemptsLeft, PUBLISH_RETRY } from '../reconcile/retry.ts';
+import type { Logger } from '../log.ts';
+import { backoffDelay, hasAttemptsLeft, PUBLISH_RETRY } from '../kube/retry.ts';
 import { billingState, deriveEvent, encodeBillingMessage, isoTime, type Observation } from './event.ts';
 import { BILLING_MESSAGE_VERSION, type BillingEventMessage, type BillingEventType, type BillingMessage, type BillingState } from './types.ts';
 

@@ -1,10 +1,10 @@
 // The in-process bus: what Pub/Sub does, in memory, for the local stack and tests. Messages of
 // one ordering key are delivered one at a time in publish order; a handler that throws gets the
 // message again after a backoff, up to maxAttempts; each subscription has bounded concurrency.
-import type { Envelope } from '../reconcile/message.ts';
-import type { Logger } from '../reconcile/log.ts';
-import { silentLogger } from '../reconcile/log.ts';
-import { backoffDelay } from '../reconcile/retry.ts';
+import type { Envelope } from './envelope.ts';
+import type { Logger } from '../log.ts';
+import { silentLogger } from '../log.ts';
+import { backoffDelay } from '../kube/retry.ts';
 import { emptyStats, type Delivery, type Handler, type PublishResult, type SubscribableBus, type SubscribeOptions } from './types.ts';
 
 interface Subscription {

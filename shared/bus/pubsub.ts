@@ -1,9 +1,9 @@
 // Pub/Sub publisher: one Topic handle per topic with message ordering on, batching on. The
 // client honours PUBSUB_EMULATOR_HOST by itself, so the emulator needs no code path of its own.
 // Imported lazily: only the relay and reconcile-template publish.
-import type { Envelope } from '../reconcile/message.ts';
-import type { Logger } from '../reconcile/log.ts';
-import { silentLogger } from '../reconcile/log.ts';
+import type { Envelope } from './envelope.ts';
+import type { Logger } from '../log.ts';
+import { silentLogger } from '../log.ts';
 import { emptyStats, type Bus, type PublishResult } from './types.ts';
 
 export interface PubSubBusOptions {

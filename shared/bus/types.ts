@@ -1,7 +1,7 @@
 // The bus between the relay, the template fan-out and the reconcilers: Pub/Sub in the cloud (and
 // with the emulator), an in-process bus for the local stack and tests. Both carry the same
-// Envelope (shared/reconcile/message.ts) and honour one ordering key per object.
-import type { Envelope } from '../reconcile/message.ts';
+// Envelope (shared/bus/envelope.ts) and honour one ordering key per object.
+import type { Envelope } from './envelope.ts';
 
 export type PublishResult = { ok: true; id: string } | { ok: false; error: string };
 

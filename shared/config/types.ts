@@ -108,3 +108,24 @@ export function defaultPolicySettings(furnishNamespace = DEFAULT_FURNISH_NAMESPA
     trustedCreators: [`system:serviceaccount:${furnishNamespace}:furnish-reconciler`],
   };
 }
+
+// Where the reconcilers and relay find a cluster, and how push requests are authenticated:
+// declared here so that kube/ and auth/ read them without importing reconcile/.
+export interface ClusterCredentialSource {
+  /** Path of a kubeconfig file. */
+  kubeconfigPath?: string;
+  /** Context inside it. */
+  context?: string;
+  /** Secret Manager version holding a kubeconfig: projects/P/secrets/S/versions/latest. */
+  secret?: string;
+}
+
+export interface PushAuthSettings {
+  /** `oidc` verifies the push request's bearer token; `off` only for the local stack and emulator. */
+  mode: 'oidc' | 'off';
+  issuer: string;
+  audience: string;
+  jwksUrl: string;
+  /** The push subscription's service account; when set, the token's verified email must equal it. */
+  serviceAccountEmail?: string;
+}

@@ -6,8 +6,8 @@
 // injection live there and nowhere else. `watch` streams through the same connection.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
-import { classifyApiError, statusMessage, statusReason } from '../reconcile/errors.ts';
-import { API_RETRY, backoffDelay, hasAttemptsLeft, parseRetryAfter, type RetryPolicy } from '../reconcile/retry.ts';
+import { classifyApiError, statusMessage, statusReason } from './errors.ts';
+import { API_RETRY, backoffDelay, hasAttemptsLeft, parseRetryAfter, type RetryPolicy } from './retry.ts';
 import type { KubeCall, KubeResult } from './http.ts';
 import { TokenBucket } from './ratelimit.ts';
 

@@ -1,7 +1,7 @@
 // Where the reconcilers' credentials for a cluster come from: the configured source for that
 // cluster (a kubeconfig file and context, or a kubeconfig held in Secret Manager), else the
 // local kubeconfig (KUBECONFIG or ~/.kube/config) or the in-cluster service account.
-import type { ClusterCredentialSource } from '../reconcile/config.ts';
+import type { ClusterCredentialSource } from '../config/types.ts';
 import type { Credentials } from './client.ts';
 
 /** Reads one Secret Manager version; injected so that tests and the local stack need no cloud. */

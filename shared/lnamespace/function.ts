@@ -1,6 +1,6 @@
 // reconcile-lnamespace's handler on the shared reconciler runtime: the cluster's client, the
 // settings read once, the executor.
-import type { ReconcileMessage } from '../reconcile/message.ts';
+import type { ReconcileMessage } from '../bus/envelope.ts';
 import type { Runtime } from '../reconcile/runtime.ts';
 import { lnsSettings } from './config.ts';
 import { reconcileLNamespace, type LnsResult } from './reconcile.ts';

@@ -1,25 +1,9 @@
 // Settings of the reconcilers and the relay, typed, from the environment (pure: `env` is passed in).
 // Every variable is optional; the defaults run the local stack.
+import type { ClusterCredentialSource, PushAuthSettings } from '../config/types.ts';
 import { DEFAULT_DRIFT_RESOURCES } from './drift-watch.ts';
 
-export interface ClusterCredentialSource {
-  /** Path of a kubeconfig file. */
-  kubeconfigPath?: string;
-  /** Context inside it. */
-  context?: string;
-  /** Secret Manager version holding a kubeconfig: projects/P/secrets/S/versions/latest. */
-  secret?: string;
-}
-
-export interface PushAuthSettings {
-  /** `oidc` verifies the push request's bearer token; `off` only for the local stack and emulator. */
-  mode: 'oidc' | 'off';
-  issuer: string;
-  audience: string;
-  jwksUrl: string;
-  /** The push subscription's service account; when set, the token's verified email must equal it. */
-  serviceAccountEmail?: string;
-}
+export type { ClusterCredentialSource, PushAuthSettings };
 
 export interface ReconcileConfig {
   /** Cluster name used when a message names none, and by the local stack. */

@@ -6,8 +6,8 @@
 import { FIELD_MANAGER, KEY } from '../keys.ts';
 import type { KubeClient, WatchHandle } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
-import type { Logger } from './log.ts';
-import { backoffDelay, WATCH_RECONNECT } from './retry.ts';
+import type { Logger } from '../log.ts';
+import { backoffDelay, WATCH_RECONNECT } from '../kube/retry.ts';
 
 /** What templates usually hold; FURNISH_DRIFT_RESOURCES replaces it (`plural` core, `plural.group/version`). */
 export const DEFAULT_DRIFT_RESOURCES = ['configmaps', 'serviceaccounts', 'resourcequotas', 'limitranges', 'networkpolicies.networking.k8s.io/v1', 'rolebindings.rbac.authorization.k8s.io/v1', 'roles.rbac.authorization.k8s.io/v1'];

@@ -4,8 +4,8 @@
 import type { HttpFunction, CloudEventFunction } from '@google-cloud/functions-framework';
 import { createPubSubBus } from '../bus/pubsub.ts';
 import { reconcileConfig } from './config.ts';
-import { jsonLogger } from './log.ts';
-import type { MessageKind, ReconcileMessage } from './message.ts';
+import { jsonLogger } from '../log.ts';
+import type { MessageKind, ReconcileMessage } from '../bus/envelope.ts';
 import { handleEnvelope, handlePush } from './push.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 

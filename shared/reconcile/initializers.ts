@@ -11,8 +11,8 @@ import { mergeConfigurations } from '../initializers/config.ts';
 import { failurePatch, pendingInitializers, timedOut } from '../initializers/decide.ts';
 import type { MetadataPatch } from '../initializers/decide.ts';
 import { CONFIG_RESOURCE, FURNISH_INITIALIZER, INIT_PHASE } from '../initializers/keys.ts';
-import { classifyApiError, TransientError } from './errors.ts';
-import type { Logger } from './log.ts';
+import { classifyApiError, TransientError } from '../kube/errors.ts';
+import type { Logger } from '../log.ts';
 
 export const CONFIGURATIONS: ResourceInfo = { group: 'furnish.dev', version: 'v1alpha1', plural: CONFIG_RESOURCE, namespaced: false };
 

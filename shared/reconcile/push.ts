@@ -5,9 +5,9 @@
 //   500  unexpected error: redelivered too;
 //   400  not a push envelope; 401/403 the OIDC token did not verify.
 import type { PushVerifier } from '../auth/oidc.ts';
-import { PermanentError, TransientError } from './errors.ts';
-import type { Logger } from './log.ts';
-import { decodeMessage, type MessageKind, type ReconcileMessage } from './message.ts';
+import { PermanentError, TransientError } from '../kube/errors.ts';
+import type { Logger } from '../log.ts';
+import { decodeMessage, type MessageKind, type ReconcileMessage } from '../bus/envelope.ts';
 
 export interface PushEnvelope {
   message: { data?: string; attributes?: Record<string, string>; messageId?: string; message_id?: string; orderingKey?: string; publishTime?: string };

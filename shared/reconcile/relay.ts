@@ -15,9 +15,9 @@ import type { NamespaceTemplate } from '../render/index.ts';
 import type { RelayConfig } from './config.ts';
 import { watchDrift, type DriftWatch } from './drift-watch.ts';
 import { namespaceChangeMatters, namespaceFingerprint, templateFingerprint } from './fanout.ts';
-import type { Logger } from './log.ts';
-import { encodeMessage, type MessageKind, type MessageType, type ReconcileMessage } from './message.ts';
-import { backoffDelay, hasAttemptsLeft, PUBLISH_RETRY, WATCH_RECONNECT } from './retry.ts';
+import type { Logger } from '../log.ts';
+import { encodeMessage, type MessageKind, type MessageType, type ReconcileMessage } from '../bus/envelope.ts';
+import { backoffDelay, hasAttemptsLeft, PUBLISH_RETRY, WATCH_RECONNECT } from '../kube/retry.ts';
 import { VersionIndex, type Change } from './versions.ts';
 
 export interface RelayCounters {

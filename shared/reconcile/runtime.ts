@@ -8,9 +8,9 @@ import { credentialsFor, type SecretReader } from '../kube/credentials.ts';
 import { ResourceResolver } from '../kube/resources.ts';
 import { cachedAuthorizer, createSarAuthorizer, type Authorizer } from '../kube/sar.ts';
 import type { ReconcileConfig } from './config.ts';
-import type { Logger } from './log.ts';
+import type { Logger } from '../log.ts';
 import { coalescer } from './concurrency.ts';
-import { encodeMessage, type ReconcileMessage } from './message.ts';
+import { encodeMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { reconcileNamespace, type NamespaceResult } from './namespace.ts';
 import { reconcileTemplate, type TemplateResult } from './template.ts';
 

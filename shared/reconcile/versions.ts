@@ -1,6 +1,6 @@
 // The relay's memory: name → uid and resourceVersion, nothing else, so it stays flat as the
 // cluster grows. Decides which watch events and relist differences become messages.
-import type { MessageType } from './message.ts';
+import type { MessageType } from '../bus/envelope.ts';
 
 export interface Seen {
   name: string;

@@ -16,7 +16,7 @@ import { DEFAULT_LNS_SETTINGS, holderLabel } from '../../shared/lnamespace/desir
 import { reconcileLNamespace } from '../../shared/lnamespace/reconcile.ts';
 import type { LNamespace } from '../../shared/lnamespace/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
-import { silentLogger } from '../../shared/reconcile/log.ts';
+import { silentLogger } from '../../shared/log.ts';
 import { startKubeSimProcess } from './kube-sim-process.ts';
 
 const N = Number(process.env.BENCH_LNAMESPACES ?? 500);

@@ -77,7 +77,7 @@ async function reconcilerRole(): Promise<void> {
   const { serveReconcilers, memoryBusToPush } = await import('../../scripts/start.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
   const { reconcileConfig } = await import('../../shared/reconcile/config.ts');
-  const { silentLogger } = await import('../../shared/reconcile/log.ts');
+  const { silentLogger } = await import('../../shared/log.ts');
   const mem = memorySampler();
   const config = reconcileConfig({ ...process.env, FURNISH_PUSH_AUTH: 'off', FURNISH_KUBE_QPS: QPS, FURNISH_KUBE_BURST: QPS, FURNISH_FANOUT_RATE: '20000' });
   const bus = createMemoryBus();
@@ -98,7 +98,7 @@ async function relayRole(): Promise<void> {
   const { memoryBusToPush } = await import('../../scripts/start.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
   const { reconcileConfig, relayConfig } = await import('../../shared/reconcile/config.ts');
-  const { silentLogger } = await import('../../shared/reconcile/log.ts');
+  const { silentLogger } = await import('../../shared/log.ts');
   const { startRelay } = await import('../../functions/watch-relay/index.ts');
   const mem = memorySampler();
   const bus = createMemoryBus();

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { KubeClient } from '../../shared/kube/client.ts';
-import { silentLogger } from '../../shared/reconcile/log.ts';
+import { silentLogger } from '../../shared/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { requireTool } from '../support/tools.ts';

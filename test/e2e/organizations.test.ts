@@ -17,7 +17,7 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import { ORGANIZATIONS_PATH } from '../../shared/org/source.ts';
 import type { Organization } from '../../shared/org/types.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
-import { silentLogger } from '../../shared/reconcile/log.ts';
+import { silentLogger } from '../../shared/log.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { organization } from '../support/organizations.ts';
 import { requireTool } from '../support/tools.ts';

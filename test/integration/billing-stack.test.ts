@@ -8,7 +8,7 @@ import { openSqliteSink } from '../../shared/billing/sqlite.ts';
 import type { BillingRow } from '../../shared/billing/types.ts';
 import { KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
-import { silentLogger } from '../../shared/reconcile/log.ts';
+import { silentLogger } from '../../shared/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { spawnFurnish } from '../unit/cli/spawn.ts';

@@ -13,7 +13,7 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { selfImpersonationName } from '../../shared/lnamespace/desired.ts';
 import type { LNamespace, LSubject } from '../../shared/lnamespace/types.ts';
-import { jsonLogger, silentLogger } from '../../shared/reconcile/log.ts';
+import { jsonLogger, silentLogger } from '../../shared/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { requireTool } from '../support/tools.ts';

@@ -13,8 +13,8 @@ import type { BillingSink } from '../../../shared/billing/sink.ts';
 import { openSqliteSink } from '../../../shared/billing/sqlite.ts';
 import type { BillingMessage } from '../../../shared/billing/types.ts';
 import { createKubeClient, type KubeRequest } from '../../../shared/kube/client.ts';
-import { TransientError } from '../../../shared/reconcile/errors.ts';
-import { collectingLogger } from '../../../shared/reconcile/log.ts';
+import { TransientError } from '../../../shared/kube/errors.ts';
+import { collectingLogger } from '../../../shared/log.ts';
 import { message, row } from './helpers.ts';
 
 const NOW = new Date('2026-03-02T12:00:00.000Z');

@@ -5,7 +5,7 @@ import { billingTapConfig, createBillingTap } from '../../../shared/billing/tap.
 import type { BillingMessage } from '../../../shared/billing/types.ts';
 import { createMemoryBus } from '../../../shared/bus/memory.ts';
 import type { Bus } from '../../../shared/bus/types.ts';
-import { silentLogger } from '../../../shared/reconcile/log.ts';
+import { silentLogger } from '../../../shared/log.ts';
 import { memoryApi } from '../reconcile/memory-api.ts';
 import { namespace } from './helpers.ts';
 

@@ -1,6 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
 import { createMemoryBus } from '../../../shared/bus/memory.ts';
-import { encodeMessage } from '../../../shared/reconcile/message.ts';
+import { encodeMessage } from '../../../shared/bus/envelope.ts';
 
 const env = (name: string, rv: string) => encodeMessage({ v: 1, cluster: 'c', kind: 'Namespace', name, resourceVersion: rv, type: 'MODIFIED' });
 

@@ -3,8 +3,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { DEFAULT_LNS_SETTINGS } from '../../../shared/lnamespace/desired.ts';
 import { reconcileLNamespace } from '../../../shared/lnamespace/reconcile.ts';
-import { TransientError } from '../../../shared/reconcile/errors.ts';
-import { collectingLogger } from '../../../shared/reconcile/log.ts';
+import { TransientError } from '../../../shared/kube/errors.ts';
+import { collectingLogger } from '../../../shared/log.ts';
 import { requestTarget } from '../../integration/helpers.ts';
 import { memoryApi } from '../reconcile/memory-api.ts';
 

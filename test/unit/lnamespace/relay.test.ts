@@ -6,8 +6,8 @@ import { Agent, createServer, type Server, type ServerResponse } from 'node:http
 import { createMemoryBus } from '../../../shared/bus/memory.ts';
 import { createKubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { silentLogger } from '../../../shared/reconcile/log.ts';
-import { decodeMessage, type ReconcileMessage } from '../../../shared/reconcile/message.ts';
+import { silentLogger } from '../../../shared/log.ts';
+import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
 import { createRelay } from '../../../shared/reconcile/relay.ts';
 
 const lns = (name: string, rv: number, spec: unknown, status?: unknown): KubeObject => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'LNamespace', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv) }, spec, ...(status ? { status } : {}) });

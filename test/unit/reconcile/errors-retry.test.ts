@@ -1,6 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
-import { classifyApiError } from '../../../shared/reconcile/errors.ts';
-import { API_RETRY, backoffDelay, hasAttemptsLeft, parseRetryAfter } from '../../../shared/reconcile/retry.ts';
+import { classifyApiError } from '../../../shared/kube/errors.ts';
+import { API_RETRY, backoffDelay, hasAttemptsLeft, parseRetryAfter } from '../../../shared/kube/retry.ts';
 
 describe('classifyApiError', () => {
   it.each([0, 408, 429, 500, 502, 503, 504])('HTTP %i is transient', (status) => {

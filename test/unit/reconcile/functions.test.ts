@@ -10,7 +10,7 @@ import { createMemoryBus } from '../../../shared/bus/memory.ts';
 import { KEY } from '../../../shared/keys.ts';
 import { reconcileConfig } from '../../../shared/reconcile/config.ts';
 import { useRuntime } from '../../../shared/reconcile/functions.ts';
-import { collectingLogger } from '../../../shared/reconcile/log.ts';
+import { collectingLogger } from '../../../shared/log.ts';
 import { createRuntime } from '../../../shared/reconcile/runtime.ts';
 import { memoryApi } from './memory-api.ts';
 import '../../../functions/reconcile-namespace/index.ts';

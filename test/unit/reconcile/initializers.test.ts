@@ -5,7 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import { KEY } from '../../../shared/keys.ts';
 import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { collectingLogger } from '../../../shared/reconcile/log.ts';
+import { collectingLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
 import { memoryApi, type MemoryApi } from './memory-api.ts';
 import { configuration, SEEDER, VAULT } from '../initializers/helpers.ts';

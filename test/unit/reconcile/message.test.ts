@@ -1,5 +1,5 @@
 import { describe, it, expect } from '@jest/globals';
-import { decodeMessage, encodeMessage, messageIdentity, orderingKey, RecentSet, type ReconcileMessage } from '../../../shared/reconcile/message.ts';
+import { decodeMessage, encodeMessage, messageIdentity, orderingKey, RecentSet, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
 
 const msg: ReconcileMessage = { v: 1, cluster: 'local', kind: 'Namespace', name: 'team-a', uid: 'u1', resourceVersion: '42', type: 'ADDED' };
 

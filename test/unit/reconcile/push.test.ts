@@ -2,9 +2,9 @@ import { describe, it, expect, beforeAll } from '@jest/globals';
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { createPushVerifier, type PushVerifier } from '../../../shared/auth/oidc.ts';
 import type { PushAuthSettings } from '../../../shared/reconcile/config.ts';
-import { apiError, PermanentError, TransientError } from '../../../shared/reconcile/errors.ts';
-import { collectingLogger } from '../../../shared/reconcile/log.ts';
-import { encodeMessage, type ReconcileMessage } from '../../../shared/reconcile/message.ts';
+import { apiError, PermanentError, TransientError } from '../../../shared/kube/errors.ts';
+import { collectingLogger } from '../../../shared/log.ts';
+import { encodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
 import { handlePush, type MessageHandler } from '../../../shared/reconcile/push.ts';
 
 const settings: PushAuthSettings = { mode: 'oidc', issuer: 'https://accounts.google.com', audience: 'https://reconcile.example/push', jwksUrl: 'https://unused.invalid', serviceAccountEmail: 'pusher@p.iam.gserviceaccount.com' };

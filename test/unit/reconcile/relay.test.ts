@@ -6,8 +6,8 @@ import { Agent } from 'node:http';
 import { createMemoryBus } from '../../../shared/bus/memory.ts';
 import { createKubeClient, type KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { decodeMessage, type ReconcileMessage } from '../../../shared/reconcile/message.ts';
-import { silentLogger } from '../../../shared/reconcile/log.ts';
+import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
+import { silentLogger } from '../../../shared/log.ts';
 import { createRelay, type Relay } from '../../../shared/reconcile/relay.ts';
 import { metricsText } from '../../../shared/reconcile/relay-http.ts';
 

@@ -6,7 +6,7 @@ import { canonicalIdentity, CREATOR_IDENTITY } from '../../../shared/auth/creato
 import { KEY } from '../../../shared/keys.ts';
 import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { collectingLogger } from '../../../shared/reconcile/log.ts';
+import { collectingLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { fakeAuthorizer } from '../../support/fixtures.ts';

@@ -10,7 +10,7 @@ import { tokenValues } from '../../../shared/render/tokens.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../../../shared/render/types.ts';
 import { coalescer } from '../../../shared/reconcile/concurrency.ts';
 import { DEFAULT_DRIFT_RESOURCES, driftedNamespace, driftPath, lastWrittenByFurnish } from '../../../shared/reconcile/drift-watch.ts';
-import { orderingKey } from '../../../shared/reconcile/message.ts';
+import { orderingKey } from '../../../shared/bus/envelope.ts';
 import { observedHash, projectOnto } from '../../../shared/reconcile/observed.ts';
 import { decidePhase, failureLineFor, failureText } from '../../../shared/reconcile/phase.ts';
 import { statusDiffers, templateStatus } from '../../../shared/reconcile/report.ts';
