@@ -10,18 +10,33 @@ import { matchingPrincipal } from './principals.ts';
 
 export interface GuardInput {
   user: UserInfo;
-  /** The pending namespace written into. */
+  /** The namespace written into (pending or failed). */
   namespace: string;
   settings: PolicySettings;
+}
+
+/** The templates a KEY.failure annotation names (one line each: `template T: group/Kind/ns/name: ...`). */
+export function failedTemplates(failure: string): string[] {
+  const names = failure.split('\n').map((line) => /^template ([^\s:]+):/.exec(line)?.[1]).filter((n): n is string => n !== undefined);
+  return [...new Set(names)];
+}
+
+/** What the user of a failed namespace can do: waiting will not help, a template must change. */
+function howToRecover(failure: string): string {
+  const names = failedTemplates(failure);
+  const fix = names.length === 0
+    ? 'fix the NamespaceTemplate named above'
+    : `fix ${names.map((n) => `NamespaceTemplate "${n}" (kubectl edit namespacetemplate ${n})`).join(', ')}, or ask ${names.length === 1 ? 'its owner' : 'their owners'} to`;
+  return `${fix}; Furnish applies the namespace's templates again when a template changes, and opens the namespace once all of them apply`;
 }
 
 /**
  * Why the write is refused. A namespace whose templates could not be applied says why in its
  * annotation KEY.failure (written by reconcile-namespace with phase=failed): waiting will not help,
- * so the message quotes it instead of asking to retry.
+ * so the message quotes it and says what to fix instead of asking to retry.
  */
 export function stillFurnishing(namespace: string, failure?: string): string {
-  if (failure) return `namespace "${namespace}" could not be furnished (${KEY.phase}=${PHASE.failed}): ${failure.split('\n').join('; ')}`;
+  if (failure) return `namespace "${namespace}" could not be furnished (${KEY.phase}=${PHASE.failed}): ${failure.split('\n').join('; ')}; ${howToRecover(failure)}`;
   return `namespace "${namespace}" is still being furnished; retry in a few seconds`;
 }
 
@@ -38,7 +53,8 @@ export function allowSystemPrincipals(input: GuardInput): RuleOutcome | undefine
 export function requireInitialize(input: GuardInput): RuleOutcome {
   return {
     rule: 'require-initialize',
-    refused: `write into namespace "${input.namespace}" while it is pending`,
+    // Pending or failed alike (the handler reads which only on denial): no tense that is wrong for one.
+    refused: `write into namespace "${input.namespace}" until it is furnished`,
     requires: { user: input.user, verb: 'initialize', group: '', resource: 'namespaces', name: input.namespace },
   };
 }

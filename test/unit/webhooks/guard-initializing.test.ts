@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { guardInitializing } from '../../../shared/webhooks/handlers/guard-initializing.ts';
-import { allowReconciler, allowSystemPrincipals, guardOutcome, requireInitialize } from '../../../shared/webhooks/rules/guard-initializing.ts';
+import { allowReconciler, allowSystemPrincipals, failedTemplates, guardOutcome, requireInitialize, stillFurnishing } from '../../../shared/webhooks/rules/guard-initializing.ts';
 import { admissionRequest, fakeAuthorizer, testDeps, testSettings } from '../../support/fixtures.ts';
 
 const settings = testSettings();
@@ -26,6 +26,26 @@ describe('guard-initializing rules', () => {
   });
 });
 
+describe('guard-initializing text for a failed namespace', () => {
+  it('failedTemplates: the templates named by the failure annotation, once each, in order', () => {
+    const failure = ['template b-net: networking.k8s.io/NetworkPolicy/x/deny: Invalid (HTTP 422): bad', 'template a-rbac: rbac.authorization.k8s.io/RoleBinding/x/r: NotFound (HTTP 404): no', 'template b-net: /ConfigMap/x/c: Invalid (HTTP 422): worse'].join('\n');
+    expect(failedTemplates(failure)).toEqual(['b-net', 'a-rbac']);
+    expect(failedTemplates('secret-seeder: timed out')).toEqual([]);
+  });
+
+  it('names every failed template and what to do, one line per failure, never "pending" or "retry"', () => {
+    const text = stillFurnishing('x', 'template b: k/x/y: Invalid (HTTP 422): m\ntemplate c: k/x/z: Invalid (HTTP 422): n');
+    expect(text).toBe(
+      'namespace "x" could not be furnished (furnish.dev/phase=failed): template b: k/x/y: Invalid (HTTP 422): m; template c: k/x/z: Invalid (HTTP 422): n; '
+        + 'fix NamespaceTemplate "b" (kubectl edit namespacetemplate b), NamespaceTemplate "c" (kubectl edit namespacetemplate c), or ask their owners to; '
+        + 'Furnish applies the namespace\'s templates again when a template changes, and opens the namespace once all of them apply',
+    );
+    // A failure that names no template still says what to do.
+    expect(stillFurnishing('x', 'something broke')).toMatch(/: something broke; fix the NamespaceTemplate named above; Furnish applies/);
+    expect(stillFurnishing('x')).toBe('namespace "x" is still being furnished; retry in a few seconds');
+  });
+});
+
 describe('guard-initializing handler on what kube-apiserver sent', () => {
   it('lets the controllers create the default ServiceAccount and kube-root-ca.crt without asking', async () => {
     const authorizer = fakeAuthorizer();
@@ -43,7 +63,7 @@ describe('guard-initializing handler on what kube-apiserver sent', () => {
       const response = await guardInitializing(admissionRequest(name), testDeps());
       expect(response).toMatchObject({ allowed: false, status: { code: 403 } });
       expect(response.status!.message).toBe(
-        'namespace "team-a" is still being furnished; retry in a few seconds (user "alice" may not write into namespace "team-a" while it is pending: needs verb "initialize" on namespaces, resourceName "team-a")',
+        'namespace "team-a" is still being furnished; retry in a few seconds (user "alice" may not write into namespace "team-a" until it is furnished: needs verb "initialize" on namespaces, resourceName "team-a")',
       );
     }
   });
@@ -54,7 +74,12 @@ describe('guard-initializing handler on what kube-apiserver sent', () => {
     const deps = { ...testDeps(), namespaces: { exists: async () => true, failure: async (ns: string) => (asked.push(ns), failure) } };
     const response = await guardInitializing(admissionRequest('021-guard-CREATE-configmaps-app-config-alice'), deps);
     expect(response).toMatchObject({ allowed: false, status: { code: 403 } });
-    expect(response.status!.message).toBe(`namespace "team-a" could not be furnished (furnish.dev/phase=failed): ${failure} (user "alice" may not write into namespace "team-a" while it is pending: needs verb "initialize" on namespaces, resourceName "team-a")`);
+    expect(response.status!.message).toBe(
+      `namespace "team-a" could not be furnished (furnish.dev/phase=failed): ${failure}; fix NamespaceTemplate "security-defaults" (kubectl edit namespacetemplate security-defaults), or ask its owner to; `
+        + 'Furnish applies the namespace\'s templates again when a template changes, and opens the namespace once all of them apply '
+        + '(user "alice" may not write into namespace "team-a" until it is furnished: needs verb "initialize" on namespaces, resourceName "team-a")',
+    );
+    expect(response.status!.message).not.toMatch(/pending|retry|few seconds/);
     expect(asked).toEqual(['team-a']);
     // Allowed writes never look it up.
     const allowed = await guardInitializing(admissionRequest('005-guard-CREATE-serviceaccounts-default-system_serviceaccount_kube_system_service_account_controller'), deps);

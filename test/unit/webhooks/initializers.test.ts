@@ -180,7 +180,7 @@ describe('the namespace webhooks with initializers', () => {
 
   it('guard-initializing falls back to its own rules for a namespace without a list', async () => {
     const response = await HANDLERS['guard-initializing'](writeInto('old', alice), deps([{ name: 'old', labels: { 'furnish.dev/phase': 'pending' }, annotations: {} }]));
-    expect(response.status?.message).toBe('namespace "old" is still being furnished; retry in a few seconds (user "alice" may not write into namespace "old" while it is pending: needs verb "initialize" on namespaces, resourceName "old")');
+    expect(response.status?.message).toBe('namespace "old" is still being furnished; retry in a few seconds (user "alice" may not write into namespace "old" until it is furnished: needs verb "initialize" on namespaces, resourceName "old")');
   });
 
   it('validate-template refuses an invalid configuration listing every problem with its path', async () => {
