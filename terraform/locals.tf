@@ -1,7 +1,7 @@
 locals {
   # Admission webhooks: called by kube-apiserver, which cannot mint Google ID tokens, so the
   # platform lets every request in and the function verifies the cluster's own bearer JWT.
-  webhooks = ["mutate-namespace", "validate-namespace", "validate-template", "guard-initializing", "validate-organization", "mutate-pod", "mutate-lnamespace"]
+  webhooks = ["mutate-namespace", "validate-namespace", "validate-template", "guard-initializing", "validate-organization", "mutate-pod", "mutate-lnamespace", "protect-objects"]
   # Reconcilers: Pub/Sub push with a Google-signed OIDC token, checked by IAM and by the function.
   # Each listens on its own topic: the relay publishes namespaces and templates separately, and
   # reconcile-template fans out onto the namespaces topic.

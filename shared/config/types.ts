@@ -2,7 +2,7 @@
 // optional file and validates it at start; nothing else reads process.env.
 import type { OrganizationSettings } from '../org/settings.ts';
 
-export const WEBHOOKS = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing', 'validate-organization', 'mutate-pod', 'mutate-lnamespace'] as const;
+export const WEBHOOKS = ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing', 'validate-organization', 'mutate-pod', 'mutate-lnamespace', 'protect-objects'] as const;
 export type WebhookName = (typeof WEBHOOKS)[number];
 
 export function isWebhookName(name: string): name is WebhookName {

@@ -17,6 +17,11 @@ export interface NamespaceTemplateSpec {
   mode?: TemplateMode;
   /** Default Adopt. */
   existingNamespaces?: ExistingNamespaces;
+  /**
+   * true: only Furnish's reconciler (and the system controllers) may update or delete the objects
+   * this template applied (webhook protect-objects, README "Protected objects"). Default false.
+   */
+  protect?: boolean;
 }
 
 export interface TemplateCondition {

@@ -40,7 +40,7 @@ const SAMPLE_DESCRIPTIONS: Readonly<Record<TokenName | typeof ANNOTATION_TOKEN, 
   ANNOTATION: 'a 63-character annotation value',
 };
 
-const SPEC_FIELDS = new Set(['namespaces', 'templates', 'deletionPolicy', 'mode', 'existingNamespaces']);
+const SPEC_FIELDS = new Set(['namespaces', 'templates', 'deletionPolicy', 'mode', 'existingNamespaces', 'protect']);
 const NAMESPACES_FIELDS = new Set(['labelSelector']);
 const DELETION_POLICIES = ['Delete', 'Orphan'] as const;
 const MODES = ['Enforce', 'CreateOnly'] as const;
@@ -244,6 +244,19 @@ function templateListProblems(templates: unknown): ValidationProblem[] {
   });
 }
 
+/**
+ * `protect` must be a boolean, and needs mode Enforce: a CreateOnly template leaves its objects to
+ * the namespace after creating them, so nobody could change a protected one (the denial's advice,
+ * "edit the template", would change nothing).
+ */
+function protectProblems(spec: JsonRecord): ValidationProblem[] {
+  const path = 'spec.protect';
+  if (spec.protect === undefined || spec.protect === null) return [];
+  if (typeof spec.protect !== 'boolean') return [problem(path, `must be true or false, found ${found(spec.protect)}`)];
+  if (spec.protect && spec.mode === 'CreateOnly') return [problem(path, 'true needs mode Enforce: a CreateOnly template leaves its objects to the namespace, so a protected one could never change')];
+  return [];
+}
+
 function specProblems(spec: unknown): ValidationProblem[] {
   if (!isRecord(spec)) return [problem('spec', spec === undefined ? 'Required value' : 'must be an object')];
   return [
@@ -252,6 +265,7 @@ function specProblems(spec: unknown): ValidationProblem[] {
     ...enumProblems(spec.deletionPolicy, 'spec.deletionPolicy', DELETION_POLICIES),
     ...enumProblems(spec.mode, 'spec.mode', MODES),
     ...enumProblems(spec.existingNamespaces, 'spec.existingNamespaces', EXISTING_NAMESPACES),
+    ...protectProblems(spec),
     ...templateListProblems(spec.templates),
   ];
 }

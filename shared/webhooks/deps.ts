@@ -12,6 +12,14 @@ export interface TemplateSource {
   list(): Promise<NamespaceTemplate[]>;
   /** The list without waiting, only where it is static (offline, tests); a live cluster is read fresh. */
   current?(): NamespaceTemplate[] | undefined;
+  /** One template, read now; undefined when it does not exist. Absent: found in list(). */
+  get?(name: string): Promise<NamespaceTemplate | undefined>;
+}
+
+/** One template by name: a single read where the source can, else from the list. */
+export async function templateNamed(source: TemplateSource, name: string): Promise<NamespaceTemplate | undefined> {
+  if (source.get) return source.get(name);
+  return (await source.list()).find((t) => t.metadata?.name === name);
 }
 
 /**

@@ -17,6 +17,14 @@ export function clusterTemplates(http: KubeHttp): TemplateSource {
       if (!result.ok || !Array.isArray(result.data?.items)) throw new Error(`GET ${TEMPLATES_PATH}: ${result.error ?? `HTTP ${result.status}`}`);
       return result.data.items;
     },
+    // protect-objects: one template, read fresh (a template that stopped protecting must stop at once).
+    async get(name) {
+      const path = `${TEMPLATES_PATH}/${encodeURIComponent(name)}`;
+      const result = await http<NamespaceTemplate>({ method: 'GET', path });
+      if (result.status === 404) return undefined;
+      if (!result.ok || !result.data) throw new Error(`GET ${path}: ${result.error ?? `HTTP ${result.status}`}`);
+      return result.data;
+    },
   };
 }
 

@@ -46,6 +46,13 @@ export const ADMISSION_FIXTURES = [
   '031-guard-CREATE-configmaps-furnished-json-admin',
   '032-mutate-DELETE-namespaces-team-c-admin',
   '033-validate-DELETE-namespaces-team-c-admin',
+  // protect-objects (objectSelector furnish.dev/template Exists; UPDATE, DELETE of every namespaced kind): see the README there.
+  '034-protect-UPDATE-networkpolicies-default-deny-alice',
+  '035-protect-UPDATE-networkpolicies-default-deny-alice',
+  '036-protect-UPDATE-networkpolicies-default-deny-system_serviceaccount_furnish_system_furnish_reconciler',
+  '037-protect-DELETE-networkpolicies-default-deny-alice',
+  '038-protect-UPDATE-networkpolicies-default-deny-system_serviceaccount_furnish_system_furnish_reconciler',
+  '039-protect-DELETE-networkpolicies-default-deny-system_serviceaccount_kube_system_namespace_controller',
 ] as const;
 
 export type AdmissionFixtureName = (typeof ADMISSION_FIXTURES)[number];
@@ -77,8 +84,8 @@ export function admissionRequest(name: AdmissionFixtureName): AdmissionRequest {
   return admissionFixture(name).review.request;
 }
 
-/** The fixtures a webhook of this kind received (`mutate`, `validate`, `guard`). */
-export function fixturesFor(kind: 'mutate' | 'validate' | 'guard'): AdmissionFixtureName[] {
+/** The fixtures a webhook of this kind received (`mutate`, `validate`, `guard`, `protect`). */
+export function fixturesFor(kind: 'mutate' | 'validate' | 'guard' | 'protect'): AdmissionFixtureName[] {
   return ADMISSION_FIXTURES.filter((n) => n.split('-')[1] === kind);
 }
 

@@ -27,7 +27,7 @@ describe('kubectl kustomize infra', () => {
     if (!haveKubectl) return;
     expect(named('CustomResourceDefinition')).toEqual(['lnamespaces.furnish.dev', 'namespaceinitializationconfigurations.furnish.dev', 'namespacetemplates.furnish.dev', 'organizations.furnish.dev']);
     expect(named('MutatingWebhookConfiguration')).toEqual(['furnish-mutate-lnamespace', 'furnish-mutate-namespace', 'furnish-mutate-pod']);
-    expect(named('ValidatingWebhookConfiguration')).toEqual(['furnish-guard-initializing', 'furnish-validate-namespace', 'furnish-validate-organization', 'furnish-validate-template']);
+    expect(named('ValidatingWebhookConfiguration')).toEqual(['furnish-guard-initializing', 'furnish-protect-objects', 'furnish-validate-namespace', 'furnish-validate-organization', 'furnish-validate-template']);
     expect(named('Deployment')).toEqual(['furnish-relay']);
     expect(named('ServiceAccount')).toEqual(expect.arrayContaining(['furnish-reconciler', 'furnish-webhook']));
   });

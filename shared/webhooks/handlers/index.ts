@@ -12,6 +12,7 @@ import { validateNamespaceTemplate } from './validate-template.ts';
 import { withConfigurationValidation, withInitializerGuard, withInitializerMutations, withInitializerValidation } from './initializers.ts';
 import { validateOrganizationHandler } from './validate-organization.ts';
 import { mutatePod } from './mutate-pod.ts';
+import { protectObjects } from './protect-objects.ts';
 
 /** 422 with the path where the object gets too deep, instead of a stack overflow (a 500) in a rule. */
 export function withDepthLimit(handler: AdmissionHandler): AdmissionHandler {
@@ -30,4 +31,5 @@ export const HANDLERS: Readonly<Record<WebhookName, AdmissionHandler>> = {
   'validate-organization': withDepthLimit(validateOrganizationHandler),
   'mutate-pod': withDepthLimit(mutatePod),
   'mutate-lnamespace': withDepthLimit(mutateLNamespace),
+  'protect-objects': withDepthLimit(protectObjects),
 };

@@ -226,7 +226,7 @@ describe('furnish admit: bad input', () => {
 
   it('lists the webhooks for an unknown one', () => {
     const run = furnish(['--webhook', 'mutate-namespaces', '--request', fixture(MUTATE_TEAM_A)]);
-    expectUserError(run, /^furnish admit: --webhook: unknown webhook "mutate-namespaces"; webhooks: mutate-namespace, validate-namespace, validate-template, guard-initializing, validate-organization, mutate-pod, mutate-lnamespace\n$/);
+    expectUserError(run, /^furnish admit: --webhook: unknown webhook "mutate-namespaces"; webhooks: mutate-namespace, validate-namespace, validate-template, guard-initializing, validate-organization, mutate-pod, mutate-lnamespace, protect-objects\n$/);
   });
 
   it.each([

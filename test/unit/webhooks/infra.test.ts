@@ -18,6 +18,7 @@ interface Webhook {
   clientConfig: { url: string; caBundle?: string };
   rules: { apiGroups: string[]; resources: string[]; operations: string[]; scope: string }[];
   namespaceSelector?: { matchExpressions: { key: string; operator: string; values: string[] }[] };
+  objectSelector?: { matchExpressions: { key: string; operator: string; values?: string[] }[] };
 }
 
 describe('infra/webhooks', () => {
@@ -59,6 +60,11 @@ describe('infra/webhooks', () => {
     const guard = parse(text('guard-initializing')).webhooks[0] as Webhook;
     expect(guard.rules).toEqual([{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' }]);
     expect(guard.namespaceSelector!.matchExpressions).toContainEqual({ key: 'furnish.dev/phase', operator: 'In', values: ['pending', 'failed'] });
+    // protect-objects: every namespaced kind (templates hold any), but only templates' objects, and only changes of existing ones.
+    const protect = parse(text('protect-objects')).webhooks[0] as Webhook;
+    expect(protect.rules).toEqual([{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['UPDATE', 'DELETE'], scope: 'Namespaced' }]);
+    expect(protect.objectSelector).toEqual({ matchExpressions: [{ key: 'furnish.dev/template', operator: 'Exists' }] });
+    expect(protect.namespaceSelector).toBeUndefined();
   });
 });
 
