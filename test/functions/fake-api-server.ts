@@ -1,5 +1,5 @@
-// A stand-in for the two API calls the webhooks make (SubjectAccessReview, NamespaceTemplate
-// list), answering RBAC from objects through the offline evaluator. Counts the calls.
+// A stand-in for the API calls the webhooks make (SubjectAccessReview, NamespaceTemplate list and
+// get), answering RBAC from objects through the offline evaluator. Counts the calls.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -10,10 +10,14 @@ export interface FakeApiServer {
   url: string;
   calls: { method: string; path: string; body?: unknown }[];
   setObjects(objects: KubeObject[]): void;
+  setTemplates(templates: NamespaceTemplate[]): void;
   close(): Promise<void>;
 }
 
-export async function startFakeApiServer(templates: NamespaceTemplate[], rbac: KubeObject[] = []): Promise<FakeApiServer> {
+const TEMPLATES = '/apis/furnish.dev/v1alpha1/namespacetemplates';
+
+export async function startFakeApiServer(initialTemplates: NamespaceTemplate[], rbac: KubeObject[] = []): Promise<FakeApiServer> {
+  let templates = initialTemplates;
   let authorizer = createRbacAuthorizer(rbac);
   const calls: FakeApiServer['calls'] = [];
   const server = createServer((req, res) => {
@@ -23,8 +27,11 @@ export async function startFakeApiServer(templates: NamespaceTemplate[], rbac: K
       const body = text ? JSON.parse(text) : undefined;
       calls.push({ method: req.method ?? '', path: req.url ?? '', body });
       res.setHeader('content-type', 'application/json');
-      if (req.url === '/apis/furnish.dev/v1alpha1/namespacetemplates') {
+      const one = req.url?.startsWith(`${TEMPLATES}/`) ? templates.find((t) => t.metadata.name === decodeURIComponent(req.url!.slice(TEMPLATES.length + 1))) : undefined;
+      if (req.url === TEMPLATES) {
         res.end(JSON.stringify({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplateList', items: templates }));
+      } else if (one) {
+        res.end(JSON.stringify(one));
       } else if (req.url === '/apis/authorization.k8s.io/v1/subjectaccessreviews') {
         const { spec } = body;
         const a = spec.resourceAttributes;
@@ -41,6 +48,9 @@ export async function startFakeApiServer(templates: NamespaceTemplate[], rbac: K
     calls,
     setObjects(objects) {
       authorizer = createRbacAuthorizer(objects);
+    },
+    setTemplates(next) {
+      templates = next;
     },
     close: () =>
       new Promise<void>((r) => {

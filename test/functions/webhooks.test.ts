@@ -6,7 +6,7 @@ import request from 'supertest';
 import type { Server } from 'node:http';
 import { decodePatch } from '../../shared/admission/index.ts';
 import type { AdmissionReview } from '../../shared/admission/index.ts';
-import { admissionFixture, mintToken, SCENARIO_TEMPLATES, TEST_CLUSTER, testEnv } from '../support/fixtures.ts';
+import { admissionFixture, mintToken, namespaceTemplate, SCENARIO_TEMPLATES, TEST_CLUSTER, testEnv } from '../support/fixtures.ts';
 import { credentialPath } from '../../shared/auth/path-credential.ts';
 import { gateServer } from '../../shared/webhooks/body-gate.ts';
 import type { AdmissionFixtureName } from '../support/fixtures.ts';
@@ -22,7 +22,7 @@ const PATH_CREDENTIAL = 'path-credential-of-the-test-cluster-0123456789';
 beforeAll(async () => {
   api = await startFakeApiServer(SCENARIO_TEMPLATES);
   Object.assign(process.env, testEnv({ FURNISH_API_SERVER: api.url, FURNISH_SAR_CACHE_TTL_MS: '0', FURNISH_PATH_CREDENTIALS: PATH_CREDENTIAL }));
-  for (const name of ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing']) {
+  for (const name of ['mutate-namespace', 'validate-namespace', 'validate-template', 'guard-initializing', 'protect-objects']) {
     await import(`../../functions/${name}/index.ts`);
     // As deployed: the gate holds every body until the caller is authenticated.
     servers[name] = gateServer(getTestServer(name));
@@ -130,6 +130,28 @@ describe('guard-initializing function', () => {
     expect(refused.status!.message).toMatch(/^namespace "team-a" is still being furnished; retry in a few seconds/);
     expect(await send('guard-initializing', '005-guard-CREATE-serviceaccounts-default-system_serviceaccount_kube_system_service_account_controller')).toMatchObject({ allowed: true });
     expect(await send('guard-initializing', '006-guard-CREATE-configmaps-kube-root-ca.crt-system_serviceaccount_kube_system_root_ca_cert_publisher')).toMatchObject({ allowed: true });
+  });
+});
+
+describe('protect-objects function', () => {
+  afterAll(() => api.setTemplates(SCENARIO_TEMPLATES));
+
+  it("refuses alice deleting a protecting template's NetworkPolicy, reading that one template; lets the reconciler and the namespace controller through without a read", async () => {
+    const protecting = namespaceTemplate('security-defaults');
+    protecting.spec.protect = true;
+    api.setTemplates([...SCENARIO_TEMPLATES, protecting]);
+    const before = api.calls.length;
+    const refused = await send('protect-objects', '037-protect-DELETE-networkpolicies-default-deny-alice');
+    expect(refused).toMatchObject({ allowed: false, status: { code: 403, message: expect.stringMatching(/^user "alice" may not delete NetworkPolicy "default-deny" in namespace "team-p": it belongs to NamespaceTemplate "security-defaults", which protects its objects/) } });
+    expect(api.calls.slice(before).map((c) => `${c.method} ${c.path}`)).toEqual(['GET /apis/furnish.dev/v1alpha1/namespacetemplates/security-defaults']);
+    expect(await send('protect-objects', '038-protect-UPDATE-networkpolicies-default-deny-system_serviceaccount_furnish_system_furnish_reconciler')).toMatchObject({ allowed: true });
+    expect(await send('protect-objects', '039-protect-DELETE-networkpolicies-default-deny-system_serviceaccount_kube_system_namespace_controller')).toMatchObject({ allowed: true });
+    expect(api.calls.length).toBe(before + 1);
+    // A template that stops protecting stops at once (read fresh, never cached); one that is gone (404) protects nothing.
+    protecting.spec.protect = false;
+    expect(await send('protect-objects', '037-protect-DELETE-networkpolicies-default-deny-alice')).toMatchObject({ allowed: true });
+    api.setTemplates(SCENARIO_TEMPLATES);
+    expect(await send('protect-objects', '037-protect-DELETE-networkpolicies-default-deny-alice')).toMatchObject({ allowed: true });
   });
 });
 
