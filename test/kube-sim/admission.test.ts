@@ -7,6 +7,8 @@ import { admissionFixture, call, CONFIGMAP, webhookServer, type WebhookServer } 
 
 let cluster: SimCluster;
 let hooks: WebhookServer;
+/** /hold refuses until released: a webhook that holds a namespace's content, as protect-objects may. */
+let holding = true;
 const NS = '/api/v1/namespaces';
 const VWC = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
 const MWC = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
@@ -40,6 +42,7 @@ beforeAll(async () => {
     if (path === '/validate' && String(req.name).startsWith('deny-')) return { allowed: false, status: { code: 403, reason: 'Forbidden', message: 'names starting with deny- are refused' } };
     if (path === '/guard') return { allowed: false, status: { message: 'guarded' } };
     if (path === '/slow') return new Promise((resolve) => setTimeout(() => resolve({ allowed: true }), 1500));
+    if (path === '/hold' && holding) return { allowed: false, status: { code: 403, message: 'held' } };
     return { allowed: true, warnings: path === '/validate' ? ['looked at it'] : [] };
   });
   await register(MWC, 'MutatingWebhookConfiguration', 'furnish-mutate', [webhook('mutate.furnish.dev', '/mutate')]);
@@ -114,6 +117,45 @@ describe('calling webhooks', () => {
     const reply = await call(cluster, 'POST', `${NS}?dryRun=All`, { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dry-two' } } });
     expect([reply.status, reply.body.message]).toEqual([400, 'admission webhook "side.furnish.dev" does not support dry run']);
     await call(cluster, 'DELETE', `${MWC}/side-effects`);
+  });
+});
+
+describe('namespace deletion, as the namespace controller does it (fixture 039)', () => {
+  it('empties the namespace through admission: a collection DELETE without a name, the object in oldObject; a refusal holds the namespace until allowed', async () => {
+    await register(VWC, 'ValidatingWebhookConfiguration', 'hold', [webhook('hold.furnish.dev', '/hold', {
+      rules: [{ operations: ['UPDATE', 'DELETE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' }],
+      objectSelector: { matchExpressions: [{ key: 'furnish.dev/template', operator: 'Exists' }] },
+    })]);
+    try {
+      await call(cluster, 'POST', NS, { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } } });
+      const labelled = { ...CONFIGMAP('kept', 'doomed'), metadata: { name: 'kept', labels: { 'furnish.dev/template': 't' } } };
+      expect((await call(cluster, 'POST', `${NS}/doomed/configmaps`, { body: labelled })).status).toBe(201);
+      expect((await call(cluster, 'POST', `${NS}/doomed/configmaps`, { body: CONFIGMAP('plain', 'doomed') })).status).toBe(201);
+      hooks.reviews.length = 0;
+      expect((await call(cluster, 'DELETE', `${NS}/doomed`)).status).toBe(200);
+      const held = async () => {
+        for (let i = 0; i < 100 && !hooks.reviews.some((r) => r.path.startsWith('/hold')); i++) await new Promise((r) => setTimeout(r, 20));
+        return hooks.reviews.find((r) => r.path.startsWith('/hold'))?.review.request;
+      };
+      const seen = await held();
+      const real = admissionFixture('039-protect-DELETE-networkpolicies-default-deny-system_serviceaccount_kube_system_namespace_controller.json').review.request;
+      expect(real.name).toBeUndefined();
+      expect(seen).toMatchObject({ operation: real.operation, namespace: 'doomed', object: null, oldObject: { metadata: { name: 'kept', labels: { 'furnish.dev/template': 't' } } }, options: real.options });
+      expect(seen.name).toBeUndefined();
+      expect({ username: seen.userInfo.username, groups: seen.userInfo.groups }).toEqual({ username: real.userInfo.username, groups: real.userInfo.groups });
+      // Held: the refused object stays, so does the namespace, Terminating (kube-apiserver's single
+      // deletecollection worker stops at the first refusal; the controller tries again).
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await call(cluster, 'GET', `${NS}/doomed/configmaps/kept`)).status).toBe(200);
+      expect((await call(cluster, 'GET', `${NS}/doomed`)).body.status.phase).toBe('Terminating');
+      holding = false;
+      for (let i = 0; i < 100 && (await call(cluster, 'GET', `${NS}/doomed`)).status !== 404; i++) await new Promise((r) => setTimeout(r, 20));
+      expect((await call(cluster, 'GET', `${NS}/doomed`)).status).toBe(404);
+      expect((await call(cluster, 'GET', `${NS}/doomed/configmaps/plain`)).status).toBe(404);
+    } finally {
+      holding = false;
+      await call(cluster, 'DELETE', `${VWC}/hold`);
+    }
   });
 });
 

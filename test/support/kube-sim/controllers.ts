@@ -7,7 +7,7 @@ import { withImplicitGroups } from './authn.ts';
 import { resourceTypeFromCrd } from './crd.ts';
 import { ApiError } from './errors.ts';
 import { nowTime } from './managed-fields.ts';
-import { createObject, type ApiRequest, type DeletionHooks } from './operations.ts';
+import { createObject, deleteCollection, type ApiRequest, type DeletionHooks } from './operations.ts';
 import { typeKey, type ResourceType } from './resources.ts';
 import type { Sim } from './sim.ts';
 import type { StoredEvent } from './store.ts';
@@ -89,19 +89,27 @@ export class Controllers implements DeletionHooks {
     this.later(() => this.finalizeNamespace(name), this.sim.options.namespaceDeletionDelayMs);
   }
 
-  /** Deletes every object in the namespace; objects with finalizers hold the namespace until they go. */
-  private finalizeNamespace(name: string): void {
+  /**
+   * Empties the namespace as kube-controller-manager's namespace controller does: a deletecollection
+   * per kind, as system:serviceaccount:kube-system:namespace-controller, through admission (webhooks
+   * see a DELETE without a name, the object in oldObject). Refused deletes and objects with
+   * finalizers hold the namespace; the controller tries again until they go.
+   */
+  private async finalizeNamespace(name: string): Promise<void> {
     let remaining = 0;
     for (const type of this.sim.registry.all().filter((t) => t.namespaced)) {
       const key = typeKey(type.group, type.plural);
-      for (const obj of this.sim.store.list(key, name)) {
-        remaining += 1;
-        if ((obj.metadata.finalizers ?? []).length === 0) this.sim.store.delete(key, name, obj.metadata.name!);
-        else if (!obj.metadata.deletionTimestamp) this.sim.store.update(key, { ...obj, metadata: { ...obj.metadata, deletionTimestamp: nowTime(), deletionGracePeriodSeconds: 0 } });
-        else continue;
-        remaining -= 1;
+      if (this.sim.store.list(key, name).length === 0) continue;
+      try {
+        const request = this.controllerRequest('namespace-controller', type, name, undefined, 'deletecollection');
+        request.query.set('propagationPolicy', 'Background');
+        await deleteCollection(this.sim, request, this);
+      } catch {
+        // Refused by admission (or a webhook failed): retried, as the real controller does.
       }
+      remaining += this.sim.store.list(key, name).length;
     }
+    if (this.stopped) return;
     if (remaining > 0) {
       this.later(() => this.finalizeNamespace(name), RETRY_MS);
       return;
@@ -163,10 +171,10 @@ export class Controllers implements DeletionHooks {
 
   // --- the default ServiceAccount and root CA ConfigMap ----------------------------------
 
-  private controllerRequest(controller: string, type: ResourceType, namespace: string, body: KubeObject): ApiRequest {
+  private controllerRequest(controller: string, type: ResourceType, namespace: string, body: KubeObject | undefined, verb = 'create'): ApiRequest {
     const username = `system:serviceaccount:kube-system:${controller}`;
     return {
-      verb: 'create', type, namespace, body, query: new URLSearchParams(), userAgent: 'kube-controller-manager/v1.32.0 (linux/amd64) kubernetes/kube-sim',
+      verb, type, namespace, ...(body ? { body } : {}), query: new URLSearchParams(), userAgent: 'kube-controller-manager/v1.32.0 (linux/amd64) kubernetes/kube-sim',
       user: { username, uid: `${controller}-uid`, groups: withImplicitGroups(username, []) },
     };
   }

@@ -510,7 +510,8 @@ export async function deleteObject(sim: Sim, req: ApiRequest, hooks: DeletionHoo
   return deleteOne(sim, req, live, options, echo, hooks);
 }
 
-async function deleteOne(sim: Sim, req: ApiRequest, live: KubeObject, options: DeleteOptions, echo: Record<string, unknown>, hooks: DeletionHooks): Promise<ApiReply> {
+/** `inCollection`: part of a deletecollection, whose admission requests carry no name (as kube-apiserver's). */
+async function deleteOne(sim: Sim, req: ApiRequest, live: KubeObject, options: DeleteOptions, echo: Record<string, unknown>, hooks: DeletionHooks, inCollection = false): Promise<ApiReply> {
   const dryRun = dryRunOf(req);
   const name = live.metadata.name!;
   if (isNamespaceType(req.type) && IMMORTAL_NAMESPACES.has(name)) {
@@ -520,6 +521,7 @@ async function deleteOne(sim: Sim, req: ApiRequest, live: KubeObject, options: D
   const warnings: string[] = [];
   const env = sim.admissionEnvironment(warnings);
   const attributes = admissionAttributes({ ...req, name }, 'DELETE', null, live, echo, dryRun);
+  if (inCollection) delete attributes.name;
   await admitMutating(attributes, env);
   await admitValidating(attributes, env);
   const key = sim.keyOf(req.type);
@@ -557,7 +559,7 @@ export async function deleteCollection(sim: Sim, req: ApiRequest, hooks: Deletio
   const deleted: unknown[] = [];
   const warnings: string[] = [];
   for (const live of selectObjects(sim, req)) {
-    const reply = await deleteOne(sim, { ...req, name: live.metadata.name! }, live, options, echo, hooks);
+    const reply = await deleteOne(sim, { ...req, name: live.metadata.name! }, live, options, echo, hooks, true);
     warnings.push(...(reply.warnings ?? []));
     deleted.push(listItem(req.type, live));
   }
