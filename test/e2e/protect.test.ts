@@ -1,0 +1,148 @@
+// Protected objects end to end: `npm start`'s stack (every webhook of infra/webhooks served over
+// HTTPS and registered in the test cluster, relay, reconcilers on the in-process bus) and a tenant
+// running kubectl. A NamespaceTemplate with `spec.protect: true` furnishes a namespace with a
+// default-deny NetworkPolicy; alice, admin of that namespace, may neither delete it nor detach it
+// from the template; the reconciler still changes it when the template changes; deleting the
+// namespace still completes (the namespace controller empties it through admission).
+//
+// The test cluster is kube-sim, or the real cluster FURNISH_TEST_KUBECONFIG names (current context
+// allowed everything, a context `alice` for any user without cluster-admin; the API server must
+// reach this host's loopback, where the webhooks are served). Names carry a per-run suffix.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { KEY } from '../../shared/keys.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { NamespaceTemplate } from '../../shared/render/types.ts';
+import { silentLogger, jsonLogger } from '../../shared/log.ts';
+import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
+import { useTestCluster, type TestCluster } from '../support/cluster.ts';
+import { requireTool } from '../support/tools.ts';
+import { runKubectl } from '../support/kubectl.ts';
+import { applyTemplate, clientFor, createNamespace, deleteTemplate, get, managers, NETPOL, waitFor, waitReady } from '../integration/helpers.ts';
+
+const haveKubectl = requireTool('kubectl', 'the protected-objects end-to-end suite runs the tenant\'s own kubectl');
+const run = Date.now().toString(36).slice(-5);
+const TEMPLATE = `protected-${run}`;
+const TEAM = `team-protect-${run}`;
+const ROLE = `netpol-editor-${run}`;
+
+let cluster: TestCluster;
+let stack: LocalStack;
+let admin: KubeClient;
+/** alice as the API server knows her (`kubectl auth whoami`). */
+let aliceName = '';
+
+const kubectl = (args: string[], input?: string) => runKubectl(cluster.kubeconfigPath, cluster.users.alice!.context, args, input);
+
+function template(protect: boolean, policyTypes: string[] = ['Ingress']): NamespaceTemplate {
+  return {
+    apiVersion: 'furnish.dev/v1alpha1',
+    kind: 'NamespaceTemplate',
+    metadata: { name: TEMPLATE },
+    spec: {
+      namespaces: { labelSelector: { matchLabels: { 'protect-e2e': run } } },
+      protect,
+      templates: [{ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'default-deny' }, spec: { podSelector: {}, policyTypes } }],
+    },
+  };
+}
+
+async function applyObject(o: KubeObject, path: string): Promise<void> {
+  const r = await admin.call({ method: 'PATCH', path, query: { fieldManager: 'furnish-e2e', force: true }, contentType: 'application/apply-patch+yaml', body: o });
+  if (!r.ok) throw new Error(`apply ${o.kind} ${o.metadata.name}: ${r.status} ${r.error}`);
+}
+
+const policy = () => get(admin, NETPOL(TEAM, 'default-deny'));
+
+function denial(verb: 'delete' | 'update', extra = ''): string {
+  return `admission webhook "protect-objects.furnish.dev" denied the request: user "${aliceName}" may not ${verb} NetworkPolicy "default-deny" in namespace "${TEAM}"${extra}: `
+    + `it belongs to NamespaceTemplate "${TEMPLATE}", which protects its objects (spec.protect: true), so only Furnish's reconciler changes it. `
+    + `To change it, edit the template (kubectl edit namespacetemplate ${TEMPLATE}); Furnish applies the change to every namespace the template selects`;
+}
+
+beforeAll(async () => {
+  if (!haveKubectl) return;
+  cluster = await useTestCluster();
+  if (!cluster.users.alice) throw new Error(`the kubeconfig ${cluster.kubeconfigPath} has no context named alice (see the top of this file)`);
+  const whoami = await kubectl(['auth', 'whoami', '-o', 'json']);
+  if (whoami.status !== 0) throw new Error(`kubectl auth whoami as alice: ${whoami.stderr}`);
+  aliceName = (JSON.parse(whoami.stdout) as { status: { userInfo: { username: string } } }).status.userInfo.username;
+  const context = cluster.isSimulated ? cluster.users.admin!.context : undefined;
+  admin = await clientFor(cluster.kubeconfigPath, context);
+  stack = await startLocalStack({ kubeconfigPath: cluster.kubeconfigPath, context, port: 0, relayPort: 0, webhookPort: 0, resyncSeconds: 0, log: process.env.FURNISH_TEST_LOG ? jsonLogger('e2e', (l) => process.stderr.write(l), 'DEBUG') : silentLogger });
+  await applyTemplate(admin, template(true));
+  await createNamespace(admin, TEAM, { 'protect-e2e': run });
+  await waitReady(admin, TEAM, 60_000);
+  // What a namespace admin may do to NetworkPolicies, granted to alice in her namespace.
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  await applyObject({ apiVersion: rbac, kind: 'Role', metadata: { name: ROLE, namespace: TEAM }, rules: [{ apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'update', 'patch', 'delete'] }] }, `/apis/${rbac}/namespaces/${TEAM}/roles/${ROLE}`);
+  await applyObject({ apiVersion: rbac, kind: 'RoleBinding', metadata: { name: ROLE, namespace: TEAM }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: ROLE }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: aliceName }] }, `/apis/${rbac}/namespaces/${TEAM}/rolebindings/${ROLE}`);
+}, 120_000);
+
+afterAll(async () => {
+  // The stack unregisters its webhooks first: a real cluster must never keep calling functions that are gone.
+  await stack?.stop();
+  if (cluster && !cluster.isSimulated && admin) {
+    await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${TEAM}` });
+    await deleteTemplate(admin, TEMPLATE);
+  }
+  admin?.close();
+  await cluster?.stop();
+}, 60_000);
+
+describe('a template with spec.protect: true', () => {
+  it('furnishes the namespace with its NetworkPolicy, applied by furnish, while protect-objects is registered', async () => {
+    if (!haveKubectl) return;
+    expect(managers(await policy())).toContain('furnish');
+    expect((await policy())?.metadata.labels?.[KEY.template]).toBe(TEMPLATE);
+    const registered = await get(admin, '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/furnish-protect-objects');
+    expect(registered?.webhooks).toEqual([expect.objectContaining({ name: 'protect-objects.furnish.dev', failurePolicy: 'Fail', objectSelector: { matchExpressions: [{ key: KEY.template, operator: 'Exists' }] } })]);
+  });
+
+  it("refuses the tenant's kubectl delete networkpolicy default-deny, naming the template and how to change it", async () => {
+    if (!haveKubectl) return;
+    const result = await kubectl(['delete', 'networkpolicy', 'default-deny', '-n', TEAM]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain(denial('delete'));
+    expect(await policy()).toBeDefined();
+  });
+
+  it('refuses detaching it from the template (removing label furnish.dev/template) and editing it', async () => {
+    if (!haveKubectl) return;
+    const unlabel = await kubectl(['label', 'networkpolicy', 'default-deny', '-n', TEAM, `${KEY.template}-`]);
+    expect(unlabel.status).not.toBe(0);
+    expect(unlabel.stderr).toContain(denial('update', ` (changing or removing label ${KEY.template} is an update of it too)`));
+    // Narrowing the policy to some Pods (a real change: an empty policyTypes would be defaulted back, a no-op).
+    const edit = await kubectl(['patch', 'networkpolicy', 'default-deny', '-n', TEAM, '--type=merge', '-p', '{"spec":{"podSelector":{"matchLabels":{"app":"none"}}}}']);
+    expect(edit.status).not.toBe(0);
+    expect(edit.stderr).toContain(denial('update'));
+    const after = await policy();
+    expect(after?.metadata.labels?.[KEY.template]).toBe(TEMPLATE);
+    expect(after?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
+  });
+
+  it("lets the reconciler's own apply through: a template change reaches the protected object", async () => {
+    if (!haveKubectl) return;
+    await applyTemplate(admin, template(true, ['Ingress', 'Egress']));
+    await waitFor('the reconciler to apply policyTypes [Ingress, Egress]', async () => ((await policy())?.spec as { policyTypes?: string[] } | undefined)?.policyTypes?.includes('Egress'), 30_000);
+  }, 45_000);
+
+  it('a template that stops protecting stops at once (read fresh); protecting again refuses again', async () => {
+    if (!haveKubectl) return;
+    await applyTemplate(admin, template(false, ['Ingress', 'Egress']));
+    const labelled = await kubectl(['label', 'networkpolicy', 'default-deny', '-n', TEAM, 'reviewed=yes']);
+    expect(labelled.stderr).toBe('');
+    expect(labelled.status).toBe(0);
+    await applyTemplate(admin, template(true, ['Ingress', 'Egress']));
+    const refused = await kubectl(['delete', 'networkpolicy', 'default-deny', '-n', TEAM]);
+    expect(refused.stderr).toContain(denial('delete'));
+  });
+
+  it('deleting the namespace still completes: the namespace controller empties it through admission', async () => {
+    if (!haveKubectl) return;
+    expect(await policy()).toBeDefined();
+    const deleted = await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${TEAM}` });
+    expect(deleted.ok).toBe(true);
+    await waitFor(`namespace ${TEAM} to be gone`, async () => (await admin.call({ method: 'GET', path: `/api/v1/namespaces/${TEAM}` })).status === 404, 60_000, 250);
+  }, 75_000);
+});
