@@ -129,11 +129,9 @@ async function registerWebhooks(url: string, caBundle: string): Promise<void> {
   await ok('admin', ['apply', '--validate=false', '-f', '-'], registrationYaml({ functionsUrl: url, caBundle, pathCredential }));
 }
 
+/** Every configuration registerWebhooks applied (one per webhook, mutate-* mutating), and the suite's own. */
 const REGISTRATIONS = [
-  'mutatingwebhookconfiguration/furnish-mutate-namespace',
-  'validatingwebhookconfiguration/furnish-validate-namespace',
-  'validatingwebhookconfiguration/furnish-validate-template',
-  'validatingwebhookconfiguration/furnish-guard-initializing',
+  ...WEBHOOKS.map((w) => `${w.startsWith('mutate-') ? 'mutating' : 'validating'}webhookconfiguration/furnish-${w}`),
   'mutatingwebhookconfiguration/e2e-uncredentialed',
 ];
 
