@@ -25,6 +25,9 @@ const run = Date.now().toString(36).slice(-5);
 const TEMPLATE = `protected-${run}`;
 const TEAM = `team-protect-${run}`;
 const ROLE = `netpol-editor-${run}`;
+/** A template that cannot be applied (its kind has no CRD), and the namespace it fails. */
+const BROKEN = `broken-${run}`;
+const FAILED = `team-failed-${run}`;
 
 let cluster: TestCluster;
 let stack: LocalStack;
@@ -83,8 +86,8 @@ afterAll(async () => {
   // The stack unregisters its webhooks first: a real cluster must never keep calling functions that are gone.
   await stack?.stop();
   if (cluster && !cluster.isSimulated && admin) {
-    await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${TEAM}` });
-    await deleteTemplate(admin, TEMPLATE);
+    for (const ns of [TEAM, FAILED]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` });
+    for (const t of [TEMPLATE, BROKEN]) await deleteTemplate(admin, t);
   }
   admin?.close();
   await cluster?.stop();
@@ -145,4 +148,25 @@ describe('a template with spec.protect: true', () => {
     expect(deleted.ok).toBe(true);
     await waitFor(`namespace ${TEAM} to be gone`, async () => (await admin.call({ method: 'GET', path: `/api/v1/namespaces/${TEAM}` })).status === 404, 60_000, 250);
   }, 75_000);
+});
+
+describe('guard-initializing in a namespace that could not be furnished', () => {
+  it('names the failure and what to do (fix the template; Furnish applies it again), never "pending" or "retry in a few seconds"', async () => {
+    if (!haveKubectl) return;
+    await applyTemplate(admin, {
+      apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: BROKEN },
+      spec: { namespaces: { labelSelector: { matchLabels: { 'broken-e2e': run } } }, templates: [{ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }] },
+    });
+    await createNamespace(admin, FAILED, { 'broken-e2e': run });
+    await waitFor(`namespace ${FAILED} phase=failed`, async () => (await get(admin, `/api/v1/namespaces/${FAILED}`))?.metadata.labels?.[KEY.phase] === 'failed', 60_000);
+    const rbac = 'rbac.authorization.k8s.io/v1';
+    await applyObject({ apiVersion: rbac, kind: 'Role', metadata: { name: ROLE, namespace: FAILED }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }] }, `/apis/${rbac}/namespaces/${FAILED}/roles/${ROLE}`);
+    await applyObject({ apiVersion: rbac, kind: 'RoleBinding', metadata: { name: ROLE, namespace: FAILED }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: ROLE }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: aliceName }] }, `/apis/${rbac}/namespaces/${FAILED}/rolebindings/${ROLE}`);
+    const refused = await kubectl(['create', 'configmap', 'app', '-n', FAILED, '--from-literal=a=b']);
+    expect(refused.status).not.toBe(0);
+    // The deployed guard judges a failed namespace by its initializer rule (Furnish's population is the built-in initializer).
+    expect(refused.stderr).toContain(`admission webhook "guard-initializing.furnish.dev" denied the request: user "${aliceName}" may not write into namespace "${FAILED}", which failed to initialize (template ${BROKEN}: example.com/Widget/${FAILED}/w: `);
+    expect(refused.stderr).toContain(`): needs verb "initialize" on namespaces, resourceName "${FAILED}"; fix NamespaceTemplate "${BROKEN}" (kubectl edit namespacetemplate ${BROKEN}), or ask its owner to; Furnish applies the namespace's templates again when a template changes, and the namespace leaves phase failed once all of them apply`);
+    expect(refused.stderr).not.toMatch(/pending|retry|few seconds/);
+  }, 90_000);
 });

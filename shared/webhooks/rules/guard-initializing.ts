@@ -21,13 +21,16 @@ export function failedTemplates(failure: string): string[] {
   return [...new Set(names)];
 }
 
-/** What the user of a failed namespace can do: waiting will not help, a template must change. */
-function howToRecover(failure: string): string {
+/**
+ * What the user of a failed namespace can do, waiting will not help: a template named by the
+ * failure must change (Furnish then applies them again), or, for an initializer's failure, a
+ * holder of `initialize` repairs the namespace. Used by both guard paths (with and without initializers).
+ */
+export function recoveryAdvice(namespace: string, failure: string): string {
   const names = failedTemplates(failure);
-  const fix = names.length === 0
-    ? 'fix the NamespaceTemplate named above'
-    : `fix ${names.map((n) => `NamespaceTemplate "${n}" (kubectl edit namespacetemplate ${n})`).join(', ')}, or ask ${names.length === 1 ? 'its owner' : 'their owners'} to`;
-  return `${fix}; Furnish applies the namespace's templates again when a template changes, and opens the namespace once all of them apply`;
+  if (names.length === 0) return `waiting will not help: a holder of verb "initialize" on namespace "${namespace}" repairs it and sets its phase`;
+  const fix = `fix ${names.map((n) => `NamespaceTemplate "${n}" (kubectl edit namespacetemplate ${n})`).join(', ')}, or ask ${names.length === 1 ? 'its owner' : 'their owners'} to`;
+  return `${fix}; Furnish applies the namespace's templates again when a template changes, and the namespace leaves phase ${PHASE.failed} once all of them apply`;
 }
 
 /**
@@ -36,7 +39,7 @@ function howToRecover(failure: string): string {
  * so the message quotes it and says what to fix instead of asking to retry.
  */
 export function stillFurnishing(namespace: string, failure?: string): string {
-  if (failure) return `namespace "${namespace}" could not be furnished (${KEY.phase}=${PHASE.failed}): ${failure.split('\n').join('; ')}; ${howToRecover(failure)}`;
+  if (failure) return `namespace "${namespace}" could not be furnished (${KEY.phase}=${PHASE.failed}): ${failure.split('\n').join('; ')}; ${recoveryAdvice(namespace, failure)}`;
   return `namespace "${namespace}" is still being furnished; retry in a few seconds`;
 }
 

@@ -9,6 +9,7 @@ import type { Initializer } from '../../initializers/config.ts';
 import { principalOf } from '../../initializers/config.ts';
 import { findInitializer, guardWhileInitializing, pendingInitializers } from '../../initializers/decide.ts';
 import { INIT_PHASE, INITIALIZER_KEY } from '../../initializers/keys.ts';
+import { recoveryAdvice } from './guard-initializing.ts';
 import { allowBecause, denyBecause } from './outcome.ts';
 import type { RuleOutcome } from './outcome.ts';
 
@@ -41,7 +42,12 @@ export function writesWaitForInitializers(input: InitializerGuardInput): RuleOut
     const pending = pendingInitializers(ns.annotations) ?? [];
     const later = laterInitializerOf(user, pending, input.known);
     if (later) return denyBecause(rule, `namespace "${ns.name}" failed to initialize${why ? ` (${why})` : ''}: user "${user.username ?? ''}" may not write into it as initializer "${later}", whose turn comes after "${pending[0]}"`);
-    return { rule, refused: `write into namespace "${ns.name}", which failed to initialize${why ? ` (${why})` : ''}`, requires: { user, verb: 'initialize', group: '', resource: 'namespaces', name: ns.name } };
+    return {
+      rule,
+      refused: `write into namespace "${ns.name}", which failed to initialize${why ? ` (${why})` : ''}`,
+      requires: { user, verb: 'initialize', group: '', resource: 'namespaces', name: ns.name },
+      advice: recoveryAdvice(ns.name, why ?? ''),
+    };
   }
   if (!guardNeedsInitializers(ns)) return undefined;
   const decision = guardWhileInitializing(user, ns.name, pendingInitializers(ns.annotations)!, input.known);

@@ -8,8 +8,11 @@ import { who } from './principals.ts';
 export type RuleOutcome =
   | { rule: string; allow: string }
   | { rule: string; deny: string }
-  /** Allowed only if `check` is granted; `refused` says what ("use NamespaceTemplate \"x\""). */
-  | { rule: string; requires: AccessCheck; refused: string };
+  /**
+   * Allowed only if `check` is granted; `refused` says what ("use NamespaceTemplate \"x\""),
+   * `advice` (optional) what else would help, after the permission it needs.
+   */
+  | { rule: string; requires: AccessCheck; refused: string; advice?: string };
 
 export const allowBecause = (rule: string, allow: string): RuleOutcome => ({ rule, allow });
 export const denyBecause = (rule: string, deny: string): RuleOutcome => ({ rule, deny });
@@ -42,7 +45,7 @@ function verdictOf(outcomes: readonly RuleOutcome[], answers: Answers): Verdict 
         verdict.unavailable = true;
         verdict.denials.push(`could not check whether ${who(o.requires.user)} may ${o.refused} (${answer.error}); retry`);
       } else if (answer.allowed) verdict.reasons.push(`${o.rule}: granted ${describeAccess(o.requires)}`);
-      else verdict.denials.push(refusal(o.requires.user, o.refused, o.requires));
+      else verdict.denials.push(refusal(o.requires.user, o.refused, o.requires) + (o.advice ? `; ${o.advice}` : ''));
     }
   });
   verdict.allowed = verdict.denials.length === 0;

@@ -38,10 +38,10 @@ describe('guard-initializing text for a failed namespace', () => {
     expect(text).toBe(
       'namespace "x" could not be furnished (furnish.dev/phase=failed): template b: k/x/y: Invalid (HTTP 422): m; template c: k/x/z: Invalid (HTTP 422): n; '
         + 'fix NamespaceTemplate "b" (kubectl edit namespacetemplate b), NamespaceTemplate "c" (kubectl edit namespacetemplate c), or ask their owners to; '
-        + 'Furnish applies the namespace\'s templates again when a template changes, and opens the namespace once all of them apply',
+        + 'Furnish applies the namespace\'s templates again when a template changes, and the namespace leaves phase failed once all of them apply',
     );
-    // A failure that names no template still says what to do.
-    expect(stillFurnishing('x', 'something broke')).toMatch(/: something broke; fix the NamespaceTemplate named above; Furnish applies/);
+    // A failure that names no template (an initializer's) still says what to do.
+    expect(stillFurnishing('x', 'vault: sealed')).toBe('namespace "x" could not be furnished (furnish.dev/phase=failed): vault: sealed; waiting will not help: a holder of verb "initialize" on namespace "x" repairs it and sets its phase');
     expect(stillFurnishing('x')).toBe('namespace "x" is still being furnished; retry in a few seconds');
   });
 });
@@ -76,7 +76,7 @@ describe('guard-initializing handler on what kube-apiserver sent', () => {
     expect(response).toMatchObject({ allowed: false, status: { code: 403 } });
     expect(response.status!.message).toBe(
       `namespace "team-a" could not be furnished (furnish.dev/phase=failed): ${failure}; fix NamespaceTemplate "security-defaults" (kubectl edit namespacetemplate security-defaults), or ask its owner to; `
-        + 'Furnish applies the namespace\'s templates again when a template changes, and opens the namespace once all of them apply '
+        + 'Furnish applies the namespace\'s templates again when a template changes, and the namespace leaves phase failed once all of them apply '
         + '(user "alice" may not write into namespace "team-a" until it is furnished: needs verb "initialize" on namespaces, resourceName "team-a")',
     );
     expect(response.status!.message).not.toMatch(/pending|retry|few seconds/);

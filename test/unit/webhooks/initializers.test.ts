@@ -96,7 +96,19 @@ describe('guard-initializing initializer rule', () => {
   it('keeps a failed namespace closed to all but holders of initialize', () => {
     expect(writesWaitForInitializers({ user: alice, namespace: ns({ 'furnish.dev/failure': 'vault: did not finish' }, 'failed'), known })).toMatchObject({
       refused: 'write into namespace "team-a", which failed to initialize (vault: did not finish)', requires: { verb: 'initialize' },
+      advice: 'waiting will not help: a holder of verb "initialize" on namespace "team-a" repairs it and sets its phase',
     });
+  });
+
+  it('a namespace a template failed: the denial says which template to fix, never "pending" or "retry"', async () => {
+    const failed = ns({ [LIST]: 'furnish', 'furnish.dev/failure': 'template stall: example.com/Widget/team-a/w: NotFound (HTTP 404): not served' }, 'failed');
+    const response = await HANDLERS['guard-initializing'](writeInto('team-a', alice), deps([failed]));
+    expect(response).toMatchObject({ allowed: false, status: { code: 403 } });
+    expect(response.status!.message).toBe(
+      'user "alice" may not write into namespace "team-a", which failed to initialize (template stall: example.com/Widget/team-a/w: NotFound (HTTP 404): not served): needs verb "initialize" on namespaces, resourceName "team-a"; '
+        + 'fix NamespaceTemplate "stall" (kubectl edit namespacetemplate stall), or ask its owner to; Furnish applies the namespace\'s templates again when a template changes, and the namespace leaves phase failed once all of them apply',
+    );
+    expect(response.status!.message).not.toMatch(/pending|retry|few seconds/);
   });
   it('never opens a failed namespace to an initializer whose turn has not come', () => {
     const failed = ns({ [LIST]: 'furnish,secret-seeder', 'furnish.dev/failure': 'template stall: example.com/Widget/team-a/w: NotFound (HTTP 404): not served' }, 'failed');
