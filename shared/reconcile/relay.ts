@@ -13,6 +13,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { resourcePath } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { backoffDelay, WATCH_RECONNECT } from '../kube/retry.ts';
+import { driftedLNamespaces, LNS_DRIFT_RESOURCES, LNS_DRIFT_SELECTOR } from '../lnamespace/relay.ts';
 import { LNAMESPACES } from '../lnamespace/types.ts';
 import type { Logger } from '../log.ts';
 import type { RelayConfig } from './config.ts';
@@ -38,7 +39,7 @@ export interface RelayCounters {
   silentRelists: number;
   /** Messages re-published for namespaces still pending after a redrive period. */
   redriven: number;
-  /** Changes or deletions of Furnish's objects by someone else, each sent as a reconcile of its namespace. */
+  /** Changes or deletions of Furnish's objects by someone else, each sent as a reconcile of its namespace (or of the LNamespaces holding it). */
   drift: number;
 }
 
@@ -118,7 +119,7 @@ export function createRelay(deps: RelayDeps): Relay {
   let stopped = false;
   let loops: Promise<void>[] = [];
   let resyncing: Promise<void> | undefined;
-  let drift: DriftWatch | undefined;
+  const drifts: DriftWatch[] = [];
 
   // A pending namespace whose message was lost (dropped after its retries during an API outage)
   // is published again after the redrive period, with or without resync, on the pending lane.
@@ -154,12 +155,14 @@ export function createRelay(deps: RelayDeps): Relay {
         }
       }
       loops = streams.map((s) => s.run());
-      if ((config.driftResources ?? []).length > 0) {
-        drift = watchDrift({ kube, log, resources: config.driftResources!, watchTimeoutSeconds: config.watchTimeoutSeconds, sleep, onDrift: (namespace) => {
-          counters.drift += 1;
-          publish('Namespace', { name: namespace, uid: '', resourceVersion: '', type: 'MODIFIED' });
-        } });
-      }
+      const driftTo = (kind: MessageKind) => (name: string) => {
+        counters.drift += 1;
+        publish(kind, { name, uid: '', resourceVersion: '', type: 'MODIFIED' });
+      };
+      const watchTimeoutSeconds = config.watchTimeoutSeconds;
+      if ((config.driftResources ?? []).length > 0) drifts.push(watchDrift({ kube, log, resources: config.driftResources!, watchTimeoutSeconds, sleep, onDrift: driftTo('Namespace') }));
+      // What LNamespaces hold (their RBAC, the shared self-impersonation objects included): repaired in seconds.
+      if (config.topics.lnamespaces) drifts.push(watchDrift({ kube, log, resources: LNS_DRIFT_RESOURCES, selector: LNS_DRIFT_SELECTOR, decide: driftedLNamespaces, watchTimeoutSeconds, sleep, onDrift: driftTo('LNamespace') }));
       if (redriveMs > 0) every(redriveTickMs(redriveMs), redrive);
       const silenceMs = (config.watchSilenceSeconds ?? 0) * 1000;
       if (silenceMs > 0) every(Math.min(silenceMs, 5000), () => streams.forEach((s) => s.checkSilence()));
@@ -168,7 +171,7 @@ export function createRelay(deps: RelayDeps): Relay {
     async stop() {
       stopped = true;
       timers.forEach((t) => clearInterval(t));
-      await drift?.stop();
+      await Promise.all(drifts.map((d) => d.stop()));
       streams.forEach((s) => s.stop());
       await Promise.all(loops);
       await resyncing;

@@ -321,6 +321,34 @@ describe('sudoers listed as a Group or a ServiceAccount', () => {
   }, 120_000);
 });
 
+describe('drift on what an LNamespace holds, repaired in seconds (this suite runs without resync)', () => {
+  it('its shared self-impersonation binding deleted and its sudo ClusterRole edited by someone else: both put back', async () => {
+    if (!kubectl) return;
+    const lab = uniq('drift');
+    const hank = `hank-${run}`;
+    await applyLns(lab, { sudoers: [user(hank)] });
+    await ready(lab);
+    await eventually('yes', hank, [], 'impersonate', `users/${hank}`);
+    const binding = CLUSTERROLEBINDING(selfImpersonationName(hank));
+    const before = await get(admin, binding);
+    expect(before).toBeDefined();
+
+    expect((await admin.call({ method: 'DELETE', path: binding })).ok).toBe(true);
+    const again = await waitFor('self-impersonation binding recreated', async () => {
+      const b = await get(admin, binding);
+      return b && b.metadata.uid !== before!.metadata.uid ? b : undefined;
+    }, 15_000);
+    expect(ownerNames(again)).toEqual([lab]);
+    expect(await canI(hank, [], 'impersonate', `users/${hank}`)).toBe('yes');
+
+    const role = CLUSTERROLE(`furnish:lns:${lab}:sudo`);
+    const edited = await admin.call({ method: 'PATCH', path: role, contentType: 'application/merge-patch+json', body: { rules: [{ apiGroups: [''], resources: ['groups'], resourceNames: ['someone-else'], verbs: ['impersonate'] }] } });
+    expect(edited.ok).toBe(true);
+    await eventually('yes', hank, [], 'impersonate', `groups/${lab}-sudoers`);
+    expect(await canI(hank, [], 'impersonate', 'groups/someone-else')).toBe('no');
+  }, 60_000);
+});
+
 describe('level-triggered, idempotent', () => {
   it('a resync with nothing changed writes nothing', async () => {
     if (!kubectl) return;
