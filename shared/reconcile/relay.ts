@@ -68,6 +68,8 @@ export interface Relay {
   readonly counters: RelayCounters;
   /** Objects remembered (names and versions), per kind. */
   sizes(): Record<MessageKind, number>;
+  /** Namespaces pending now (their messages take the pending lane). */
+  pending(): number;
 }
 
 /** At most this many re-publishes per redrive tick: a backlog (every namespace pending behind a slow API) must not be doubled. */
@@ -145,6 +147,7 @@ export function createRelay(deps: RelayDeps): Relay {
   return {
     counters,
     sizes: () => ({ Namespace: streams[0]!.index.size, NamespaceTemplate: streams[1]!.index.size, LNamespace: streams[2]?.index.size ?? 0 }),
+    pending: () => state.pendingCount,
     ready: () => !stopped && streams.every((s) => s.ready()),
     resync,
     async start() {

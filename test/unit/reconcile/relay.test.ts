@@ -160,6 +160,7 @@ describe('watch relay', () => {
     const { relay, received } = await setup(script, undefined, 0.2);
     await relay.start();
     await until(() => relay.counters.redriven >= 2);
+    expect(relay.pending()).toBe(1);
     expect(received.filter((m) => m.name === 'new' && m.type === 'SYNC').length).toBeGreaterThanOrEqual(2);
     expect(received.filter((m) => m.name === 'done')).toHaveLength(1);
     // Ready now (the reconciler's own write, not published): no more redrives.
@@ -192,6 +193,8 @@ describe('watch relay', () => {
     const { relay, received, topicOf } = await setup(script);
     await relay.start();
     await until(() => received.length >= 5);
+    await until(() => relay.pending() === 0);
+    expect(metricsText(relay, { published: 5, failed: 0, delivered: 5, redelivered: 0, deadLettered: 0 })).toContain('furnish_relay_pending_namespaces 0');
     expect(Object.fromEntries(topicOf)).toEqual({
       'ADDED old@5': 'ns',
       'ADDED new@6': 'ns-pending',
