@@ -52,6 +52,12 @@ describe('what each list asks for', () => {
     expect(ops(obs).filter((w) => w.includes(':self-impersonate:ci'))).toEqual([`delete Role/tools/${name}`, `delete RoleBinding/tools/${name}`]);
   });
 
+  it('the Group leaves the sudoers, a User stays: the sudo ClusterRole is re-applied without the stand-in', () => {
+    const withGroup = converged(shop({ sudoers: [user('carol'), { kind: 'Group', name: 'ops' }] }));
+    const obs = { ...withGroup, lns: shop({ sudoers: [user('carol')] }) };
+    expect(ops(obs)).toEqual(['apply ClusterRole//furnish:lns:shop:sudo', 'apply ClusterRoleBinding//furnish:lns:shop:sudo']);
+  });
+
   it('empty lists ask for nothing; the user role is configurable', () => {
     expect(exclusiveObjects(shop({}), DEFAULT_LNS_SETTINGS)).toEqual([]);
     const objs = exclusiveObjects(shop({ users: [user('bob')] }), lnsSettings({ FURNISH_LNS_USER_ROLE: 'view' }));
