@@ -171,17 +171,31 @@ function pushBody(d: { id: string; data: Buffer; attributes: Record<string, stri
 }
 
 export async function memoryBusToPush(bus: SubscribableBus, config: ReconcileConfig, base: string): Promise<void> {
-  const route = (topic: string, fn: string) =>
+  const route = (topic: string, fn: string, subscription: string) =>
     bus.subscribe(topic, async (d) => {
-      const res = await fetch(`${base}/${fn}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: pushBody(d, `projects/local/subscriptions/${fn}`) });
+      const res = await fetch(`${base}/${fn}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: pushBody(d, `projects/local/subscriptions/${subscription}`) });
       await res.arrayBuffer();
       if (res.status >= 300) throw new Error(`${fn} answered HTTP ${res.status}`);
     }, { concurrency: 64, maxAttempts: 20, minBackoffMs: 100, maxBackoffMs: 10_000 });
-  route(config.topics.namespaces, 'reconcile-namespace');
-  route(config.topics.templates, 'reconcile-template');
-  route(config.topics.namespaces, 'reconcile-organization');
-  route(billingTopic(), RECORD_BILLING);
-  if (config.topics.lnamespaces) route(config.topics.lnamespaces, 'reconcile-lnamespace');
+  for (const r of pushRoutes(config)) route(r.topic, r.fn, r.subscription);
+}
+
+/**
+ * Which function each topic's subscription pushes to, as terraform/locals.tf has it: the pending
+ * lane (namespaces a user waits on) has its own subscriptions on the same functions.
+ */
+export function pushRoutes(config: ReconcileConfig): { topic: string; fn: string; subscription: string }[] {
+  const routes = [
+    { topic: config.topics.namespaces, fn: 'reconcile-namespace', subscription: 'reconcile-namespace' },
+    { topic: config.topics.templates, fn: 'reconcile-template', subscription: 'reconcile-template' },
+    { topic: config.topics.namespaces, fn: 'reconcile-organization', subscription: 'reconcile-organization' },
+    { topic: billingTopic(), fn: RECORD_BILLING, subscription: RECORD_BILLING },
+  ];
+  if (config.topics.pending) {
+    routes.push({ topic: config.topics.pending, fn: 'reconcile-namespace', subscription: 'reconcile-namespace-pending' }, { topic: config.topics.pending, fn: 'reconcile-organization', subscription: 'reconcile-organization-pending' });
+  }
+  if (config.topics.lnamespaces) routes.push({ topic: config.topics.lnamespaces, fn: 'reconcile-lnamespace', subscription: 'reconcile-lnamespace' });
+  return routes;
 }
 
 async function emulatorPush(host: string, project: string, config: ReconcileConfig, base: string): Promise<void> {
@@ -189,12 +203,11 @@ async function emulatorPush(host: string, project: string, config: ReconcileConf
     const r = await fetch(`http://${host}/v1/projects/${project}/${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
     if (!r.ok && r.status !== 409) throw new Error(`Pub/Sub emulator PUT ${path}: HTTP ${r.status} ${await r.text()}`);
   };
-  const routes = [[config.topics.namespaces, 'reconcile-namespace'], [config.topics.templates, 'reconcile-template'], [config.topics.namespaces, 'reconcile-organization'], [billingTopic(), RECORD_BILLING], ...(config.topics.lnamespaces ? [[config.topics.lnamespaces, 'reconcile-lnamespace']] : [])] as const;
-  for (const [topic, fn] of routes) {
+  for (const { topic, fn, subscription } of pushRoutes(config)) {
     await rest(`topics/${topic}`);
     // Recreated each start so the endpoint (port) is current.
-    await fetch(`http://${host}/v1/projects/${project}/subscriptions/${fn}`, { method: 'DELETE' });
-    await rest(`subscriptions/${fn}`, { topic: `projects/${project}/topics/${topic}`, pushConfig: { pushEndpoint: `${base}/${fn}` }, enableMessageOrdering: true, ackDeadlineSeconds: 60, retryPolicy: { minimumBackoff: '1s', maximumBackoff: '10s' } });
+    await fetch(`http://${host}/v1/projects/${project}/subscriptions/${subscription}`, { method: 'DELETE' });
+    await rest(`subscriptions/${subscription}`, { topic: `projects/${project}/topics/${topic}`, pushConfig: { pushEndpoint: `${base}/${fn}` }, enableMessageOrdering: true, ackDeadlineSeconds: 60, retryPolicy: { minimumBackoff: '1s', maximumBackoff: '10s' } });
   }
 }
 

@@ -15,6 +15,18 @@ locals {
   }
   functions = concat(local.webhooks, keys(local.reconcilers))
 
+  # Push subscriptions, one per reconciler on its topic, plus the pending lane: namespaces a user
+  # is waiting on take their own topic and subscriptions on the same functions, so they are never
+  # queued behind a resync of every namespace on the namespaces topic.
+  subscriptions = merge(
+    { for fn, topic in local.reconcilers : fn => { function = fn, topic = topic } },
+    {
+      "reconcile-namespace-pending"    = { function = "reconcile-namespace", topic = "namespaces-pending" }
+      "reconcile-organization-pending" = { function = "reconcile-organization", topic = "namespaces-pending" }
+    },
+  )
+  topics = toset([for s in values(local.subscriptions) : s.topic])
+
   # The cloudfunctions.net URL is known before the function exists (the run.app one is not), so
   # it can be both the push endpoint and the OIDC audience the reconciler checks, without a cycle.
   functions_url = "https://${var.region}-${var.project_id}.cloudfunctions.net"

@@ -62,6 +62,7 @@ locals {
     FURNISH_TOPIC_NAMESPACES     = google_pubsub_topic.events["namespaces"].name
     FURNISH_TOPIC_TEMPLATES      = google_pubsub_topic.events["templates"].name
     FURNISH_TOPIC_LNAMESPACES    = google_pubsub_topic.events["lnamespaces"].name
+    FURNISH_TOPIC_PENDING        = google_pubsub_topic.events["namespaces-pending"].name
     FURNISH_PUSH_AUTH            = "oidc"
     FURNISH_PUSH_SERVICE_ACCOUNT = google_service_account.push.email
     FURNISH_CLUSTERS             = local.cluster_credentials

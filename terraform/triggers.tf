@@ -1,6 +1,6 @@
 # The relay publishes one small message per change, with an ordering key per object.
 resource "google_pubsub_topic" "events" {
-  for_each = toset(values(local.reconcilers))
+  for_each = local.topics
   project  = var.project_id
   name     = "${var.name_prefix}-${each.key}"
 }
@@ -11,17 +11,17 @@ resource "google_pubsub_topic" "dead_letter" {
 }
 
 resource "google_pubsub_subscription" "push" {
-  for_each                = local.reconcilers
+  for_each                = local.subscriptions
   project                 = var.project_id
   name                    = "${var.name_prefix}-${each.key}"
-  topic                   = google_pubsub_topic.events[each.value].id
+  topic                   = google_pubsub_topic.events[each.value.topic].id
   enable_message_ordering = true
   ack_deadline_seconds    = 60
   push_config {
-    push_endpoint = local.function_url[each.key]
+    push_endpoint = local.function_url[each.value.function]
     oidc_token {
       service_account_email = google_service_account.push.email
-      audience              = local.function_url[each.key]
+      audience              = local.function_url[each.value.function]
     }
   }
   retry_policy {

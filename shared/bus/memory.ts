@@ -8,6 +8,7 @@ import { backoffDelay } from '../kube/retry.ts';
 import { emptyStats, type Delivery, type Handler, type PublishResult, type SubscribableBus, type SubscribeOptions } from './types.ts';
 
 interface Subscription {
+  topic: string;
   handler: Handler;
   options: Required<SubscribeOptions>;
   /** ordering key → messages waiting, in order. */
@@ -22,7 +23,10 @@ export interface MemoryBusOptions {
   log?: Logger;
   /** Drop (and count as failed) publishes to this topic; tests use it to lose messages on purpose. */
   dropTopic?: (topic: string) => boolean;
-  /** Deliveries queued or in flight before `publish` waits (backpressure, like a publisher's flow control). */
+  /**
+   * Deliveries queued or in flight, per topic, before `publish` to that topic waits (backpressure,
+   * like a publisher's flow control per topic): a resync filling one topic never holds up another.
+   */
   maxPending?: number;
 }
 
@@ -35,13 +39,15 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): SubscribableBus {
   const timers = new Set<ReturnType<typeof setTimeout>>();
   let sequence = 0;
   let pending = 0;
+  /** Deliveries queued or in flight per topic, for backpressure. */
+  const pendingOf = new Map<string, number>();
   let waiters: (() => void)[] = [];
   let roomWaiters: (() => void)[] = [];
   let closed = false;
   const maxPending = opts.maxPending ?? 1000;
 
   const settle = () => {
-    if (pending < maxPending && roomWaiters.length > 0) {
+    if (roomWaiters.length > 0) {
       const w = roomWaiters;
       roomWaiters = [];
       w.forEach((r) => r());
@@ -52,6 +58,12 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): SubscribableBus {
       w.forEach((r) => r());
     }
   };
+
+  /** One delivery of `sub` finished for good (acknowledged or dead-lettered). */
+  function done(sub: Subscription): void {
+    pending -= 1;
+    pendingOf.set(sub.topic, (pendingOf.get(sub.topic) ?? 1) - 1);
+  }
 
   function pump(sub: Subscription): void {
     while (sub.inFlight < sub.options.concurrency && sub.ready.length > 0) {
@@ -81,13 +93,13 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): SubscribableBus {
       await sub.handler(delivery);
       stats.delivered += 1;
       sub.inFlight -= 1;
-      pending -= 1;
+      done(sub);
       nextOfKey(sub, key);
     } catch (e) {
       sub.inFlight -= 1;
       if (delivery.attempt >= sub.options.maxAttempts || closed) {
         stats.deadLettered += 1;
-        pending -= 1;
+        done(sub);
         log.log('ERROR', 'message dead-lettered', { orderingKey: key, attempts: delivery.attempt, error: (e as Error).message });
         nextOfKey(sub, key);
       } else {
@@ -110,7 +122,7 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): SubscribableBus {
     stats,
     subscribe(topic, handler, options = {}) {
       const list = subs.get(topic) ?? [];
-      list.push({ handler, options: { ...DEFAULTS, ...options }, queues: new Map(), busy: new Set(), ready: [], inFlight: 0 });
+      list.push({ topic, handler, options: { ...DEFAULTS, ...options }, queues: new Map(), busy: new Set(), ready: [], inFlight: 0 });
       subs.set(topic, list);
     },
     async publish(topic: string, envelope: Envelope): Promise<PublishResult> {
@@ -122,11 +134,12 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): SubscribableBus {
         stats.failed += 1;
         return { ok: false, error: 'dropped' };
       }
-      while (pending >= maxPending && !closed) await new Promise<void>((r) => roomWaiters.push(r));
+      while ((pendingOf.get(topic) ?? 0) >= maxPending && !closed) await new Promise<void>((r) => roomWaiters.push(r));
       const id = String(++sequence);
       stats.published += 1;
       for (const sub of subs.get(topic) ?? []) {
         pending += 1;
+        pendingOf.set(topic, (pendingOf.get(topic) ?? 0) + 1);
         const delivery: Delivery = { id, data: envelope.data, attributes: envelope.attributes, orderingKey: envelope.orderingKey, attempt: 1 };
         const queue = sub.queues.get(envelope.orderingKey) ?? [];
         queue.push(delivery);

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { pathSegmentNameErrors, qualifiedNameErrors } from '../render/names.ts';
-import { LNS_API_VERSION, LNS_KEY, LNS_KIND, RBAC_API_VERSION, RBAC_GROUP, type LNamespace, type LSubject } from './types.ts';
+import { LNS_API_VERSION, LNS_KEY, LNS_KIND, RBAC_API_VERSION, RBAC_GROUP, sudoersGroup, sudoStandIn, type LNamespace, type LSubject } from './types.ts';
 
 export interface LnsSettings {
   /** ClusterRole the users get in the namespace (default `edit`). */
@@ -27,13 +27,14 @@ export interface RbacSubject {
 export const holderLabel = (lns: string): string => `${LNS_KEY.holderPrefix}${lns}`;
 /** Field manager of an LNamespace's share of a shared object: each holder owns its own ownerReference and label. */
 export const holderManager = (lns: string): string => `furnish-lns-${lns}`;
-/** Group whose members are root in the namespace; `kubectl sudo` asks for it with --as-group. */
-export const sudoersGroup = (lns: string): string => `${lns}-sudoers`;
+export { sudoersGroup };
 
 export const usersBindingName = 'furnish:users';
 export const sudoersBindingName = 'furnish:sudoers';
 export const managerRoleName = (lns: string): string => `furnish:lns:${lns}:manager`;
 export const sudoRoleName = (lns: string): string => `furnish:lns:${lns}:sudo`;
+/** Role and RoleBinding, in a ServiceAccount sudoer's own namespace, that let it impersonate itself. */
+export const serviceAccountSelfName = (lns: string, serviceAccount: string): string => `furnish:lns:${lns}:self-impersonate:${serviceAccount}`;
 
 /**
  * Name of the shared self-impersonation ClusterRole/ClusterRoleBinding of a user. Readable when the
@@ -101,10 +102,34 @@ export function exclusiveObjects(lns: LNamespace, settings: LnsSettings): KubeOb
   }
   if (sudoers.length > 0) {
     out.push(held(lns, 'RoleBinding', sudoersBindingName, name, { roleRef: roleRef(settings.sudoRole), subjects: [{ apiGroup: RBAC_GROUP, kind: 'Group', name: sudoersGroup(name) }] }));
-    out.push(held(lns, 'ClusterRole', sudoRoleName(name), undefined, { rules: [{ apiGroups: [''], resources: ['groups'], resourceNames: [sudoersGroup(name)], verbs: ['impersonate'] }] }));
+    out.push(held(lns, 'ClusterRole', sudoRoleName(name), undefined, { rules: sudoRules(name, sudoers) }));
     out.push(held(lns, 'ClusterRoleBinding', sudoRoleName(name), undefined, { roleRef: roleRef(sudoRoleName(name)), subjects: sudoers }));
+    out.push(...sudoers.filter((s) => s.kind === 'ServiceAccount').flatMap((sa) => serviceAccountSelfImpersonation(lns, sa)));
   }
   return out;
+}
+
+/**
+ * What the sudoers may impersonate: the sudoers group; and, when a Group is among them, the
+ * stand-in user its members act as (a member's own name is not known to RBAC).
+ */
+export function sudoRules(lns: string, sudoers: readonly RbacSubject[]): Record<string, unknown>[] {
+  const rules: Record<string, unknown>[] = [{ apiGroups: [''], resources: ['groups'], resourceNames: [sudoersGroup(lns)], verbs: ['impersonate'] }];
+  if (sudoers.some((s) => s.kind === 'Group')) rules.push({ apiGroups: [''], resources: ['users'], resourceNames: [sudoStandIn(lns)], verbs: ['impersonate'] });
+  return rules;
+}
+
+/**
+ * A ServiceAccount sudoer impersonates itself as `system:serviceaccount:<ns>:<name>`, which the API
+ * server authorizes as `impersonate` on that ServiceAccount in its own namespace: a Role and
+ * RoleBinding there, held by this LNamespace alone (no other ServiceAccount may be impersonated).
+ */
+function serviceAccountSelfImpersonation(lns: LNamespace, sa: RbacSubject): KubeObject[] {
+  const name = serviceAccountSelfName(lns.metadata.name!, sa.name);
+  return [
+    held(lns, 'Role', name, sa.namespace, { rules: [{ apiGroups: [''], resources: ['serviceaccounts'], resourceNames: [sa.name], verbs: ['impersonate'] }] }),
+    held(lns, 'RoleBinding', name, sa.namespace, { roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name }, subjects: [sa] }),
+  ];
 }
 
 /**

@@ -13,7 +13,7 @@ import { classifyApiError, TransientError } from '../kube/errors.ts';
 import type { Logger } from '../log.ts';
 import { holderLabel, sharedObjects, type LnsSettings } from './desired.ts';
 import { keyOf, planLNamespace, statusNeedsWrite, withTransitionTimes, type LnsWrite, type NamespaceState } from './plan.ts';
-import { CLUSTERROLEBINDINGS, CLUSTERROLES, LNAMESPACES, ORGANIZATIONS, ROLEBINDINGS, type LNamespace } from './types.ts';
+import { CLUSTERROLEBINDINGS, CLUSTERROLES, LNAMESPACES, ORGANIZATIONS, ROLEBINDINGS, ROLES, type LNamespace } from './types.ts';
 
 export interface LnsDeps {
   kube: KubeClient;
@@ -32,7 +32,7 @@ export interface LnsResult {
   reason?: string;
 }
 
-const INFO: Record<string, ResourceInfo> = { Namespace: NAMESPACES, RoleBinding: ROLEBINDINGS, ClusterRole: CLUSTERROLES, ClusterRoleBinding: CLUSTERROLEBINDINGS };
+const INFO: Record<string, ResourceInfo> = { Namespace: NAMESPACES, RoleBinding: ROLEBINDINGS, Role: ROLES, ClusterRole: CLUSTERROLES, ClusterRoleBinding: CLUSTERROLEBINDINGS };
 
 /** A read that will fail the same way next time (403, 422): reported once, the delivery acknowledged. */
 class PermanentReadError extends Error {}
@@ -95,12 +95,13 @@ async function converge(deps: LnsDeps, name: string): Promise<LnsResult> {
   if (!lns || lns.metadata.deletionTimestamp) return { result: 'gone', lnamespace: name, writes: 0 };
   const namespace = await getOrNull(kube, resourcePath(NAMESPACES, undefined, name), `get namespace ${name}`);
   const selector = holderLabel(name);
-  const [bindings, roles, clusterBindings] = await Promise.all([
-    namespace ? listHeld(kube, ROLEBINDINGS, 'RoleBinding', selector, name) : Promise.resolve([]),
+  // Cluster-wide: a ServiceAccount sudoer's self-impersonation Role and RoleBinding live in its own namespace.
+  const held = (await Promise.all([
+    listHeld(kube, ROLEBINDINGS, 'RoleBinding', selector),
+    listHeld(kube, ROLES, 'Role', selector),
     listHeld(kube, CLUSTERROLES, 'ClusterRole', selector),
     listHeld(kube, CLUSTERROLEBINDINGS, 'ClusterRoleBinding', selector),
-  ]);
-  const held = [...bindings, ...roles, ...clusterBindings];
+  ])).flat();
   const heldKeys = new Set(held.map(keyOf));
   const notHeld = sharedObjects(lns).filter((o) => !heldKeys.has(keyOf(o)));
   const shared = (await Promise.all(notHeld.map((o) => getOrNull(kube, resourcePath(INFO[o.kind]!, undefined, o.metadata.name), `get ${keyOf(o)}`).then((got) => got && { ...got, apiVersion: o.apiVersion, kind: o.kind })))).filter((o): o is KubeObject => o !== null);

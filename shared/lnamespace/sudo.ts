@@ -1,6 +1,8 @@
 // `kubectl sudo`'s decisions, pure: which arguments are kubectl's connection flags (kubectl
 // refuses flags before a plugin's name, so they arrive after `sudo` and must reach every kubectl
-// the plugin runs), which namespace the command is for, and the command line it runs in the end.
+// the plugin runs), which namespace the command is for, whom it acts as, and the command line it
+// runs in the end.
+import { sudoersGroup, sudoStandIn } from './types.ts';
 
 /** Global flags that take a value and say how to reach the cluster and as whom. */
 const CONNECTION_FLAGS_WITH_VALUE = new Set([
@@ -23,7 +25,8 @@ export class SudoUsageError extends Error {}
 
 export const USAGE = [
   'usage: kubectl sudo [kubectl flags] <kubectl command and arguments>',
-  '  runs the command as yourself plus group <namespace>-sudoers (--as <you> --as-group <namespace>-sudoers),',
+  '  runs the command as yourself plus group <namespace>-sudoers (--as <you> --as-group <namespace>-sudoers;',
+  '  a member of a Group sudoer acts as the namespace\'s stand-in user furnish:sudo:<namespace>),',
   '  the namespace from -n/--namespace or the current context. `kubectl sudo !!` repeats the last command.',
   '  Put --context, --kubeconfig and the like after `sudo`: kubectl accepts no flag before a plugin name.',
 ].join('\n');
@@ -66,11 +69,30 @@ export function parseSudoArgs(argv: readonly string[]): SudoArgs {
   return { command, connection, ...(namespace !== undefined ? { namespace } : {}) };
 }
 
-export const sudoGroup = (namespace: string): string => `${namespace}-sudoers`;
+/** The kubectl arguments that run the command as `as` plus the sudoers group (impersonation flags first: kubectl takes global flags anywhere before `--`). */
+export function sudoCommand(args: SudoArgs, as: string, namespace: string): string[] {
+  return ['--as', as, '--as-group', sudoersGroup(namespace), ...args.command];
+}
 
-/** The kubectl arguments that run the command as the sudoer (impersonation flags first: kubectl takes global flags anywhere before `--`). */
-export function sudoCommand(args: SudoArgs, me: string, namespace: string): string[] {
-  return ['--as', me, '--as-group', sudoGroup(namespace), ...args.command];
+const SERVICE_ACCOUNT_USER = /^system:serviceaccount:([^:]+):([^:]+)$/;
+
+/**
+ * The `kubectl auth can-i` arguments asking whether `me` may impersonate themselves: a
+ * ServiceAccount as `serviceaccounts/<name>` in its namespace, anyone else as `users/<name>`.
+ */
+export function selfImpersonationQuery(me: string): string[] {
+  const sa = SERVICE_ACCOUNT_USER.exec(me);
+  return sa ? ['auth', 'can-i', 'impersonate', `serviceaccounts/${sa[2]}`, '-n', sa[1]!] : ['auth', 'can-i', 'impersonate', `users/${me}`];
+}
+
+/**
+ * Whom to act as: yourself when you may impersonate yourself (a User or ServiceAccount sudoer);
+ * else the namespace's stand-in when you may impersonate it (a member of a Group sudoer); else
+ * yourself, so that the API server's refusal names you.
+ */
+export function sudoIdentity(me: string, namespace: string, may: { self: boolean; standIn: boolean }): string {
+  if (may.self) return me;
+  return may.standIn ? sudoStandIn(namespace) : me;
 }
 
 /** Explains a failed `kubectl auth whoami`; the fix when the API server does not serve SelfSubjectReview. */

@@ -33,6 +33,7 @@ export const LNAMESPACES: ResourceInfo = { group: LNS_GROUP, version: LNS_VERSIO
 export const ORGANIZATIONS: ResourceInfo = { group: LNS_GROUP, version: LNS_VERSION, plural: 'organizations', namespaced: false };
 export const CLUSTERROLES: ResourceInfo = { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', namespaced: false };
 export const CLUSTERROLEBINDINGS: ResourceInfo = { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', namespaced: false };
+export const ROLES: ResourceInfo = { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'roles', namespaced: true };
 export const ROLEBINDINGS: ResourceInfo = { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', namespaced: true };
 
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';
@@ -56,3 +57,14 @@ export const LNS_KEY = {
 
 /** The verb a principal needs on lnamespaces/<name> to put an LNamespace around an existing namespace. */
 export const ADOPT_VERB = 'adopt';
+
+/** Group whose members are root in the namespace; `kubectl sudo` asks for it with --as-group. */
+export const sudoersGroup = (namespace: string): string => `${namespace}-sudoers`;
+
+/**
+ * The user `kubectl sudo` acts as for a member of a Group sudoer. Impersonation needs a user, and
+ * RBAC cannot say "impersonate yourself" for a group's unknown members, so the sudoers may
+ * impersonate this stand-in, which has no rights of its own beyond the sudoers group it comes
+ * with. The audit log still records the real user behind every request.
+ */
+export const sudoStandIn = (namespace: string): string => `furnish:sudo:${namespace}`;

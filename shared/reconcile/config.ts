@@ -49,6 +49,8 @@ export interface Topics {
   namespaces: string;
   templates: string;
   lnamespaces?: string;
+  /** Namespaces a user is waiting on (pending), on their own subscription: never behind a resync. Without it they share `namespaces`. */
+  pending?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -76,7 +78,7 @@ function json<T>(env: Env, name: string, fallback: T): T {
 }
 
 function topics(env: Env): Topics {
-  return { namespaces: env.FURNISH_TOPIC_NAMESPACES ?? 'furnish-namespaces', templates: env.FURNISH_TOPIC_TEMPLATES ?? 'furnish-templates', lnamespaces: env.FURNISH_TOPIC_LNAMESPACES ?? 'furnish-lnamespaces' };
+  return { namespaces: env.FURNISH_TOPIC_NAMESPACES ?? 'furnish-namespaces', templates: env.FURNISH_TOPIC_TEMPLATES ?? 'furnish-templates', lnamespaces: env.FURNISH_TOPIC_LNAMESPACES ?? 'furnish-lnamespaces', pending: env.FURNISH_TOPIC_PENDING ?? 'furnish-namespaces-pending' };
 }
 
 function project(env: Env): string {
@@ -122,7 +124,8 @@ export function relayConfig(env: Env): RelayConfig {
     resyncSeconds: num(env, 'FURNISH_RESYNC_SECONDS', 600),
     watchTimeoutSeconds: num(env, 'FURNISH_WATCH_TIMEOUT_SECONDS', 300, 1),
     watchSilenceSeconds: num(env, 'FURNISH_WATCH_SILENCE_SECONDS', 180),
-    pendingRedriveSeconds: num(env, 'FURNISH_PENDING_REDRIVE_SECONDS', 60),
+    // 40 s plus a redrive tick (≤ 5 s): a lost message of a pending namespace is re-sent within a minute.
+    pendingRedriveSeconds: num(env, 'FURNISH_PENDING_REDRIVE_SECONDS', 40),
     driftResources: env.FURNISH_DRIFT_RESOURCES === undefined ? [...DEFAULT_DRIFT_RESOURCES] : list(env, 'FURNISH_DRIFT_RESOURCES'),
     pageSize: num(env, 'FURNISH_LIST_PAGE_SIZE', 500, 1),
     port: num(env, 'PORT', 8080),

@@ -2,7 +2,8 @@
 // selected by Furnish's label, and asks for a reconcile of the namespace whenever anyone but the
 // reconciler changes or deletes one of them (or takes Furnish's label off, which the label-selected
 // watch reports as a deletion). The reconcile judges drift against the server's answer
-// (observed.ts) and re-applies only what really moved.
+// (observed.ts) and re-applies only what really moved. The same watch, with another selector and
+// decision, repairs what LNamespaces hold (lnamespace/relay.ts).
 import { FIELD_MANAGER, KEY } from '../keys.ts';
 import type { KubeClient, WatchHandle } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -26,14 +27,17 @@ interface ManagedEntry {
   time?: string;
 }
 
-/** Whether the last write recorded on the object was the reconciler's own (its managedFields entry is the newest). */
-export function lastWrittenByFurnish(obj: KubeObject): boolean {
+/**
+ * Whether the last write recorded on the object was the reconciler's own: every newest managedFields
+ * entry is a manager `ours` accepts (by default the namespace reconciler's FIELD_MANAGER).
+ */
+export function lastWrittenByFurnish(obj: KubeObject, ours: (manager: string) => boolean = (m) => m === FIELD_MANAGER): boolean {
   const entries = (obj.metadata.managedFields ?? []) as ManagedEntry[];
   if (entries.length === 0) return false;
   const newest = entries.reduce((a, b) => ((b.time ?? '') > (a.time ?? '') ? b : a));
   const newestTime = newest.time ?? '';
   // Same-second entries cannot be ordered: count it as someone else's, a reconcile costs reads only.
-  return entries.filter((e) => (e.time ?? '') === newestTime).every((e) => e.manager === FIELD_MANAGER);
+  return entries.filter((e) => (e.time ?? '') === newestTime).every((e) => ours(e.manager ?? ''));
 }
 
 /** The namespace to reconcile for a watch event, or null when the event is Furnish's own doing. */
@@ -55,16 +59,36 @@ export interface DriftWatch {
   counters: DriftCounters;
 }
 
-export function watchDrift(deps: { kube: KubeClient; resources: readonly string[]; watchTimeoutSeconds: number; log: Logger; onDrift: (namespace: string) => void; sleep?: (ms: number) => Promise<void> }): DriftWatch {
+export interface DriftWatchDeps {
+  kube: KubeClient;
+  resources: readonly string[];
+  watchTimeoutSeconds: number;
+  log: Logger;
+  /** Label selector of the objects watched (default: Furnish's template label). */
+  selector?: string;
+  /** What to reconcile for a watch event (default: the namespace of a template's object, driftedNamespace). */
+  decide?: (type: string, obj: KubeObject | undefined) => string[];
+  onDrift: (name: string) => void;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const namespaceOf = (type: string, obj: KubeObject | undefined): string[] => {
+  const ns = driftedNamespace(type, obj);
+  return ns ? [ns] : [];
+};
+
+export function watchDrift(deps: DriftWatchDeps): DriftWatch {
   const { kube, log } = deps;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const counters: DriftCounters = { driftEvents: 0 };
   const handles = new Set<WatchHandle>();
+  const selector = deps.selector ?? KEY.template;
+  const decide = deps.decide ?? namespaceOf;
   let stopped = false;
 
   /** Where to watch from: the collection's current resourceVersion (nothing before it is drift we missed; the resync covers that). */
   async function currentVersion(path: string): Promise<string | null> {
-    const res = await kube.call<{ metadata?: { resourceVersion?: string } }>({ method: 'GET', path, query: { labelSelector: KEY.template, limit: 1 } });
+    const res = await kube.call<{ metadata?: { resourceVersion?: string } }>({ method: 'GET', path, query: { labelSelector: selector, limit: 1 } });
     return res.ok ? res.data?.metadata?.resourceVersion ?? '' : null;
   }
 
@@ -74,6 +98,7 @@ export function watchDrift(deps: { kube: KubeClient; resources: readonly string[
     let failures = 0;
     while (!stopped) {
       rv ??= await currentVersion(path);
+      if (stopped) break; // stopped while listing: a watch opened now would outlive stop()
       if (rv === null) {
         // Not served (no such kind here) or not allowed: say so once in a while, never spin.
         failures += 1;
@@ -82,7 +107,7 @@ export function watchDrift(deps: { kube: KubeClient; resources: readonly string[
         continue;
       }
       let expired = false;
-      const handle: WatchHandle = kube.watch({ method: 'GET', path, query: { watch: 1, labelSelector: KEY.template, resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: deps.watchTimeoutSeconds } }, (raw) => {
+      const handle: WatchHandle = kube.watch({ method: 'GET', path, query: { watch: 1, labelSelector: selector, resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: deps.watchTimeoutSeconds } }, (raw) => {
         const ev = raw as { type?: string; object?: KubeObject & { code?: number } };
         if (ev.type === 'ERROR') {
           expired = ev.object?.code === 410;
@@ -90,10 +115,9 @@ export function watchDrift(deps: { kube: KubeClient; resources: readonly string[
           return;
         }
         if (ev.object?.metadata?.resourceVersion) rv = ev.object.metadata.resourceVersion;
-        const ns = driftedNamespace(ev.type ?? '', ev.object);
-        if (ns) {
+        for (const name of decide(ev.type ?? '', ev.object)) {
           counters.driftEvents += 1;
-          deps.onDrift(ns);
+          deps.onDrift(name);
         }
       });
       handles.add(handle);

@@ -1,36 +1,15 @@
 // reconcile-template's decisions: whether a template change must fan out, to which namespaces,
 // and the counts its status reports. Namespaces are carried as NamespaceInfo (names and labels),
 // never as whole objects.
-import { createHash } from 'node:crypto';
 import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { matchTemplates } from '../render/index.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
 import { splitList } from './objects.ts';
+import { templateFingerprint } from './fingerprints.ts';
 
-/** What namespaces see of a template: its spec and the annotations that change matching. */
-export function templateFingerprint(t: NamespaceTemplate): string {
-  const a = t.metadata.annotations ?? {};
-  const relevant = { spec: t.spec, apply: a[KEY.apply] ?? null, requirePermission: a[KEY.requirePermission] ?? null, deleting: Boolean(t.metadata.deletionTimestamp) };
-  return createHash('sha256').update(JSON.stringify(relevant)).digest('hex').slice(0, 32);
-}
-
-/**
- * What the namespace reconciler sees of a namespace: labels (phase aside), the annotations it
- * reads, deletion. The reconciler's own phase=ready write leaves it unchanged, so the relay does
- * not send the namespace straight back (see namespaceChangeMatters).
- */
-export function namespaceFingerprint(ns: KubeObject): string {
-  const { [KEY.phase]: _phase, ...labels } = ns.metadata.labels ?? {};
-  const a = ns.metadata.annotations ?? {};
-  const relevant = { labels, creator: a[KEY.creator] ?? null, optOut: a[KEY.optOut] ?? null, deleting: Boolean(ns.metadata.deletionTimestamp) };
-  return createHash('sha256').update(JSON.stringify(relevant)).digest('hex').slice(0, 16);
-}
-
-/** A namespace change is worth a reconcile when what it sees moved, or while it is not ready. */
-export function namespaceChangeMatters(ns: KubeObject, before: string | undefined, now: string): boolean {
-  return before !== now || ns.metadata.labels?.[KEY.phase] !== 'ready';
-}
+/** reconcile-template records the hash it fanned out; the hash itself lives with the relay's (fingerprints.ts). */
+export { templateFingerprint };
 
 /** A deleted template always fans out; otherwise only when its fingerprint moved since the last fan-out. */
 export function fanoutNeeded(t: NamespaceTemplate | null): boolean {

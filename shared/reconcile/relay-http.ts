@@ -25,6 +25,8 @@ export function metricsText(relay: Relay, bus: BusStats, memory: NodeJS.MemoryUs
     ['furnish_relay_bus_failed_total', bus.failed],
     ['furnish_relay_known_objects{kind="Namespace"}', sizes.Namespace],
     ['furnish_relay_known_objects{kind="NamespaceTemplate"}', sizes.NamespaceTemplate],
+    ['furnish_relay_known_objects{kind="LNamespace"}', sizes.LNamespace],
+    ['furnish_relay_pending_namespaces', relay.pending()],
     ['furnish_relay_heap_used_bytes', memory.heapUsed],
     ['furnish_relay_rss_bytes', memory.rss],
     ['furnish_relay_ready', relay.ready() ? 1 : 0],

@@ -94,4 +94,28 @@ describe('mutate-lnamespace through the API server', () => {
     expect(adopt.stderr).toContain(`user "alice" may not take over namespace "${existing}": namespace "${existing}" already exists, which needs verb "adopt" on lnamespaces.furnish.dev, resourceName "${existing}"`);
     await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${existing}` });
   }, 60_000);
+
+  it('a Group sudoer asked for with kubectl: its member elevates with `kubectl sudo`, and only with it', async () => {
+    if (!haveKubectl) return;
+    const lab = `lab-${run}`;
+    created.push(lab);
+    // alice asks for it as herself; bob is a member of group dev, not named anywhere.
+    const made = await kubectl('alice', ['apply', '-f', '-'], yaml(lab, '{managers: [{kind: User, name: alice}], sudoers: [{kind: Group, name: dev}]}'));
+    expect(made).toMatchObject({ status: 0, stdout: `lnamespace.furnish.dev/${lab} created` });
+    await waitFor('namespace created', async () => (await get(admin, `/api/v1/namespaces/${lab}`)) !== undefined);
+    const plugin = (user: string, args: string[]) => new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+      // KUBECONFIG, not --kubeconfig: kubectl accepts no flag before a plugin's name.
+      execFile('kubectl', ['sudo', '--context', user, ...args], { encoding: 'utf8', env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath, PATH: `${join(ROOT, 'bin')}:${process.env.PATH ?? ''}` } }, (error, stdout, stderr) => {
+        resolve({ status: error ? Number(error.code ?? -1) : 0, stdout: stdout.trim(), stderr: stderr.trim() });
+      });
+    });
+    const plain = await kubectl('bob', ['create', 'configmap', 'x', '-n', lab], '');
+    expect(plain.stderr).toMatch(/forbidden/i);
+    const elevated = await waitFor('bob elevates', async () => {
+      const r = await plugin('bob', ['create', 'configmap', 'x', '-n', lab]);
+      return r.status === 0 ? r : undefined;
+    });
+    expect(elevated.stdout).toBe('configmap/x created');
+    expect((await plugin('mallory', ['get', 'configmaps', '-n', lab])).stderr).toMatch(/User "mallory" cannot impersonate/);
+  }, 60_000);
 });

@@ -247,6 +247,108 @@ describe('kubectl sudo, as a user with her own context', () => {
   }, 120_000);
 });
 
+describe('sudoers listed as a Group or a ServiceAccount', () => {
+  const quota = (ns: string) => ({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'default-quota', namespace: ns }, spec: { hard: { pods: '10' } } });
+  const path = () => ({ PATH: `${join(ROOT, 'bin')}:${process.env.PATH ?? ''}` });
+
+  it('a member of a Group sudoer elevates with kubectl sudo (as the namespace\'s stand-in); the group removed, she cannot', async () => {
+    if (!kubectl) return;
+    const lab = uniq('grp');
+    const standIn = `furnish:sudo:${lab}`;
+    const sudo = [`${lab}-sudoers`];
+    expect(await canI('bob', ['dev'], 'impersonate', `users/${standIn}`)).toBe('no');
+    await applyLns(lab, { sudoers: [{ kind: 'Group', name: 'dev' }] });
+    await ready(lab);
+    await eventually('yes', 'bob', ['dev'], 'impersonate', `users/${standIn}`);
+    expect(await canI('bob', ['dev'], 'impersonate', `groups/${lab}-sudoers`)).toBe('yes');
+    expect(await canI('bob', ['dev'], 'impersonate', 'users/bob')).toBe('no');
+    expect(await canI('mallory', [], 'impersonate', `users/${standIn}`)).toBe('no');
+    expect(await canI(standIn, sudo, 'delete', 'resourcequota', '-n', lab)).toBe('yes');
+    expect(await canI(standIn, [], 'delete', 'resourcequota', '-n', lab)).toBe('no');
+    expect(await canI(standIn, sudo, 'delete', 'resourcequota', '-n', 'default')).toBe('no');
+
+    await waitFor('quota created', async () => (await admin.call({ method: 'POST', path: `/api/v1/namespaces/${lab}/resourcequotas`, body: quota(lab) })).ok);
+    const plain = await kubectlRun(['--context', 'bob', 'delete', 'resourcequota', 'default-quota', '-n', lab]);
+    expect(plain.stderr).toMatch(/forbidden/i);
+    const elevated = await kubectlRun(['sudo', '--context', 'bob', 'delete', 'resourcequota', 'default-quota', '-n', lab], path());
+    expect(elevated.stderr).toBe('');
+    expect(elevated.stdout).toBe('resourcequota "default-quota" deleted');
+
+    await applyLns(lab, { sudoers: [] });
+    await eventually('no', 'bob', ['dev'], 'impersonate', `users/${standIn}`);
+    expect(await canI('bob', ['dev'], 'impersonate', `groups/${lab}-sudoers`)).toBe('no');
+    const after = await kubectlRun(['sudo', '--context', 'bob', 'get', 'resourcequotas', '-n', lab], path());
+    expect(after.status).not.toBe(0);
+    expect(after.stderr).toMatch(/User "bob" cannot impersonate/);
+  }, 120_000);
+
+  it('a ServiceAccount sudoer may impersonate itself, and no other ServiceAccount, from being listed until it is removed', async () => {
+    if (!kubectl) return;
+    const lab = uniq('sa');
+    const tools = uniq('tools');
+    const sa = `system:serviceaccount:${tools}:ci`;
+    for (const body of [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: tools } }, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'ci', namespace: tools } }]) {
+      const res = await admin.call({ method: 'POST', path: body.kind === 'Namespace' ? '/api/v1/namespaces' : `/api/v1/namespaces/${tools}/serviceaccounts`, body });
+      expect(res.ok).toBe(true);
+    }
+    try {
+      expect(await canI(sa, [], 'impersonate', 'serviceaccounts/ci', '-n', tools)).toBe('no');
+      await applyLns(lab, { sudoers: [{ kind: 'ServiceAccount', name: 'ci', namespace: tools }] });
+      await ready(lab);
+      await eventually('yes', sa, [], 'impersonate', 'serviceaccounts/ci', '-n', tools);
+      expect(await canI(sa, [], 'impersonate', `groups/${lab}-sudoers`)).toBe('yes');
+      expect(await canI(sa, [], 'impersonate', 'serviceaccounts/other', '-n', tools)).toBe('no');
+      expect(await canI(sa, [], 'impersonate', 'serviceaccounts/ci', '-n', 'default')).toBe('no');
+      expect(await canI(sa, [], 'delete', 'resourcequota', '-n', lab)).toBe('no');
+      expect(await canI(sa, [`${lab}-sudoers`], 'delete', 'resourcequota', '-n', lab)).toBe('yes');
+
+      if (!cluster.isSimulated) {
+        // A real server mints the ServiceAccount a token (kube-sim has no TokenRequest): kubectl sudo as the ServiceAccount itself.
+        const token = await kubectlRun(['--context', 'admin', 'create', 'token', 'ci', '-n', tools]);
+        expect(token.status).toBe(0);
+        await waitFor('quota created', async () => (await admin.call({ method: 'POST', path: `/api/v1/namespaces/${lab}/resourcequotas`, body: quota(lab) })).ok);
+        const elevated = await kubectlRun(['sudo', '--context', 'admin', `--token=${token.stdout}`, 'delete', 'resourcequota', 'default-quota', '-n', lab], path());
+        expect(elevated.stderr).toBe('');
+        expect(elevated.stdout).toBe('resourcequota "default-quota" deleted');
+      }
+
+      await applyLns(lab, { sudoers: [] });
+      await eventually('no', sa, [], 'impersonate', 'serviceaccounts/ci', '-n', tools);
+      expect(await canI(sa, [], 'impersonate', `groups/${lab}-sudoers`)).toBe('no');
+    } finally {
+      await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${tools}` });
+    }
+  }, 120_000);
+});
+
+describe('drift on what an LNamespace holds, repaired in seconds (this suite runs without resync)', () => {
+  it('its shared self-impersonation binding deleted and its sudo ClusterRole edited by someone else: both put back', async () => {
+    if (!kubectl) return;
+    const lab = uniq('drift');
+    const hank = `hank-${run}`;
+    await applyLns(lab, { sudoers: [user(hank)] });
+    await ready(lab);
+    await eventually('yes', hank, [], 'impersonate', `users/${hank}`);
+    const binding = CLUSTERROLEBINDING(selfImpersonationName(hank));
+    const before = await get(admin, binding);
+    expect(before).toBeDefined();
+
+    expect((await admin.call({ method: 'DELETE', path: binding })).ok).toBe(true);
+    const again = await waitFor('self-impersonation binding recreated', async () => {
+      const b = await get(admin, binding);
+      return b && b.metadata.uid !== before!.metadata.uid ? b : undefined;
+    }, 15_000);
+    expect(ownerNames(again)).toEqual([lab]);
+    expect(await canI(hank, [], 'impersonate', `users/${hank}`)).toBe('yes');
+
+    const role = CLUSTERROLE(`furnish:lns:${lab}:sudo`);
+    const edited = await admin.call({ method: 'PATCH', path: role, contentType: 'application/merge-patch+json', body: { rules: [{ apiGroups: [''], resources: ['groups'], resourceNames: ['someone-else'], verbs: ['impersonate'] }] } });
+    expect(edited.ok).toBe(true);
+    await eventually('yes', hank, [], 'impersonate', `groups/${lab}-sudoers`);
+    expect(await canI(hank, [], 'impersonate', 'groups/someone-else')).toBe('no');
+  }, 60_000);
+});
+
 describe('level-triggered, idempotent', () => {
   it('a resync with nothing changed writes nothing', async () => {
     if (!kubectl) return;

@@ -73,4 +73,30 @@ describe('in-process bus backpressure', () => {
     await bus.idle();
     expect(bus.stats).toMatchObject({ published: 20, delivered: 20 });
   });
+
+  it('backpressure is per topic: a full topic (a resync in flight) never holds up a publish to another (the pending lane)', async () => {
+    const bus = createMemoryBus({ maxPending: 3 });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const order: string[] = [];
+    bus.subscribe('resync', async (d) => {
+      await gate;
+      order.push(d.orderingKey.split('/')[2]!);
+    }, { concurrency: 1 });
+    bus.subscribe('pending', async (d) => {
+      order.push(d.orderingKey.split('/')[2]!);
+    });
+    const resync = Array.from({ length: 10 }, (_, i) => bus.publish('resync', env(`r${i}`, '1')));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(bus.stats.published).toBe(3);
+    // The resync topic is full and blocked; the pending topic still takes and delivers at once.
+    expect(await bus.publish('pending', env('new', '1'))).toMatchObject({ ok: true });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(order).toEqual(['new']);
+    release();
+    await Promise.all(resync);
+    await bus.idle();
+    expect(order.indexOf('new')).toBe(0);
+    expect(order).toHaveLength(11);
+  });
 });

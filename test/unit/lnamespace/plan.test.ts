@@ -31,9 +31,31 @@ describe('what each list asks for', () => {
     expect(by('RoleBinding', 'furnish:users')).toMatchObject({ metadata: { namespace: 'shop' }, roleRef: { kind: 'ClusterRole', name: 'edit' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' }] });
     expect(by('ClusterRole', 'furnish:lns:shop:manager').rules).toEqual([{ apiGroups: ['furnish.dev'], resources: ['lnamespaces'], resourceNames: ['shop'], verbs: ['get', 'update', 'patch'] }]);
     expect(by('RoleBinding', 'furnish:sudoers')).toMatchObject({ roleRef: { name: 'cluster-admin' }, subjects: [{ kind: 'Group', name: 'shop-sudoers' }] });
-    expect(by('ClusterRole', 'furnish:lns:shop:sudo').rules).toEqual([{ apiGroups: [''], resources: ['groups'], resourceNames: ['shop-sudoers'], verbs: ['impersonate'] }]);
+    // A Group among the sudoers: its members, unknown to RBAC, act as the namespace's stand-in user.
+    expect(by('ClusterRole', 'furnish:lns:shop:sudo').rules).toEqual([
+      { apiGroups: [''], resources: ['groups'], resourceNames: ['shop-sudoers'], verbs: ['impersonate'] },
+      { apiGroups: [''], resources: ['users'], resourceNames: ['furnish:sudo:shop'], verbs: ['impersonate'] },
+    ]);
+    expect(exclusiveObjects(shop({ sudoers: [user('carol')] }), DEFAULT_LNS_SETTINGS).find((o) => o.kind === 'ClusterRole')!.rules).toEqual([{ apiGroups: [''], resources: ['groups'], resourceNames: ['shop-sudoers'], verbs: ['impersonate'] }]);
     expect((by('ClusterRoleBinding', 'furnish:lns:shop:sudo').subjects as unknown[])).toHaveLength(2);
     for (const o of objs) expect(o.metadata.ownerReferences).toEqual([{ apiVersion: 'furnish.dev/v1alpha1', kind: 'LNamespace', name: 'shop', uid: 'uid-shop', controller: true }]);
+  });
+
+  it('a ServiceAccount sudoer may impersonate itself, and no other ServiceAccount: a Role and RoleBinding in its own namespace', () => {
+    const objs = exclusiveObjects(shop({ sudoers: [{ kind: 'ServiceAccount', name: 'ci', namespace: 'tools' }] }), DEFAULT_LNS_SETTINGS);
+    const name = 'furnish:lns:shop:self-impersonate:ci';
+    expect(objs.find((o) => o.kind === 'Role')).toMatchObject({ metadata: { name, namespace: 'tools', labels: { 'lns.furnish.dev/shop': 'true' } }, rules: [{ apiGroups: [''], resources: ['serviceaccounts'], resourceNames: ['ci'], verbs: ['impersonate'] }] });
+    expect(objs.find((o) => o.kind === 'RoleBinding' && o.metadata.namespace === 'tools')).toMatchObject({ metadata: { name }, roleRef: { kind: 'Role', name }, subjects: [{ kind: 'ServiceAccount', name: 'ci', namespace: 'tools' }] });
+    // Removed from the list: the planner deletes both (they carry this LNamespace's holder label).
+    const held = objs.map((o) => ({ ...o, metadata: { ...o.metadata, resourceVersion: '1' } }));
+    const obs = { ...converged(shop({})), held };
+    expect(ops(obs).filter((w) => w.includes(':self-impersonate:ci'))).toEqual([`delete Role/tools/${name}`, `delete RoleBinding/tools/${name}`]);
+  });
+
+  it('the Group leaves the sudoers, a User stays: the sudo ClusterRole is re-applied without the stand-in', () => {
+    const withGroup = converged(shop({ sudoers: [user('carol'), { kind: 'Group', name: 'ops' }] }));
+    const obs = { ...withGroup, lns: shop({ sudoers: [user('carol')] }) };
+    expect(ops(obs)).toEqual(['apply ClusterRole//furnish:lns:shop:sudo', 'apply ClusterRoleBinding//furnish:lns:shop:sudo']);
   });
 
   it('empty lists ask for nothing; the user role is configurable', () => {

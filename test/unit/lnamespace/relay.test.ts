@@ -9,6 +9,7 @@ import type { KubeObject } from '../../../shared/kube/types.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
 import { createRelay } from '../../../shared/reconcile/relay.ts';
+import { driftedLNamespaces, holdersOf } from '../../../shared/lnamespace/relay.ts';
 
 const lns = (name: string, rv: number, spec: unknown, status?: unknown): KubeObject => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'LNamespace', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv) }, spec, ...(status ? { status } : {}) });
 
@@ -80,5 +81,25 @@ describe('the relay and LNamespaces', () => {
     await until(() => relay.ready());
     expect(received).toEqual([]);
     expect(relay.sizes().LNamespace).toBe(0);
+  });
+});
+
+describe('drift on what LNamespaces hold', () => {
+  const held = (managers: Array<[string, string]>): KubeObject => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding',
+    metadata: { name: 'furnish:self-impersonate:carol', labels: { 'lns.furnish.dev/shop': 'true', 'lns.furnish.dev/lab': 'true', 'furnish.dev/self-impersonation': 'true', 'app.kubernetes.io/managed-by': 'furnish' }, managedFields: managers.map(([manager, time]) => ({ manager, time })) },
+  });
+
+  it('a deletion, or a change by anyone but Furnish, reconciles every LNamespace holding the object', () => {
+    expect(holdersOf(held([]))).toEqual(['lab', 'shop']);
+    expect(driftedLNamespaces('DELETED', held([['furnish-lns-shop', '2026-01-01T00:00:01Z']]))).toEqual(['lab', 'shop']);
+    expect(driftedLNamespaces('MODIFIED', held([['furnish-lns-shop', '2026-01-01T00:00:01Z'], ['kubectl-edit', '2026-01-01T00:00:02Z']]))).toEqual(['lab', 'shop']);
+  });
+
+  it('Furnish\'s own writes (the reconciler, or a holder\'s share) and creations are not drift', () => {
+    expect(driftedLNamespaces('MODIFIED', held([['kubectl-edit', '2026-01-01T00:00:01Z'], ['furnish-lns-lab', '2026-01-01T00:00:02Z']]))).toEqual([]);
+    expect(driftedLNamespaces('MODIFIED', held([['furnish', '2026-01-01T00:00:02Z']]))).toEqual([]);
+    expect(driftedLNamespaces('ADDED', held([['kubectl-edit', '2026-01-01T00:00:02Z']]))).toEqual([]);
+    expect(driftedLNamespaces('DELETED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', labels: { 'app.kubernetes.io/managed-by': 'furnish' } } })).toEqual([]);
   });
 });

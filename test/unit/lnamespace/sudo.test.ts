@@ -5,7 +5,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { parseSudoArgs, sudoCommand, SudoUsageError, whoamiFailure } from '../../../shared/lnamespace/sudo.ts';
+import { parseSudoArgs, selfImpersonationQuery, sudoCommand, sudoIdentity, SudoUsageError, whoamiFailure } from '../../../shared/lnamespace/sudo.ts';
 
 describe('parseSudoArgs', () => {
   it('finds the namespace in every spelling, and stops at --', () => {
@@ -37,6 +37,17 @@ describe('parseSudoArgs', () => {
     expect(sudoCommand(parseSudoArgs(['kubectl', 'delete', 'quota', 'q', '-n', 'shop']), 'carol', 'shop')).toEqual(['--as', 'carol', '--as-group', 'shop-sudoers', 'delete', 'quota', 'q', '-n', 'shop']);
   });
 
+  it('acts as yourself when you may impersonate yourself, else as the stand-in of a Group sudoer\'s members, else as yourself (the API server refuses you by name)', () => {
+    expect(sudoIdentity('carol', 'shop', { self: true, standIn: true })).toBe('carol');
+    expect(sudoIdentity('bob', 'shop', { self: false, standIn: true })).toBe('furnish:sudo:shop');
+    expect(sudoIdentity('dave', 'shop', { self: false, standIn: false })).toBe('dave');
+  });
+
+  it('asks about yourself the way the API server will check it: a ServiceAccount as serviceaccounts/<name> in its namespace', () => {
+    expect(selfImpersonationQuery('carol')).toEqual(['auth', 'can-i', 'impersonate', 'users/carol']);
+    expect(selfImpersonationQuery('system:serviceaccount:tools:ci')).toEqual(['auth', 'can-i', 'impersonate', 'serviceaccounts/ci', '-n', 'tools']);
+  });
+
   it('whoami failing because SelfSubjectReview is not served: the message names the fix', () => {
     expect(whoamiFailure('error: the server doesn\'t have a resource type "selfsubjectreviews"')).toMatch(/does not serve SelfSubjectReview[\s\S]*KUBECTL_SUDO_USER=<your user name>/);
     expect(whoamiFailure('Unable to connect to the server: dial tcp')).toBe('kubectl sudo: `kubectl auth whoami` failed: Unable to connect to the server: dial tcp');
@@ -56,6 +67,8 @@ echo "$*" >> "${dir}/calls"
 case "$*" in
   *"auth whoami"*) [ -n "$WHOAMI_ERR" ] && { echo "$WHOAMI_ERR" >&2; exit 1; }; printf %s "$WHOAMI"; exit 0 ;;
   *"config view"*) printf %s "$CTXNS"; exit 0 ;;
+  *"can-i impersonate users/furnish:sudo:"*) [ -n "$STANDIN_OK" ] && { echo yes; exit 0; }; echo no; exit 1 ;;
+  *"can-i impersonate"*) [ -n "$SELF_OK" ] && { echo yes; exit 0; }; echo no; exit 1 ;;
 esac
 echo 'Error from server (Forbidden): refused as is' >&2
 exit 7
@@ -76,10 +89,11 @@ exit 7
   });
 
   it('asks whoami and the context\'s namespace with the connection flags, then runs the command; the refusal and exit code pass through', async () => {
-    const r = await runPlugin(['kubectl', '--context', 'carol', 'delete', 'quota', 'q'], { WHOAMI: 'carol', CTXNS: 'shop' });
+    const r = await runPlugin(['kubectl', '--context', 'carol', 'delete', 'quota', 'q'], { WHOAMI: 'carol', CTXNS: 'shop', SELF_OK: '1' });
     expect(r.calls).toEqual([
       '--context=carol auth whoami -o jsonpath={.status.userInfo.username}',
       '--context=carol config view --minify -o jsonpath={.contexts[0].context.namespace}',
+      '--context=carol auth can-i impersonate users/carol',
       '--as carol --as-group shop-sudoers --context carol delete quota q',
     ]);
     expect(r.code).toBe(7);
@@ -91,8 +105,15 @@ exit 7
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^kubectl sudo: cannot tell who you are: this API server does not serve SelfSubjectReview/);
     expect(r.calls).toHaveLength(1);
-    const named = await runPlugin(['get', 'pods', '-n', 'shop'], { KUBECTL_SUDO_USER: 'carol' });
-    expect(named.calls).toEqual(['--as carol --as-group shop-sudoers get pods -n shop']);
+    const named = await runPlugin(['get', 'pods', '-n', 'shop'], { KUBECTL_SUDO_USER: 'carol', SELF_OK: '1' });
+    expect(named.calls).toEqual(['auth can-i impersonate users/carol', '--as carol --as-group shop-sudoers get pods -n shop']);
+  });
+
+  it('a member of a Group sudoer, who may not impersonate herself, acts as the namespace\'s stand-in', async () => {
+    const r = await runPlugin(['get', 'pods', '-n', 'shop'], { WHOAMI: 'bob', STANDIN_OK: '1' });
+    expect(r.calls.slice(1)).toEqual(['auth can-i impersonate users/bob', 'auth can-i impersonate users/furnish:sudo:shop', '--as furnish:sudo:shop --as-group shop-sudoers get pods -n shop']);
+    const nobody = await runPlugin(['get', 'pods', '-n', 'shop'], { WHOAMI: 'dave' });
+    expect(nobody.calls.at(-1)).toBe('--as dave --as-group shop-sudoers get pods -n shop');
   });
 
   it('a usage error exits 2 without calling kubectl', async () => {

@@ -49,23 +49,29 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function setup(script: Script, watchSilenceSeconds?: number, pendingRedriveSeconds?: number): Promise<{ relay: Relay; received: ReconcileMessage[]; kube: KubeClient }> {
+async function setup(script: Script, watchSilenceSeconds?: number, pendingRedriveSeconds?: number): Promise<{ relay: Relay; received: ReconcileMessage[]; topicOf: Map<string, string>; kube: KubeClient }> {
   const { server, url } = await apiServer(script);
   const kube = createKubeClient({ server: url, agent: new Agent({ keepAlive: true }), headers: async () => ({}) }, { sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
   const bus = createMemoryBus();
   const received: ReconcileMessage[] = [];
-  bus.subscribe('ns', async (d) => {
-    const m = decodeMessage(d.data);
-    if (m.ok) received.push(m.message);
-  });
-  const relay = createRelay({ kube, bus, config: { cluster: 'c', resyncSeconds: 0, watchTimeoutSeconds: 30, pageSize: 100, topics: { namespaces: 'ns', templates: 'tpl' }, ...(watchSilenceSeconds !== undefined ? { watchSilenceSeconds } : {}), ...(pendingRedriveSeconds !== undefined ? { pendingRedriveSeconds } : {}) }, log: silentLogger, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
+  /** `type name@rv` → the topic it arrived on. */
+  const topicOf = new Map<string, string>();
+  for (const topic of ['ns', 'ns-pending']) {
+    bus.subscribe(topic, async (d) => {
+      const m = decodeMessage(d.data);
+      if (!m.ok) return;
+      received.push(m.message);
+      topicOf.set(`${m.message.type} ${m.message.name}@${m.message.resourceVersion}`, topic);
+    });
+  }
+  const relay = createRelay({ kube, bus, config: { cluster: 'c', resyncSeconds: 0, watchTimeoutSeconds: 30, pageSize: 100, topics: { namespaces: 'ns', templates: 'tpl', pending: 'ns-pending' }, ...(watchSilenceSeconds !== undefined ? { watchSilenceSeconds } : {}), ...(pendingRedriveSeconds !== undefined ? { pendingRedriveSeconds } : {}) }, log: silentLogger, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
   cleanup.push(async () => {
     await relay.stop();
     kube.close();
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
   });
-  return { relay, received, kube };
+  return { relay, received, topicOf, kube };
 }
 
 const until = async (cond: () => boolean, ms = 3000) => {
@@ -154,6 +160,7 @@ describe('watch relay', () => {
     const { relay, received } = await setup(script, undefined, 0.2);
     await relay.start();
     await until(() => relay.counters.redriven >= 2);
+    expect(relay.pending()).toBe(1);
     expect(received.filter((m) => m.name === 'new' && m.type === 'SYNC').length).toBeGreaterThanOrEqual(2);
     expect(received.filter((m) => m.name === 'done')).toHaveLength(1);
     // Ready now (the reconciler's own write, not published): no more redrives.
@@ -174,5 +181,26 @@ describe('watch relay', () => {
     const text = metricsText(relay, { published: 4, failed: 0, delivered: 4, redelivered: 0, deadLettered: 0 });
     expect(text).toContain('furnish_relay_published_total 4');
     expect(text).toContain('furnish_relay_known_objects{kind="Namespace"} 2');
+  });
+
+  it('messages of pending namespaces take the pending topic (never behind a resync); others, and the same namespace once ready, the namespaces topic', async () => {
+    const script: Script = { namespaces: new Map([['old', nsObj('old', 5, { 'furnish.dev/phase': 'ready' })], ['new', nsObj('new', 6, { 'furnish.dev/phase': 'pending' })]]), rv: 10, watches: [], watchRequests: [], lists: 0 };
+    script.watches.push((res) => {
+      event(res, 'ADDED', nsObj('newer', 11, { 'furnish.dev/phase': 'pending' }));
+      event(res, 'MODIFIED', nsObj('new', 12, { 'furnish.dev/phase': 'ready', team: 'a' }));
+      event(res, 'DELETED', nsObj('newer', 13, { 'furnish.dev/phase': 'pending' }));
+    });
+    const { relay, received, topicOf } = await setup(script);
+    await relay.start();
+    await until(() => received.length >= 5);
+    await until(() => relay.pending() === 0);
+    expect(metricsText(relay, { published: 5, failed: 0, delivered: 5, redelivered: 0, deadLettered: 0 })).toContain('furnish_relay_pending_namespaces 0');
+    expect(Object.fromEntries(topicOf)).toEqual({
+      'ADDED old@5': 'ns',
+      'ADDED new@6': 'ns-pending',
+      'ADDED newer@11': 'ns-pending',
+      'MODIFIED new@12': 'ns',
+      'DELETED newer@13': 'ns',
+    });
   });
 });

@@ -1,0 +1,108 @@
+// The relay's pure state and decisions: what each kind's reconciler last saw of an object (a
+// fingerprint, to skip changes it cannot see), which namespaces are still pending and since when
+// (to re-drive those whose message was lost, and to send them on the pending lane ahead of any
+// resync). No I/O; the clock is passed in.
+import { KEY, PHASE } from '../keys.ts';
+import type { MessageKind, MessageType } from '../bus/envelope.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { lnamespaceFingerprint } from '../lnamespace/relay.ts';
+import type { NamespaceTemplate } from '../render/types.ts';
+import { namespaceChangeMatters, namespaceFingerprint, templateFingerprint } from './fingerprints.ts';
+import type { Change, Seen } from './versions.ts';
+
+/** Which topic a message takes: `pending` for namespaces a user is waiting on, never behind a resync. */
+export type Lane = 'normal' | 'pending';
+
+export function fingerprintOf(kind: MessageKind, obj: KubeObject): string {
+  if (kind === 'NamespaceTemplate') return templateFingerprint(obj as NamespaceTemplate);
+  if (kind === 'LNamespace') return lnamespaceFingerprint(obj);
+  return namespaceFingerprint(obj);
+}
+
+/** A namespace its creator is waiting on: labelled pending and not on its way out. */
+export function isPendingNamespace(obj: KubeObject, type: MessageType): boolean {
+  return type !== 'DELETED' && obj.metadata.labels?.[KEY.phase] === PHASE.pending && !obj.metadata.deletionTimestamp;
+}
+
+export function seenOf(obj: KubeObject): Seen {
+  return { name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', resourceVersion: obj.metadata.resourceVersion ?? '', generation: obj.metadata.generation };
+}
+
+interface Pending {
+  uid: string;
+  resourceVersion: string;
+  /** When its last message was sent, ms since the epoch. */
+  since: number;
+}
+
+export class RelayState {
+  private readonly fingerprints: Record<MessageKind, Map<string, string>> = { Namespace: new Map(), NamespaceTemplate: new Map(), LNamespace: new Map() };
+  private readonly pending = new Map<string, Pending>();
+
+  private readonly now: () => number;
+
+  constructor(now: () => number) {
+    this.now = now;
+  }
+
+  /**
+   * Remembers what the object looks like now and says whether the change is worth a message: a
+   * change the reconcilers cannot see is not (a template's status, a namespace becoming ready by
+   * the reconciler's own write). SYNC, ADDED and DELETED always are.
+   */
+  observe(kind: MessageKind, obj: KubeObject, type: MessageType): boolean {
+    const name = obj.metadata.name ?? '';
+    if (kind === 'Namespace') this.trackPending(obj, type);
+    const known = this.fingerprints[kind];
+    if (type === 'DELETED') {
+      known.delete(name);
+      return true;
+    }
+    const fp = fingerprintOf(kind, obj);
+    const before = known.get(name);
+    known.set(name, fp);
+    if (type === 'SYNC' || type === 'ADDED') return true;
+    return kind === 'Namespace' ? namespaceChangeMatters(obj, before, fp) : before !== fp;
+  }
+
+  /** An object found gone by a relist. */
+  forget(kind: MessageKind, name: string): void {
+    this.fingerprints[kind].delete(name);
+    if (kind === 'Namespace') this.pending.delete(name);
+  }
+
+  /** The lane of a message about this object: pending namespaces go first. */
+  laneOf(kind: MessageKind, name: string): Lane {
+    return kind === 'Namespace' && this.pending.has(name) ? 'pending' : 'normal';
+  }
+
+  private trackPending(obj: KubeObject, type: MessageType): void {
+    const name = obj.metadata.name ?? '';
+    if (!isPendingNamespace(obj, type)) {
+      this.pending.delete(name);
+      return;
+    }
+    const was = this.pending.get(name);
+    this.pending.set(name, { uid: obj.metadata.uid ?? '', resourceVersion: obj.metadata.resourceVersion ?? '', since: was?.since ?? this.now() });
+  }
+
+  /**
+   * Namespaces pending for `periodMs` since their last message, at most `limit` (a backlog, every
+   * namespace pending behind a slow API, must not be doubled): each is marked sent now.
+   */
+  dueForRedrive(periodMs: number, limit: number): Change[] {
+    const now = this.now();
+    const due: Change[] = [];
+    for (const [name, p] of this.pending) {
+      if (due.length >= limit) break;
+      if (now - p.since < periodMs) continue;
+      p.since = now;
+      due.push({ name, uid: p.uid, resourceVersion: p.resourceVersion, type: 'SYNC' });
+    }
+    return due;
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+}

@@ -1,0 +1,191 @@
+// One kind's list/watch stream: lists (paged), then watches from the list's resourceVersion with
+// bookmarks, reconnects with backoff, relists after 410 Gone or when the watchdog ended a silent
+// watch. What it sees goes to a sink; what to publish is the sink's business (relay.ts).
+import type { MessageKind } from '../bus/envelope.ts';
+import { listEach } from '../kube/api.ts';
+import type { KubeClient, WatchHandle } from '../kube/client.ts';
+import { backoffDelay, WATCH_RECONNECT } from '../kube/retry.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { Logger } from '../log.ts';
+import { seenOf } from './relay-state.ts';
+import { VersionIndex, type Change } from './versions.ts';
+
+export interface StreamCounters {
+  eventsSeen: number;
+  bookmarks: number;
+  relists: number;
+  gone: number;
+  watches: number;
+  reconnects: number;
+  silentRelists: number;
+}
+
+export interface StreamSink {
+  /**
+   * An object listed (`LISTED`) or watched. `change` is the message it calls for, or null when it
+   * is unchanged (a watch replay, or a relist that is not a resync). May return a promise: the
+   * list waits for it (room to publish).
+   */
+  seen(obj: KubeObject, event: 'LISTED' | 'ADDED' | 'MODIFIED' | 'DELETED', change: Change | null): Promise<void> | undefined;
+  /** An object a relist no longer found (deleted while not watching). */
+  gone(change: Change): void;
+}
+
+export interface StreamDeps {
+  kube: KubeClient;
+  log: Logger;
+  counters: StreamCounters;
+  pageSize: number;
+  watchTimeoutSeconds: number;
+  watchSilenceSeconds: number;
+  now: () => number;
+  sleep: (ms: number) => Promise<void>;
+  sink: StreamSink;
+}
+
+interface WatchEvent {
+  type?: string;
+  object?: KubeObject & { code?: number; reason?: string };
+}
+
+export class WatchStream {
+  readonly index = new VersionIndex();
+  private resourceVersion = '';
+  private watch?: WatchHandle;
+  private connected = false;
+  private listed = false;
+  /** When the current watch last said anything (an event or a bookmark), ms since the epoch. */
+  private lastSeen = 0;
+  /** The watchdog ended the current watch: relist, as after 410. */
+  private endedSilent = false;
+  private stopped = false;
+
+  readonly kind: MessageKind;
+  readonly path: string;
+  /** A kind whose API may not be served (its CRD not installed yet): a 404 lists as empty. */
+  readonly optional: boolean;
+  private readonly deps: StreamDeps;
+
+  constructor(kind: MessageKind, path: string, deps: StreamDeps, optional = false) {
+    this.kind = kind;
+    this.path = path;
+    this.deps = deps;
+    this.optional = optional;
+  }
+
+  /** A half-open connection delivers nothing and never ends: silent for longer than the bound, it is presumed dead. */
+  silent(): boolean {
+    const ms = this.deps.watchSilenceSeconds * 1000;
+    return ms > 0 && this.connected && this.deps.now() - this.lastSeen > ms;
+  }
+
+  ready(): boolean {
+    return this.optional || (this.listed && this.connected && !this.silent());
+  }
+
+  /** The watchdog's tick: ends a silent watch (the loop relists). */
+  checkSilence(): void {
+    if (!this.silent() || this.endedSilent) return;
+    this.endedSilent = true;
+    this.watch?.stop();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watch?.stop();
+  }
+
+  /** Lists everything; reports changes (and SYNC for unchanged objects when `syncAll`). Returns false on failure. */
+  async relist(syncAll: boolean): Promise<boolean> {
+    const { counters, sink } = this.deps;
+    counters.relists += 1;
+    const pass = this.index.relist();
+    const res = await listEach(this.deps.kube, this.path, { limit: this.deps.pageSize }, (obj) => {
+      const change = pass.listed(seenOf(obj));
+      return sink.seen(obj, 'LISTED', change ?? (syncAll ? { ...seenOf(obj), type: 'SYNC' } : null));
+    });
+    if (!res.ok && !(res.status === 404 && this.optional)) {
+      this.deps.log.log('WARNING', 'list failed', { kind: this.kind, status: res.status, error: res.error });
+      return false;
+    }
+    for (const gone of pass.finish()) sink.gone(gone);
+    this.resourceVersion = res.resourceVersion;
+    this.listed = true;
+    return true;
+  }
+
+  private onEvent(ev: WatchEvent, markGone: () => void): void {
+    const { counters } = this.deps;
+    this.lastSeen = this.deps.now();
+    const obj = ev.object;
+    if (!obj) return;
+    if (ev.type === 'BOOKMARK') {
+      counters.bookmarks += 1;
+      if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+      return;
+    }
+    if (ev.type === 'ERROR') {
+      if (obj.code === 410 || obj.reason === 'Expired' || obj.reason === 'Gone') markGone();
+      else this.deps.log.log('WARNING', 'watch error event', { kind: this.kind, code: obj.code, reason: obj.reason });
+      return;
+    }
+    if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED' && ev.type !== 'DELETED') return;
+    counters.eventsSeen += 1;
+    if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+    void this.deps.sink.seen(obj, ev.type, this.index.observe(ev.type, seenOf(obj)));
+  }
+
+  /** Watches until stopped; relists when needed. */
+  async run(): Promise<void> {
+    const { counters, log } = this.deps;
+    let failures = 0;
+    let needList = !this.listed;
+    while (!this.stopped) {
+      if (needList) {
+        if (!(await this.relist(false))) {
+          failures += 1;
+          await this.deps.sleep(backoffDelay(WATCH_RECONNECT, failures));
+          continue;
+        }
+        needList = false;
+      }
+      let gone = false;
+      const handle = this.deps.kube.watch({ method: 'GET', path: this.path, query: { watch: 1, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: this.deps.watchTimeoutSeconds } }, (ev) =>
+        this.onEvent(ev as WatchEvent, () => {
+          gone = true;
+          handle.stop();
+        }),
+      );
+      this.watch = handle;
+      this.connected = true;
+      this.lastSeen = this.deps.now();
+      counters.watches += 1;
+      const res = await handle.done;
+      this.connected = false;
+      if (this.stopped) break;
+      if (this.endedSilent) {
+        this.endedSilent = false;
+        counters.silentRelists += 1;
+        log.log('WARNING', 'watch silent for too long: relisting', { kind: this.kind, silentSeconds: this.deps.watchSilenceSeconds });
+        needList = true;
+        continue;
+      }
+      if (gone || res.status === 410) {
+        counters.gone += 1;
+        log.log('INFO', 'resourceVersion expired (410 Gone): relisting', { kind: this.kind, resourceVersion: this.resourceVersion });
+        needList = true;
+        failures = 0;
+        continue;
+      }
+      if (res.ok) {
+        failures = 0;
+        continue;
+      }
+      failures += 1;
+      counters.reconnects += 1;
+      const delay = backoffDelay(WATCH_RECONNECT, failures);
+      log.log('WARNING', 'watch failed; reconnecting', { kind: this.kind, status: res.status, error: res.error, delayMs: delay });
+      await this.deps.sleep(delay);
+    }
+  }
+}

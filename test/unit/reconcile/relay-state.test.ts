@@ -1,0 +1,64 @@
+// The relay's pure decisions: which changes are worth a message, which lane a namespace's message
+// takes, which pending namespaces are due for a redrive, and which topic a lane maps to.
+import { describe, expect, it } from '@jest/globals';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import { topicFor } from '../../../shared/reconcile/relay-publish.ts';
+import { RelayState } from '../../../shared/reconcile/relay-state.ts';
+
+const ns = (name: string, phase?: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: '1', labels: phase ? { 'furnish.dev/phase': phase } : {}, ...extra } });
+
+describe('RelayState', () => {
+  it('a pending namespace takes the pending lane until it is ready, deleted or deleting', () => {
+    const s = new RelayState(() => 0);
+    s.observe('Namespace', ns('a', 'pending'), 'ADDED');
+    s.observe('Namespace', ns('b', 'ready'), 'ADDED');
+    expect(s.laneOf('Namespace', 'a')).toBe('pending');
+    expect(s.laneOf('Namespace', 'b')).toBe('normal');
+    expect(s.laneOf('LNamespace', 'a')).toBe('normal');
+    s.observe('Namespace', ns('a', 'ready'), 'MODIFIED');
+    expect(s.laneOf('Namespace', 'a')).toBe('normal');
+    s.observe('Namespace', ns('c', 'pending', { deletionTimestamp: '2026-01-01T00:00:00Z' }), 'MODIFIED');
+    expect(s.laneOf('Namespace', 'c')).toBe('normal');
+    s.observe('Namespace', ns('d', 'pending'), 'ADDED');
+    s.forget('Namespace', 'd');
+    expect(s.laneOf('Namespace', 'd')).toBe('normal');
+    expect(s.pendingCount).toBe(0);
+  });
+
+  it('suppresses the reconciler\'s own phase=ready write; publishes real changes, and any change while not ready', () => {
+    const s = new RelayState(() => 0);
+    expect(s.observe('Namespace', ns('a', 'pending'), 'ADDED')).toBe(true);
+    expect(s.observe('Namespace', ns('a', 'pending'), 'MODIFIED')).toBe(true); // still not ready
+    expect(s.observe('Namespace', ns('a', 'ready'), 'MODIFIED')).toBe(false);
+    expect(s.observe('Namespace', { ...ns('a', 'ready'), metadata: { ...ns('a', 'ready').metadata, labels: { 'furnish.dev/phase': 'ready', team: 'x' } } }, 'MODIFIED')).toBe(true);
+    expect(s.observe('Namespace', ns('a', 'ready'), 'SYNC')).toBe(true);
+    expect(s.observe('Namespace', ns('a', 'ready'), 'DELETED')).toBe(true);
+  });
+
+  it('re-drives namespaces pending for the period since their last message, at most `limit` per call', () => {
+    let now = 1_000;
+    const s = new RelayState(() => now);
+    for (const n of ['a', 'b', 'c']) s.observe('Namespace', ns(n, 'pending'), 'ADDED');
+    s.observe('Namespace', ns('ok', 'ready'), 'ADDED');
+    expect(s.dueForRedrive(40_000, 100)).toEqual([]);
+    now += 40_000;
+    expect(s.dueForRedrive(40_000, 2).map((c) => `${c.type} ${c.name}`)).toEqual(['SYNC a', 'SYNC b']);
+    // The next tick takes the one left over; the two just sent wait a full period again.
+    expect(s.dueForRedrive(40_000, 2).map((c) => c.name)).toEqual(['c']);
+    now += 39_999;
+    expect(s.dueForRedrive(40_000, 100)).toEqual([]);
+    now += 1;
+    expect(s.dueForRedrive(40_000, 100).map((c) => c.name)).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('topicFor', () => {
+  const topics = { namespaces: 'ns', templates: 'tpl', lnamespaces: 'lns', pending: 'ns-pending' };
+  it('sends the pending lane to its own topic when there is one, else to the namespaces topic', () => {
+    expect(topicFor(topics, 'Namespace', 'pending')).toBe('ns-pending');
+    expect(topicFor(topics, 'Namespace', 'normal')).toBe('ns');
+    expect(topicFor({ namespaces: 'ns', templates: 'tpl' }, 'Namespace', 'pending')).toBe('ns');
+    expect(topicFor(topics, 'NamespaceTemplate', 'normal')).toBe('tpl');
+    expect(topicFor(topics, 'LNamespace', 'normal')).toBe('lns');
+  });
+});
