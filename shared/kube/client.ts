@@ -136,7 +136,7 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
         settle(raw, stopped) {
           recordRequest(metrics, req, stopped ? 200 : raw.status);
           if (stopped) return { ok: true, status: 200, data: undefined, attempts: 1 };
-          return { ...responseOf<void>(raw, 1), data: undefined };
+          return { ...responseOf<undefined>(raw, 1), data: undefined };
         },
       },
       req,

@@ -40,7 +40,7 @@ function readMaterial(m: Material | undefined, what: string): string | undefined
   try {
     return readFileSync(m.path, 'utf8');
   } catch (e) {
-    throw new Error(`${what} ${m.path}: ${(e as Error).message}`);
+    throw new Error(`${what} ${m.path}: ${(e as Error).message}`, { cause: e });
   }
 }
 

@@ -70,7 +70,7 @@ export interface Transport {
    * Streams newline-delimited JSON (a watch), handing each object to `onObject`; resolves when the
    * stream ends (status of the response, or 0 and `error`). `onOpen` receives the way to end it.
    */
-  stream(req: TransportRequest, onObject: (obj: unknown) => void, onOpen?: (abort: () => void) => void): Promise<TransportAnswer<void>>;
+  stream(req: TransportRequest, onObject: (obj: unknown) => void, onOpen?: (abort: () => void) => void): Promise<TransportAnswer<undefined>>;
   /** Ends the keep-alive connections. */
   close(): void;
 }
@@ -158,7 +158,7 @@ export function createTransport(target: TransportTarget): Transport {
   return {
     send: <T>(req: TransportRequest) => exchange<T>(req, readAll),
     stream(req, onObject, onOpen) {
-      return exchange<void>(
+      return exchange<undefined>(
         req,
         (res, finish) => {
           if ((res.statusCode ?? 0) >= 300) return readAll(res, finish);

@@ -18,7 +18,7 @@ export interface WatchSeam<R> {
   /** Open streams, so that closing the client ends them. */
   streams: Set<() => void>;
   /** What the caller sees of how the stream ended (`stopped`: by `stop` or a cut, which is no failure). */
-  settle(answer: TransportAnswer<void>, stopped: boolean): R;
+  settle(answer: TransportAnswer<undefined>, stopped: boolean): R;
 }
 
 export function openWatch<R>(seam: WatchSeam<R>, req: TransportRequest, onObject: (obj: unknown) => void): WatchHandle<R> {
