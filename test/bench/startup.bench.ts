@@ -3,7 +3,7 @@
 // imported alone, measured in the same run:
 //   - bundle size: the entry file a cold start parses, and all files of the bundle (lazy chunks
 //     included, loaded only by the code paths that need them);
-//   - import time: `await import(bundle)` in a fresh process, median of RUNS, targets interleaved;
+//   - import time: `await import(bundle)` in a fresh process, wall and CPU, median of RUNS, targets interleaved;
 //   - RSS after that import (after a GC), median of RUNS.
 // Target (issue 15): a reconciler's import costs close to the framework's, not 9x its time and 3x its memory.
 import { spawnSync } from 'node:child_process';
@@ -18,12 +18,14 @@ const FRAMEWORK = '@google-cloud/functions-framework';
 
 interface Sample {
   ms: number;
+  /** CPU (user + system) the import took: less coloured than wall time by other processes on a busy machine. */
+  cpuMs: number;
   rssMb: number;
 }
 
 /** One fresh process imports `specifier` and reports how long it took and its RSS afterwards. */
 function importOnce(specifier: string): Sample {
-  const probe = `const t = performance.now(); await import(${JSON.stringify(specifier)}); const ms = performance.now() - t; globalThis.gc(); console.log(JSON.stringify({ ms, rssMb: process.memoryUsage().rss / 1048576 })); process.exit(0);`;
+  const probe = `const t = performance.now(); const c = process.cpuUsage(); await import(${JSON.stringify(specifier)}); const ms = performance.now() - t; const u = process.cpuUsage(c); globalThis.gc(); console.log(JSON.stringify({ ms, cpuMs: (u.user + u.system) / 1000, rssMb: process.memoryUsage().rss / 1048576 })); process.exit(0);`;
   const run = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', probe], { encoding: 'utf8', cwd: root, env: { ...process.env, ...testEnv(), NODE_ENV: 'production' } });
   const line = run.stdout.trim().split('\n').at(-1) ?? '';
   if (run.status !== 0 || !line.startsWith('{')) throw new Error(`importing ${specifier} failed: ${run.stderr || run.stdout}`);
@@ -58,13 +60,17 @@ async function main(): Promise<void> {
     const targets = [{ name: `framework alone`, specifier: FRAMEWORK }, ...bundles.map((b) => ({ name: b.name, specifier: b.entry }))];
     const samples = new Map(targets.map((t) => [t.name, [] as Sample[]]));
     for (let i = 0; i < RUNS; i++) for (const t of targets) samples.get(t.name)!.push(importOnce(t.specifier));
-    const summary = (name: string) => ({ ms: median(samples.get(name)!.map((s) => s.ms)), rssMb: median(samples.get(name)!.map((s) => s.rssMb)) });
+    const summary = (name: string) => {
+      const of = (k: keyof Sample) => median(samples.get(name)!.map((s) => s[k]));
+      return { ms: of('ms'), cpuMs: of('cpuMs'), rssMb: of('rssMb') };
+    };
     const base = summary('framework alone');
-    console.log(`\n${'target'.padEnd(24)} ${'entry'.padStart(10)} ${'all files'.padStart(10)}   ${'import'.padStart(9)}          ${'RSS after'.padStart(9)}`);
-    console.log(`${'framework alone'.padEnd(24)} ${''.padStart(10)} ${''.padStart(10)}   ${base.ms.toFixed(1).padStart(6)} ms          ${base.rssMb.toFixed(1).padStart(6)} MB`);
+    const cell = (v: number, unit: string, b?: number) => `${v.toFixed(1).padStart(6)} ${unit}${b === undefined ? ''.padStart(8) : ratio(v, b).padStart(8)}`;
+    console.log(`\n${'target'.padEnd(24)} ${'entry'.padStart(10)} ${'all files'.padStart(10)}   ${'import wall'.padEnd(18)}${'import CPU'.padEnd(18)}RSS after import`);
+    console.log(`${'framework alone'.padEnd(24)} ${''.padStart(21)}   ${cell(base.ms, 'ms')}  ${cell(base.cpuMs, 'ms')}  ${cell(base.rssMb, 'MB')}`);
     for (const b of bundles) {
       const s = summary(b.name);
-      console.log(`${b.name.padEnd(24)} ${mib(b.entryBytes).padStart(10)} ${mib(b.totalBytes).padStart(10)}   ${s.ms.toFixed(1).padStart(6)} ms ${ratio(s.ms, base.ms).padStart(7)}  ${s.rssMb.toFixed(1).padStart(6)} MB ${ratio(s.rssMb, base.rssMb).padStart(7)}`);
+      console.log(`${b.name.padEnd(24)} ${mib(b.entryBytes).padStart(10)} ${mib(b.totalBytes).padStart(10)}   ${cell(s.ms, 'ms', base.ms)}  ${cell(s.cpuMs, 'ms', base.cpuMs)}  ${cell(s.rssMb, 'MB', base.rssMb)}`);
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
