@@ -20,15 +20,8 @@ export interface KubeRequest extends TransportRequest {
   retry?: RetryPolicy;
 }
 
-export interface KubeResponse<T = unknown> {
-  ok: boolean;
-  /** HTTP status; 0 when no answer arrived. */
-  status: number;
-  data: T | undefined;
-  /** metav1.Status reason on failure (`Invalid`, `Forbidden`, `AlreadyExists`, ...). */
-  reason?: string;
-  error?: string;
-  retryAfterSeconds?: number;
+/** The transport's answer, and how many attempts it took. */
+export interface KubeResponse<T = unknown> extends TransportAnswer<T> {
   attempts: number;
 }
 
@@ -76,8 +69,8 @@ const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** The seam's answer to one attempt. */
 function responseOf<T>(a: TransportAnswer<unknown>, attempts: number): KubeResponse<T> {
-  if (a.ok) return { ok: true, status: a.status, data: a.data as T, attempts };
-  return { ok: false, status: a.status, data: a.data as T, reason: a.reason, error: a.error ?? `HTTP ${a.status}`, retryAfterSeconds: a.retryAfterSeconds, attempts };
+  if (a.ok) return { ok: true, status: a.status, data: a.data as T, headers: a.headers, attempts };
+  return { ok: false, status: a.status, data: a.data as T, reason: a.reason, error: a.error ?? `HTTP ${a.status}`, retryAfterSeconds: a.retryAfterSeconds, headers: a.headers, attempts };
 }
 
 export function createKubeClient(conn: Connection, options: KubeClientOptions = {}): KubeClient {
