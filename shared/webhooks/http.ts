@@ -13,6 +13,7 @@ import type { AuthResult, WebhookAuthenticator, WebhookCall } from '../auth/webh
 import { bodyIsHeld, closeUnread, readBody } from './body.ts';
 import type { ClusterConfig, WebhookName } from '../config/types.ts';
 import type { AdmissionHandler, WebhookDeps } from './deps.ts';
+import { jsonLogger, type Logger } from '../log.ts';
 
 // Decorators stay synchronous on the hot path (a recently verified token, a handler that needs no
 // look-up): the functions framework runs every request in a domain, where each promise costs.
@@ -91,12 +92,12 @@ function answer(res: Response, review: DecodedReview, response: AdmissionRespons
   res.status(200).type('application/json').send(JSON.stringify(toReview(response)));
 }
 
-function fail(res: Response, review: DecodedReview, e: unknown): void {
+function fail(res: Response, review: DecodedReview, e: unknown, log: Logger): void {
   if (isAdmissionError(e)) {
     sendStatus(res, e.status, e.message);
     return;
   }
-  console.error(JSON.stringify({ severity: 'ERROR', message: 'webhook failed', uid: review.request.uid, error: (e as Error).stack ?? String(e) }));
+  log.log('ERROR', 'webhook failed', { uid: review.request.uid, error: (e as Error).stack ?? String(e) });
   sendStatus(res, 500, `internal error deciding request ${review.request.uid}: ${(e as Error).message}`);
 }
 
@@ -105,19 +106,19 @@ function unreadable(req: Request, res: Response, e: unknown): void {
   refuse(req, res, e.status, e.message);
 }
 
-export function withAdmissionCodec(maxBodyBytes: number, decide: Decide): AuthenticatedHandle {
+export function withAdmissionCodec(maxBodyBytes: number, decide: Decide, log: Logger): AuthenticatedHandle {
   const decideAndAnswer = (res: Response, review: DecodedReview, cluster: ClusterConfig): void | Promise<void> => {
     let decided: AdmissionResponse | Promise<AdmissionResponse>;
     try {
       decided = decide(review, cluster);
     } catch (e) {
-      fail(res, review, e);
+      fail(res, review, e, log);
       return;
     }
     if (decided instanceof Promise) {
       return decided.then(
         (response) => answer(res, review, response),
-        (e: unknown) => fail(res, review, e),
+        (e: unknown) => fail(res, review, e, log),
       );
     }
     answer(res, review, decided);
@@ -144,28 +145,36 @@ export interface WebhookServerOptions {
   authenticator: WebhookAuthenticator;
   depsFor: (cluster: ClusterConfig) => WebhookDeps;
   maxBodyBytes: number;
+  /** Where failures are logged; default: one JSON line with severity on stderr (Cloud Logging parses it). */
+  log?: Logger;
 }
 
-function crashed(res: Response, e: unknown): void {
-  console.error(JSON.stringify({ severity: 'ERROR', message: 'webhook failed', error: (e as Error).stack ?? String(e) }));
+/** The webhooks' logger: the structured one every component uses, on stderr so that the framework's stdout stays its own. */
+export function webhookLogger(webhook: string): Logger {
+  return jsonLogger(webhook, (line) => process.stderr.write(line));
+}
+
+function crashed(res: Response, e: unknown, log: Logger): void {
+  log.log('ERROR', 'webhook failed', { error: (e as Error).stack ?? String(e) });
   if (!res.headersSent) sendStatus(res, 500, 'internal error');
 }
 
 /** The HTTP function of one webhook. */
 export function webhookHttpFunction(options: WebhookServerOptions): HttpFunction {
   const { handler, depsFor } = options;
+  const log = options.log ?? webhookLogger(options.webhook);
   const handle = withLiveness(
     withAuthentication(
       options.authenticator,
-      withAdmissionCodec(options.maxBodyBytes, (review, cluster) => handler(review.request, depsFor(cluster))),
+      withAdmissionCodec(options.maxBodyBytes, (review, cluster) => handler(review.request, depsFor(cluster)), log),
     ),
   );
   return (req, res) => {
     try {
       const pending = handle(req, res);
-      if (pending) pending.catch((e: unknown) => crashed(res, e));
+      if (pending) pending.catch((e: unknown) => crashed(res, e, log));
     } catch (e) {
-      crashed(res, e);
+      crashed(res, e, log);
     }
   };
 }

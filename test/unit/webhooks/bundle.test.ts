@@ -1,11 +1,11 @@
 // The webhook bundles as Cloud Functions runs them: self-contained apart from the framework, and
 // never carrying the full Kubernetes client (DESIGN.md, Performance budget).
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { buildFunction } from '../../../scripts/build.ts';
+import { buildFunction, FORBIDDEN_AT_START } from '../../../scripts/build.ts';
 import { testEnv } from '../../support/fixtures.ts';
 import { WEBHOOKS } from '../../../shared/config/types.ts';
 
@@ -32,5 +32,27 @@ describe('webhook bundles', () => {
     const loaded = JSON.parse(run.stdout) as string[];
     for (const heavy of ['undici', 'http2', 'worker_threads']) expect(loaded.filter((m) => m.includes(heavy))).toEqual([]);
     rmSync(join(root, 'dist', 'test-bundles'), { recursive: true, force: true });
+  });
+});
+
+describe('reconciler bundles', () => {
+  it.each([['reconcile-namespace'], ['reconcile-template'], ['record-billing'], ['watch-relay']])('%s loads the Kubernetes client, gRPC Pub/Sub and BigQuery only where used (lazy chunks)', async (name) => {
+    const built = await buildFunction(name, join(root, 'dist', `test-start-${name}`));
+    try {
+      expect(built.startPackages.filter((p) => FORBIDDEN_AT_START.includes(p))).toEqual([]);
+      // The lazy chunks hold them still: a kubeconfig plugin or a publish loads them on first use.
+      expect(built.packages).toEqual(expect.arrayContaining(name === 'record-billing' ? ['@kubernetes/client-node', '@google-cloud/bigquery'] : ['@kubernetes/client-node', '@google-cloud/pubsub']));
+      // What importing the bundle actually reads from it: index.js and small shared chunks, not the MiBs of the lazy ones.
+      const probe = `import { registerHooks } from 'node:module'; const seen = []; registerHooks({ load(url, ctx, next) { seen.push(url); return next(url, ctx); } }); await import(${JSON.stringify(join(built.dir, 'index.js'))}); console.log(JSON.stringify(seen));`;
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8', env: { ...process.env, ...testEnv() }, cwd: root });
+      expect(run.stderr).toBe('');
+      const loaded = (JSON.parse(run.stdout) as string[]).filter((u) => u.startsWith('file:') && u.includes(built.dir)).map((u) => new URL(u).pathname);
+      expect(loaded).toContain(join(built.dir, 'index.js'));
+      const loadedBytes = loaded.reduce((n, f) => n + statSync(f).size, 0);
+      expect(loadedBytes).toBeLessThan(1024 * 1024);
+      expect(built.totalBytes).toBeGreaterThan(10 * 1024 * 1024);
+    } finally {
+      rmSync(built.dir, { recursive: true, force: true });
+    }
   });
 });
