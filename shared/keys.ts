@@ -23,8 +23,11 @@ export const KEY = {
   appliedTemplates: 'furnish.dev/templates',
   /** annotation on the ApplySet parent: templates that failed permanently, comma-separated (status counts, no retry loop). */
   failedTemplates: 'furnish.dev/failed-templates',
-  /** annotation on the ApplySet parent: `group/Kind/namespace/name` of every object applied (what to prune). */
-  inventory: 'furnish.dev/inventory',
+  /**
+   * annotation on a Namespace: what Furnish applied there (per object its template and hashes),
+   * the reconciler's record of its own writes (reconcile/record.ts). Never the word on ownership.
+   */
+  applied: 'furnish.dev/applied',
   /**
    * annotation on a namespace whose phase is `failed`: why, one line per failed template
    * (`template T: group/Kind/ns/name: Reason (HTTP n): message`). The guard quotes it.
