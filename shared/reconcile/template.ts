@@ -87,18 +87,31 @@ async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTe
   if (!res.ok && res.status !== 404) transientOr(`update status of template ${name}`, res.status, res.reason, res.error);
 }
 
+async function readTemplate(deps: TemplateDeps, name: string): Promise<NamespaceTemplate | null> {
+  const got = await deps.kube.call<NamespaceTemplate>({ method: 'GET', path: resourcePath(TEMPLATES, undefined, name) });
+  if (!got.ok && got.status !== 404) transientOr(`get template ${name}`, got.status, got.reason, got.error);
+  return got.ok ? got.data! : null;
+}
+
+/**
+ * Every template, not only this one: the fan-out tells namespaces which templates it saw (one
+ * digest, templatesDigest), so that they need not list them again: one call here instead of one
+ * per namespace.
+ */
+async function readAllTemplates(deps: TemplateDeps, name: string): Promise<{ t: NamespaceTemplate | null; all: NamespaceTemplate[] }> {
+  const listed = await listAll(deps.kube, resourcePath(TEMPLATES));
+  if (!listed.result.ok) transientOr('list namespacetemplates', listed.result.status, listed.result.reason, listed.result.error);
+  const all = listed.items as NamespaceTemplate[];
+  return { t: all.find((x) => x.metadata.name === name) ?? null, all };
+}
+
 /**
  * `recountOnly` (STATUS messages): never fan out. A namespace converging during a fan-out would
  * otherwise find the fan-out not yet recorded and start a second one.
  */
 export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: { recountOnly?: boolean } = {}): Promise<TemplateResult> {
   const now = () => deps.now?.() ?? new Date();
-  // Every template, not only this one: the fan-out tells namespaces which templates it saw (one
-  // digest), so that they need not list them again, one call here instead of one per namespace.
-  const listed = await listAll(deps.kube, resourcePath(TEMPLATES));
-  if (!listed.result.ok) transientOr('list namespacetemplates', listed.result.status, listed.result.reason, listed.result.error);
-  const all = listed.items as NamespaceTemplate[];
-  const t = all.find((x) => x.metadata.name === name) ?? null;
+  const { t, all } = opts.recountOnly ? { t: await readTemplate(deps, name), all: [] } : await readAllTemplates(deps, name);
   const result: TemplateResult = { template: name, deleted: t === null, fannedOut: false, published: 0, targets: 0, statusWritten: false };
   const { namespaces, parents } = await readState(deps);
   let status = t?.status;
