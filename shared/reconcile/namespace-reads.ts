@@ -104,6 +104,7 @@ export async function observeKinds(deps: ReadDeps, namespace: string, kinds: rea
       observed.unreadableKinds.push(gk);
       continue;
     }
+    if (!info.namespaced) continue;
     const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;
     const { result, items } = await listAll(deps.kube, resourcePath(info, namespace));
     if (!result.ok) {
