@@ -20,7 +20,7 @@ import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, g
 let cluster: TestCluster;
 let stack: LocalStack;
 let admin: KubeClient;
-/** Every request the reconcilers send, seen at their client's seam. */
+/** Every request the reconcilers send (not the relay), seen at their client's seam. */
 const sent: KubeRequest[] = [];
 const run = `${process.pid % 1000}-${Date.now().toString(36).slice(-4)}`;
 let seq = 0;
@@ -58,7 +58,8 @@ beforeAll(async () => {
   stack = await startLocalStack({
     kubeconfigPath: cluster.kubeconfigPath, context, port: 0, relayPort: 0, webhooks: false, resyncSeconds: 0, log: silentLogger,
     env: { FURNISH_WATCH_TIMEOUT_SECONDS: '5' },
-    faults: (req) => void sent.push(req),
+    // The reconcilers' client only (the relay's lists are not theirs).
+    kubeOptions: { faults: (req) => void sent.push(req) },
   });
 }, 60_000);
 
