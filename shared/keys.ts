@@ -15,7 +15,7 @@ export const KEY = {
   // What the reconcilers record on what they write, so that they can tell what they applied.
   /** annotation on every applied object: content hash of what Furnish last applied (skip unchanged objects). */
   appliedHash: 'furnish.dev/hash',
-  /** annotation on every applied object: hash of what the server made of it (its dry-run answer), for drift (reconcile/observed.ts). */
+  /** annotation older versions put on applied objects (the hash is now in the namespace's record, KEY.applied): never compared, removed by the next apply. */
   observedHash: 'furnish.dev/observed-hash',
   /** annotation on every applied object: its template's deletionPolicy at apply time (prune or orphan it later). */
   deletionPolicy: 'furnish.dev/deletion-policy',
