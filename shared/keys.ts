@@ -15,7 +15,7 @@ export const KEY = {
   // What the reconcilers record on what they write, so that they can tell what they applied.
   /** annotation on every applied object: content hash of what Furnish last applied (skip unchanged objects). */
   appliedHash: 'furnish.dev/hash',
-  /** annotation on every applied object: hash of what the server made of it (its dry-run answer), for drift (reconcile/observed.ts). */
+  /** annotation older versions put on applied objects (the hash is now in the namespace's record, KEY.applied): never compared, removed by the next apply. */
   observedHash: 'furnish.dev/observed-hash',
   /** annotation on every applied object: its template's deletionPolicy at apply time (prune or orphan it later). */
   deletionPolicy: 'furnish.dev/deletion-policy',
@@ -23,8 +23,11 @@ export const KEY = {
   appliedTemplates: 'furnish.dev/templates',
   /** annotation on the ApplySet parent: templates that failed permanently, comma-separated (status counts, no retry loop). */
   failedTemplates: 'furnish.dev/failed-templates',
-  /** annotation on the ApplySet parent: `group/Kind/namespace/name` of every object applied (what to prune). */
-  inventory: 'furnish.dev/inventory',
+  /**
+   * annotation on a Namespace: what Furnish applied there (per object its template and hashes),
+   * the reconciler's record of its own writes (reconcile/record.ts). Never the word on ownership.
+   */
+  applied: 'furnish.dev/applied',
   /**
    * annotation on a namespace whose phase is `failed`: why, one line per failed template
    * (`template T: group/Kind/ns/name: Reason (HTTP n): message`). The guard quotes it.

@@ -22,6 +22,11 @@ export interface ReconcileMessage {
   type: MessageType;
   /** Why, for logs: `template/<name>@<resourceVersion>` for FANOUT. */
   cause?: string;
+  /**
+   * FANOUT: digest of every template as the fan-out saw them (reconcile/fanout.ts templatesDigest).
+   * A namespace reconciler holding templates with this digest needs not read them again.
+   */
+  templates?: string;
 }
 
 /** What a bus carries: opaque bytes, string attributes (filterable in Pub/Sub), an ordering key. */
@@ -84,6 +89,7 @@ export function decodeMessage(data: Buffer | string | undefined): Decoded {
   if (typeof m.resourceVersion === 'string') message.resourceVersion = m.resourceVersion;
   if (typeof m.generation === 'number') message.generation = m.generation;
   if (typeof m.cause === 'string') message.cause = m.cause.slice(0, 300);
+  if (typeof m.templates === 'string' && /^[0-9a-f]{1,64}$/.test(m.templates)) message.templates = m.templates;
   return { ok: true, message };
 }
 

@@ -51,3 +51,13 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
+
+/**
+ * One digest of every template as a namespace reconcile sees them (name and fingerprint). A
+ * fan-out message carries it, so that a reconciler already holding templates with this digest
+ * need not list them again: a fan-out reads the templates once, not once per namespace.
+ */
+export function templatesDigest(templates: readonly NamespaceTemplate[]): string {
+  const lines = templates.map((t) => `${t.metadata.name ?? ''} ${templateFingerprint(t)}`).sort();
+  return createHash('sha256').update(lines.join('\n')).digest('hex').slice(0, 32);
+}

@@ -1,8 +1,8 @@
 // Drift judged by what the API server made of our apply, never by the template's spelling: the
 // server normalises quantities (`1000m` is stored as `1`, `1024Mi` as `1Gi`, `0.5` as `500m`),
 // drops empty lists and fills defaults, so a live object never equals what the template spells.
-// Before each apply the reconciler dry-runs it, hashes the answer's projection onto the fields the
-// template sets, and records that hash on the object (KEY.observedHash) in the same apply. A later
+// After each apply the reconciler hashes the server's answer projected onto the fields the
+// template sets, and records that hash in the namespace's record (record.ts). A later
 // resync hashes the live object's projection the same way: equal means nobody changed what we
 // set, whatever spelling the template uses; different is drift, repaired by one apply.
 import { KEY } from '../keys.ts';
@@ -44,18 +44,12 @@ export function observedHash(want: KubeObject, served: KubeObject): string {
   return contentHash({ ...projected, metadata: { labels: meta.labels ?? {}, annotations } }).slice(0, 32);
 }
 
-/** The object to apply, carrying the hash of what the server answered to its dry-run. */
-export function withObservedHash(want: KubeObject, hash: string): KubeObject {
-  return { ...want, metadata: { ...want.metadata, annotations: { ...want.metadata.annotations, [KEY.observedHash]: hash } } };
-}
-
 /**
- * Whether a live object still holds what our last apply left: recorded by the same template
- * version (KEY.appliedHash) and, field by field, as the server returned it (KEY.observedHash).
+ * Whether a live object still holds what our last apply left: applied from the same template
+ * version (KEY.appliedHash on the object) and, field by field, as the server returned it then
+ * (`recorded`, the observed hash kept in the namespace's record, record.ts).
  */
-export function unchangedSinceApply(want: KubeObject, wantHash: string, live: KubeObject): boolean {
-  const a = live.metadata.annotations ?? {};
-  if (a[KEY.appliedHash] !== wantHash) return false;
-  const recorded = a[KEY.observedHash];
-  return recorded !== undefined && recorded === observedHash(want, live);
+export function unchangedSinceApply(want: KubeObject, wantHash: string, live: KubeObject, recorded: string | undefined): boolean {
+  if (live.metadata.annotations?.[KEY.appliedHash] !== wantHash) return false;
+  return recorded !== undefined && recorded !== '' && recorded === observedHash(want, live);
 }

@@ -1,13 +1,19 @@
-// The namespace reconciler's decisions, pure: from the namespace, the templates and the objects
-// that carry our label, what to apply, create, prune, orphan and keep. "Write only what changed":
-// an object whose recorded hash matches and whose fields are still ours is kept, so a resync of
-// a converged namespace plans zero writes.
+// The namespace reconciler's decisions, pure: from the namespace, the templates, the record of
+// what Furnish applied there (record.ts) and, when read, the live objects Furnish owns, what to
+// apply, create, prune, orphan and keep; then, from what the writes did, the record, the ApplySet
+// parent and the namespace's phase to leave behind. "Write only what changed": an object whose
+// recorded hash matches and whose fields are still ours is kept, so a resync of a converged
+// namespace plans zero writes.
 import { FIELD_MANAGER, KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
+import type { MetadataPatch } from '../initializers/decide.ts';
 import { APPLYSET_PARENT_NAME, applySetParent, isSystemNamespace, matchTemplates, renderNamespace } from '../render/index.ts';
 import type { DeletionPolicy, NamespaceInfo, NamespaceTemplate, RenderContext, RenderedObject, RenderProblem, SkipReason, TemplateMode } from '../render/types.ts';
 import { unchangedSinceApply } from './observed.ts';
-import { groupKindOf, isSubset, keyOf, parseGroupKind, parseGroupKinds, refOf, sortedUnique, splitList, type ObjectRef } from './objects.ts';
+import { groupKindOf, groupKindOfKey, isSubset, keyOf, ownedByFurnish, parseGroupKind, parseGroupKinds, refOf, sortedUnique, splitList, type ObjectRef } from './objects.ts';
+import { decideAfterReconcile, type PhaseDecision } from './phase.ts';
+import { recordChange, type AppliedRecord, type RecordedObject } from './record.ts';
+import type { ObjectFailure } from './report.ts';
 
 export { FIELD_MANAGER };
 
@@ -83,31 +89,36 @@ export function desiredState(ns: KubeObject, templates: readonly NamespaceTempla
   };
 }
 
-/** What to read before planning. */
-export type Observation =
-  /** The parent records the inventory: GET each object in it and each desired one. */
-  | { by: 'inventory'; keys: string[] }
-  /** No inventory (a parent written by another tool, or none): LIST these group-kinds by our label. */
-  | { by: 'kinds'; groupKinds: string[] };
+/** The template name failures of the ApplySet parent are recorded under. */
+export const PARENT_FAILURE = '(applyset)';
 
-export function toObserve(parent: KubeObject | null, desired: DesiredState): Observation {
-  const inventory = parentInventory(parent);
-  if (inventory || !parent) return { by: 'inventory', keys: sortedUnique([...(inventory ?? []), ...desired.objects.map((o) => o.key)]) };
-  return { by: 'kinds', groupKinds: sortedUnique([...parentGroupKinds(parent), ...desired.groupKinds]) };
-}
-
-export function parentInventory(parent: KubeObject | null): string[] | null {
-  const raw = parent?.metadata.annotations?.[KEY.inventory];
-  return raw === undefined ? null : splitList(raw);
-}
-
-export function parentGroupKinds(parent: KubeObject | null): string[] {
+export function parentGroupKinds(parent: KubeObject | null | undefined): string[] {
   return parseGroupKinds(parent?.metadata.annotations?.[KEY.applySetGroupKinds]);
 }
 
-/** Whether a live object must be written again: absent, another version of the template, or drifted. */
-export function needsApply(want: DesiredObject, live: KubeObject | undefined): boolean {
-  return !live || !unchangedSinceApply(want.object, want.hash, live);
+/** Every group-kind any template applies: a template that stops selecting a namespace still names the kinds to look for. */
+export function templateGroupKinds(templates: readonly NamespaceTemplate[]): string[] {
+  return sortedUnique(templates.flatMap((t) => (t.spec?.templates ?? []).map((o) => groupKindOf(String(o.apiVersion ?? ''), String(o.kind ?? '')))));
+}
+
+/**
+ * The kinds to list when the objects are read: every kind Furnish may have applied here (desired
+ * now, recorded, named by the parent, or applied by any template), so that an object whose
+ * template no longer selects the namespace is still found and pruned.
+ */
+export function kindsToObserve(desired: DesiredState, record: AppliedRecord | null, parent: KubeObject | null, templates: readonly NamespaceTemplate[]): string[] {
+  const recorded = record ? [...record.groupKinds, ...Object.keys(record.objects).map(groupKindOfKey)] : [];
+  return sortedUnique([...desired.groupKinds, ...recorded, ...parentGroupKinds(parent), ...templateGroupKinds(templates)]);
+}
+
+/** Whether a live object must be written again: absent, another version of the template, or drifted since the recorded apply. */
+export function needsApply(want: DesiredObject, live: KubeObject | undefined, recorded: RecordedObject | undefined): boolean {
+  return !live || !unchangedSinceApply(want.object, want.hash, live, recorded?.observed);
+}
+
+/** An object to release under deletionPolicy Orphan, with the patch that takes Furnish's marks off it. */
+export interface OrphanRef extends ObjectRef {
+  patch: MetadataPatch;
 }
 
 export interface NamespacePlan {
@@ -121,16 +132,28 @@ export interface NamespacePlan {
   keep: string[];
   prune: ObjectRef[];
   /** Objects released under deletionPolicy Orphan: our labels come off, the object stays. */
-  orphan: ObjectRef[];
+  orphan: OrphanRef[];
   setReady: boolean;
+  /** Templates with two or more writes: each is dry-run first so that the template applies all or nothing. A single write is its own dry run. */
+  dryRun: string[];
+  /** Planned from the record alone and something may have to be released: read the objects and plan again. */
+  needsObservation: boolean;
 }
 
 export interface PlanInput {
   namespace: KubeObject;
   desired: DesiredState;
-  /** Live objects in the namespace carrying label furnish.dev/template. */
-  observed: readonly KubeObject[];
-  parent: KubeObject | null;
+  /**
+   * Live objects of every kind in kindsToObserve (ownership is judged here, ownedByFurnish);
+   * null when they were not read: then the record stands for them (a fan-out, drift being
+   * reported by the relay's drift watch, which asks for a full reconcile).
+   */
+  observed: readonly KubeObject[] | null;
+  /** Kinds that could not be listed for a permanent reason: what the record says of them stays. */
+  unreadableKinds?: readonly string[];
+  record: AppliedRecord;
+  /** The live ApplySet parent when it was read (null: absent); undefined: not read, the record stands for it. */
+  parent?: KubeObject | null;
   /** Every existing template, to read the current deletionPolicy of a template that still exists. */
   templates: readonly NamespaceTemplate[];
 }
@@ -142,56 +165,91 @@ export function pruneDecision(ref: ObjectRef, live: KubeObject, templates: reado
   return template?.spec.deletionPolicy ?? (recorded === 'Orphan' ? 'Orphan' : 'Delete');
 }
 
-export function planNamespace(input: PlanInput): NamespacePlan {
-  const { desired, namespace } = input;
-  const none: NamespacePlan = { parentBefore: null, apply: [], create: [], keep: [], prune: [], orphan: [], setReady: false };
-  if (desired.skip) return none;
+/** The merge patch that releases an object: Furnish's label and annotations off, so that neither they nor its field manager claim it any more. */
+export function orphanPatch(): MetadataPatch {
+  return { metadata: { labels: { [KEY.template]: null, [KEY.applySetPartOf]: null }, annotations: { [KEY.appliedHash]: null, [KEY.deletionPolicy]: null, [KEY.observedHash]: null } } };
+}
+
+/** The live objects Furnish owns, by key (the parent and objects being deleted aside). */
+export function ownedObjects(observed: readonly KubeObject[]): Map<string, KubeObject> {
   const live = new Map<string, KubeObject>();
-  for (const obj of input.observed) {
+  for (const obj of observed) {
     if (obj.metadata.name === APPLYSET_PARENT_NAME && obj.kind === 'ConfigMap') continue;
-    if (obj.metadata.deletionTimestamp) continue;
+    if (obj.metadata.deletionTimestamp || !ownedByFurnish(obj)) continue;
     live.set(keyOf(obj), obj);
   }
+  return live;
+}
+
+/** Parent content as it stands before this reconcile: the live parent when read, else what the record says it holds. */
+function parentBase(input: PlanInput): ParentContent | null {
+  if (input.parent !== undefined) {
+    if (!input.parent) return null;
+    return {
+      groupKinds: parentGroupKinds(input.parent),
+      applied: splitList(input.parent.metadata.annotations?.[KEY.appliedTemplates]),
+      failed: splitList(input.parent.metadata.annotations?.[KEY.failedTemplates]),
+    };
+  }
+  const r = input.record;
+  const empty = r.groupKinds.length === 0 && r.applied.length === 0 && r.failed.length === 0 && Object.keys(r.objects).length === 0;
+  return empty ? null : { groupKinds: r.groupKinds, applied: r.applied, failed: r.failed };
+}
+
+/** Unread, the record stands for the live object: a CreateOnly object once created, an applied one at this very hash. */
+function recordedInPlace(want: DesiredObject, recorded: RecordedObject | undefined): boolean {
+  if (!recorded) return false;
+  return want.mode === 'CreateOnly' || (recorded.applied === want.hash && recorded.observed !== '');
+}
+
+function templatesWritingTwice(writes: readonly DesiredObject[]): string[] {
+  const count = new Map<string, number>();
+  for (const w of writes) count.set(w.template, (count.get(w.template) ?? 0) + 1);
+  return [...count].filter(([, n]) => n > 1).map(([t]) => t).sort();
+}
+
+export function planNamespace(input: PlanInput): NamespacePlan {
+  const { desired, namespace, record } = input;
+  const none: NamespacePlan = { parentBefore: null, apply: [], create: [], keep: [], prune: [], orphan: [], setReady: false, dryRun: [], needsObservation: false };
+  if (desired.skip) return none;
+  const live = input.observed ? ownedObjects(input.observed) : null;
   const plan = { ...none, setReady: namespace.metadata.labels?.[KEY.phase] !== PHASE.ready };
   const wanted = new Set<string>();
   for (const want of desired.objects) {
     wanted.add(want.key);
-    const have = live.get(want.key);
-    if (want.mode === 'CreateOnly') {
-      if (have) plan.keep.push(want.key);
-      else plan.create.push(want);
-    } else if (needsApply(want, have)) plan.apply.push(want);
-    else plan.keep.push(want.key);
+    const recorded = record.objects[want.key];
+    const inPlace = !live ? recordedInPlace(want, recorded) : want.mode === 'CreateOnly' ? live.has(want.key) : !needsApply(want, live.get(want.key), recorded);
+    if (inPlace) plan.keep.push(want.key);
+    else if (want.mode === 'CreateOnly') plan.create.push(want);
+    else plan.apply.push(want);
   }
   const unrenderable = new Set(desired.problems.map((p) => p.template));
-  for (const [key, obj] of live) {
-    if (wanted.has(key)) continue;
-    // Only objects that still carry our label are ours to prune: someone took it off, it is theirs.
-    if (!obj.metadata.labels?.[KEY.template]) continue;
-    const ref = refOf(obj, KEY.template);
-    if (unrenderable.has(ref.template)) continue;
-    if (pruneDecision(ref, obj, input.templates) === 'Orphan') plan.orphan.push(ref);
-    else plan.prune.push(ref);
+  const keptForProblems = (template: string) => unrenderable.has(template) || (template === '' && unrenderable.size > 0);
+  if (!live) {
+    // Releasing needs the live object (ownership, policy): anything recorded that is no longer wanted means reading.
+    plan.needsObservation = Object.entries(record.objects).some(([key, r]) => !wanted.has(key) && !keptForProblems(r.template));
+  } else {
+    for (const [key, obj] of live) {
+      if (wanted.has(key)) continue;
+      const ref = { ...refOf(obj, KEY.template) };
+      if (!ref.template) ref.template = record.objects[key]?.template ?? '';
+      if (keptForProblems(ref.template)) continue;
+      if (pruneDecision(ref, obj, input.templates) === 'Orphan') plan.orphan.push({ ...ref, patch: orphanPatch() });
+      else plan.prune.push(ref);
+    }
   }
-  const before = parentGroupKinds(input.parent);
-  const grown = sortedUnique([...before, ...desired.groupKinds]);
-  const inventory = parentInventory(input.parent) ?? [];
-  const grownInventory = sortedUnique([...inventory, ...desired.objects.map((o) => o.key)]);
-  if (grown.length !== before.length || grownInventory.length !== inventory.length || (!input.parent && grown.length > 0)) {
-    plan.parentBefore = parentObject(namespace.metadata.name ?? '', {
-      groupKinds: grown,
-      inventory: grownInventory,
-      applied: splitList(input.parent?.metadata.annotations?.[KEY.appliedTemplates]),
-      failed: splitList(input.parent?.metadata.annotations?.[KEY.failedTemplates]),
-    });
+  plan.dryRun = templatesWritingTwice([...plan.apply, ...plan.create]);
+  const base = parentBase(input);
+  const before = base?.groupKinds ?? [];
+  const grown = sortedUnique([...before, ...record.groupKinds, ...desired.groupKinds]);
+  if (grown.length !== before.length || (!base && grown.length > 0)) {
+    plan.parentBefore = parentObject(namespace.metadata.name ?? '', { groupKinds: grown, applied: base?.applied ?? [], failed: base?.failed ?? [] });
   }
   return plan;
 }
 
 export interface ParentContent {
   groupKinds: readonly string[];
-  /** Keys of the objects applied (ours, labelled), for observing by GET rather than LIST. */
-  inventory: readonly string[];
   applied: readonly string[];
   failed: readonly string[];
 }
@@ -199,11 +257,7 @@ export interface ParentContent {
 /** The ApplySet parent with Furnish's bookkeeping: which templates are applied, which failed. */
 export function parentObject(namespace: string, content: ParentContent): KubeObject {
   const parent = applySetParent(namespace, content.groupKinds.map(parseGroupKind));
-  const annotations: Record<string, string> = {
-    ...parent.metadata.annotations,
-    [KEY.appliedTemplates]: sortedUnique(content.applied).join(','),
-    [KEY.inventory]: sortedUnique(content.inventory).join(','),
-  };
+  const annotations: Record<string, string> = { ...parent.metadata.annotations, [KEY.appliedTemplates]: sortedUnique(content.applied).join(',') };
   if (content.failed.length > 0) annotations[KEY.failedTemplates] = sortedUnique(content.failed).join(',');
   return { ...parent, metadata: { ...parent.metadata, annotations } };
 }
@@ -219,4 +273,89 @@ export function parentNeedsWrite(live: KubeObject | null, want: KubeObject): boo
 /** Plans with nothing to write, used to assert that a resync is a no-op. */
 export function planWrites(plan: NamespacePlan): number {
   return (plan.parentBefore ? 1 : 0) + plan.apply.length + plan.create.length + plan.prune.length + plan.orphan.length + (plan.setReady ? 1 : 0);
+}
+
+/** What the writes did. */
+export interface WriteResults {
+  /** Keys applied, with the hash of what the server stored (observed.ts). */
+  applied: ReadonlyMap<string, string>;
+  created: ReadonlySet<string>;
+  /** Keys pruned or orphaned (or found already gone). */
+  released: ReadonlySet<string>;
+  failures: readonly ObjectFailure[];
+}
+
+export interface AfterWrites {
+  record: AppliedRecord;
+  parent: KubeObject;
+  /** Write `parent` now: it differs from what the namespace's parent holds. */
+  parentWrite: boolean;
+  appliedTemplates: string[];
+  failedTemplates: string[];
+  phase: PhaseDecision;
+  /** The one namespace write: phase and record together; null when the namespace already says all this. */
+  namespacePatch: MetadataPatch | null;
+}
+
+/**
+ * What is recorded as applied here afterwards: objects written now, kept ones as recorded, and
+ * what stays of before (not released). Read objects settle it: an object no longer there, or no
+ * longer Furnish's, leaves the record unless its kind could not be read.
+ */
+export function finalRecordObjects(input: PlanInput, plan: NamespacePlan, results: WriteResults): Record<string, RecordedObject> {
+  const live = input.observed ? ownedObjects(input.observed) : null;
+  const unreadable = new Set(input.unreadableKinds ?? []);
+  const objects: Record<string, RecordedObject> = {};
+  for (const [key, r] of Object.entries(input.record.objects)) {
+    if (results.released.has(key)) continue;
+    if (live && !live.has(key) && !unreadable.has(groupKindOfKey(key))) continue;
+    objects[key] = r;
+  }
+  if (live) {
+    for (const [key, obj] of live) {
+      if (results.released.has(key) || objects[key]) continue;
+      objects[key] = { template: obj.metadata.labels?.[KEY.template] ?? '', applied: obj.metadata.annotations?.[KEY.appliedHash] ?? '', observed: '' };
+    }
+  }
+  const kept = new Set(plan.keep);
+  for (const want of input.desired.objects) {
+    const observed = results.applied.get(want.key);
+    if (observed !== undefined) objects[want.key] = { template: want.template, applied: want.hash, observed };
+    else if (results.created.has(want.key) || (kept.has(want.key) && want.mode === 'CreateOnly' && !objects[want.key])) objects[want.key] = { template: want.template, applied: want.hash, observed: '' };
+  }
+  return objects;
+}
+
+/**
+ * The decisions after the writes: the record, the ApplySet parent (group-kinds of everything
+ * still ours, templates applied and failed) and the namespace's phase (phase.ts), as one
+ * namespace patch.
+ */
+export function afterWrites(input: PlanInput, plan: NamespacePlan, results: WriteResults, opts: { readyDespiteFailures?: boolean } = {}): AfterWrites {
+  const { desired, namespace } = input;
+  const failedTemplates = sortedUnique(results.failures.map((f) => f.template).filter((t) => t !== PARENT_FAILURE));
+  const appliedTemplates = desired.matched.filter((t) => !failedTemplates.includes(t));
+  const objects = finalRecordObjects(input, plan, results);
+  const groupKinds = sortedUnique([...desired.groupKinds, ...Object.keys(objects).map(groupKindOfKey)]);
+  const record: AppliedRecord = { objects, groupKinds, applied: appliedTemplates, failed: failedTemplates };
+  const name = namespace.metadata.name ?? '';
+  const parent = parentObject(name, { groupKinds, applied: appliedTemplates, failed: failedTemplates });
+  const base = plan.parentBefore ?? (input.parent !== undefined ? input.parent : parentBaseObject(input));
+  const parentWanted = Boolean(base) || groupKinds.length > 0 || failedTemplates.length > 0;
+  const parentWrite = parentWanted && parentNeedsWrite(base, parent) && !results.failures.some((f) => f.template === PARENT_FAILURE);
+  const phase = decideAfterReconcile(namespace, results.failures, opts.readyDespiteFailures);
+  const recordText = recordChange(namespace, record);
+  return { record, parent, parentWrite, appliedTemplates, failedTemplates, phase, namespacePatch: withRecord(phase.patch, recordText) };
+}
+
+function parentBaseObject(input: PlanInput): KubeObject | null {
+  const base = parentBase(input);
+  return base ? parentObject(input.namespace.metadata.name ?? '', base) : null;
+}
+
+/** The phase patch with the record's new text folded in (one write of the namespace). */
+export function withRecord(patch: MetadataPatch | null, recordText: string | null): MetadataPatch | null {
+  if (recordText === null) return patch;
+  const metadata = patch?.metadata ?? {};
+  return { ...patch, metadata: { ...metadata, annotations: { ...metadata.annotations, [KEY.applied]: recordText } } };
 }

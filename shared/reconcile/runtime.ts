@@ -82,7 +82,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     async namespace(msg) {
       const c = await clients(msg.cluster || config.cluster);
       const cluster = msg.cluster || config.cluster;
-      return reconcileNamespace({ kube: c.kube, resolver: c.resolver, authorizer: c.authorizer, systemNamespaces: config.systemNamespaces, applyConcurrency: config.applyConcurrency, readyDespiteFailures: config.readyDespiteFailures, notifyTemplates: notifyTemplates(cluster, msg.name), log }, msg.name);
+      return reconcileNamespace({ kube: c.kube, resolver: c.resolver, authorizer: c.authorizer, systemNamespaces: config.systemNamespaces, applyConcurrency: config.applyConcurrency, readyDespiteFailures: config.readyDespiteFailures, notifyTemplates: notifyTemplates(cluster, msg.name), log }, msg.name, { fanout: msg.type === 'FANOUT', templates: msg.templates });
     },
     async template(msg) {
       const c = await clients(msg.cluster || config.cluster);

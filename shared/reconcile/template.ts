@@ -13,7 +13,7 @@ import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type NamespaceTemplateStatus } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
 import { apiError, TransientError } from '../kube/errors.ts';
-import { chunk, fanoutNeeded, fanoutTargets, parentRecord, templateFingerprint, type ParentRecord } from './fanout.ts';
+import { chunk, fanoutNeeded, fanoutTargets, parentRecord, templateFingerprint, templatesDigest, type ParentRecord } from './fanout.ts';
 import type { Logger } from '../log.ts';
 import { encodeMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { namespaceInfo } from './plan.ts';
@@ -87,15 +87,31 @@ async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTe
   if (!res.ok && res.status !== 404) transientOr(`update status of template ${name}`, res.status, res.reason, res.error);
 }
 
+async function readTemplate(deps: TemplateDeps, name: string): Promise<NamespaceTemplate | null> {
+  const got = await deps.kube.call<NamespaceTemplate>({ method: 'GET', path: resourcePath(TEMPLATES, undefined, name) });
+  if (!got.ok && got.status !== 404) transientOr(`get template ${name}`, got.status, got.reason, got.error);
+  return got.ok ? got.data! : null;
+}
+
+/**
+ * Every template, not only this one: the fan-out tells namespaces which templates it saw (one
+ * digest, templatesDigest), so that they need not list them again: one call here instead of one
+ * per namespace.
+ */
+async function readAllTemplates(deps: TemplateDeps, name: string): Promise<{ t: NamespaceTemplate | null; all: NamespaceTemplate[] }> {
+  const listed = await listAll(deps.kube, resourcePath(TEMPLATES));
+  if (!listed.result.ok) transientOr('list namespacetemplates', listed.result.status, listed.result.reason, listed.result.error);
+  const all = listed.items as NamespaceTemplate[];
+  return { t: all.find((x) => x.metadata.name === name) ?? null, all };
+}
+
 /**
  * `recountOnly` (STATUS messages): never fan out. A namespace converging during a fan-out would
  * otherwise find the fan-out not yet recorded and start a second one.
  */
 export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: { recountOnly?: boolean } = {}): Promise<TemplateResult> {
   const now = () => deps.now?.() ?? new Date();
-  const got = await deps.kube.call<NamespaceTemplate>({ method: 'GET', path: resourcePath(TEMPLATES, undefined, name) });
-  if (!got.ok && got.status !== 404) transientOr(`get template ${name}`, got.status, got.reason, got.error);
-  const t = got.ok ? got.data! : null;
+  const { t, all } = opts.recountOnly ? { t: await readTemplate(deps, name), all: [] } : await readAllTemplates(deps, name);
   const result: TemplateResult = { template: name, deleted: t === null, fannedOut: false, published: 0, targets: 0, statusWritten: false };
   const { namespaces, parents } = await readState(deps);
   let status = t?.status;
@@ -106,13 +122,14 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     result.fannedOut = true;
     const bucket = new TokenBucket(deps.messagesPerSecond ?? 2000, Math.max(1, Math.ceil((deps.messagesPerSecond ?? 2000) / 10)));
     const cause = `template/${name}@${t?.metadata.resourceVersion ?? 'deleted'}`;
+    const digest = templatesDigest(all);
     const every = deps.progressEvery ?? 2000;
     const counts0 = t ? tallyTemplate(t, namespaces, parents, null, deps.systemNamespaces) : null;
     let failed = 0;
     for (const batch of chunk(targets, every)) {
       const results = await mapLimit(batch, deps.concurrency ?? 64, async (ns) => {
         await bucket.take((ms) => new Promise((r) => setTimeout(r, ms)));
-        const msg: ReconcileMessage = { v: 1, cluster: deps.cluster, kind: 'Namespace', name: ns, type: 'FANOUT', cause };
+        const msg: ReconcileMessage = { v: 1, cluster: deps.cluster, kind: 'Namespace', name: ns, type: 'FANOUT', cause, templates: digest };
         return deps.bus.publish(deps.namespaceTopic, encodeMessage(msg));
       });
       result.published += results.filter((r) => r.ok).length;

@@ -35,6 +35,13 @@ describe('reconcile messages', () => {
     expect(decodeMessage(data)).toEqual({ ok: false, reason });
   });
 
+  it('a fan-out carries the digest of the templates it saw; anything but a hex digest is dropped', () => {
+    const fanout: ReconcileMessage = { ...msg, type: 'FANOUT', cause: 'template/t@1', templates: 'c38666ea47323d2b7a253e1ab8042301' };
+    expect(decodeMessage(encodeMessage(fanout).data)).toEqual({ ok: true, message: fanout });
+    const odd = decodeMessage(Buffer.from(JSON.stringify({ ...fanout, templates: 'not a digest' })));
+    expect(odd.ok && odd.message.templates).toBeUndefined();
+  });
+
   it('drops unknown fields instead of passing them on', () => {
     const decoded = decodeMessage(Buffer.from(JSON.stringify({ ...msg, object: { huge: true } })));
     expect(decoded.ok && 'object' in decoded.message).toBe(false);

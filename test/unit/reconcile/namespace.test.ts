@@ -8,6 +8,7 @@ import { collectingLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
 import type { FaultHook } from '../../../shared/kube/client.ts';
 import { memoryApi, type MemoryApi } from './memory-api.ts';
+import { readRecord } from '../../../shared/reconcile/record.ts';
 
 function ns(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject {
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'pending', ...labels }, annotations: { [KEY.creator]: 'alice', ...annotations } } };
@@ -115,19 +116,20 @@ describe('reconcileNamespace', () => {
     expect(api.get('v1', 'Namespace', undefined, 'old')?.metadata.annotations?.[KEY.failure]).toContain('subjects[0].name: RenderFailed (HTTP 422): "$(CREATOR)" renders empty here: the namespace has no furnish.dev/creator annotation');
   });
 
-  it('an inventoried object that cannot be read (403) stays in the inventory, so it is still pruned later', async () => {
+  it('a kind that cannot be listed (403) keeps what the record says of it, so its objects are still pruned later', async () => {
     let forbid = false;
-    const { api, deps } = setup((req) => (forbid && req.method === 'GET' && req.path.endsWith('/configmaps/old') ? { status: 403, error: 'forbidden' } : undefined));
+    const { api, deps } = setup((req) => (forbid && req.method === 'GET' && req.path.endsWith('/namespaces/team-a/configmaps') ? { status: 403, error: 'forbidden' } : undefined));
     api.put(ns('team-a'));
     api.put(tpl('base', [cm('old'), cm('kept')]));
     await reconcileNamespace(deps, 'team-a');
     api.put(tpl('base', [cm('kept')]));
     forbid = true;
     await reconcileNamespace(deps, 'team-a');
-    expect(api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')?.metadata.annotations?.[KEY.inventory]).toBe('/ConfigMap/team-a/kept,/ConfigMap/team-a/old');
+    expect(Object.keys(readRecord(api.get('v1', 'Namespace', undefined, 'team-a')!)!.objects)).toEqual(['/ConfigMap/team-a/kept', '/ConfigMap/team-a/old']);
     forbid = false;
     expect((await reconcileNamespace(deps, 'team-a')).outcome?.pruned).toBe(1);
     expect(api.get('v1', 'ConfigMap', 'team-a', 'old')).toBeUndefined();
+    expect(Object.keys(readRecord(api.get('v1', 'Namespace', undefined, 'team-a')!)!.objects)).toEqual(['/ConfigMap/team-a/kept']);
   });
 
   it('transient API errors are retried inside the seam and converge', async () => {

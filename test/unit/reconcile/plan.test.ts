@@ -2,8 +2,9 @@ import { describe, it, expect } from '@jest/globals';
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
-import { observedHash, withObservedHash } from '../../../shared/reconcile/observed.ts';
-import { desiredState, needsApply, parentInventory, parentNeedsWrite, parentObject, planNamespace, planWrites, toObserve, type DesiredState } from '../../../shared/reconcile/plan.ts';
+import { observedHash } from '../../../shared/reconcile/observed.ts';
+import { afterWrites, desiredState, kindsToObserve, needsApply, parentNeedsWrite, parentObject, planNamespace, planWrites, type DesiredState, type PlanInput } from '../../../shared/reconcile/plan.ts';
+import { EMPTY_RECORD, formatRecord, readRecord, type AppliedRecord } from '../../../shared/reconcile/record.ts';
 
 function namespace(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject {
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, labels: { [KEY.metadataName]: name, ...labels }, annotations: { [KEY.creator]: 'alice', ...annotations } } };
@@ -22,19 +23,27 @@ const roleBinding: KubeObject = {
   subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: '$(CREATOR)' }],
 };
 
-/** What the API server would hold after applying the desired objects (plus server-side extras), with the hash of its dry-run answer. */
+/** The managedFields entry a template apply by Furnish leaves: it owns the label and the recorded annotations. */
+const furnishApply = { manager: 'furnish', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { [`f:${KEY.template}`]: {} }, 'f:annotations': { [`f:${KEY.appliedHash}`]: {}, [`f:${KEY.deletionPolicy}`]: {} } } } };
+
+/** What the API server would hold after applying the desired objects (plus server-side extras). */
 function liveFrom(desired: DesiredState, normalise: (o: KubeObject) => KubeObject = (o) => o): KubeObject[] {
-  return desired.objects.map((d) => {
-    const served = normalise({ ...d.object, metadata: { ...d.object.metadata, uid: 'x', resourceVersion: '7', managedFields: [] } });
-    return withObservedHash(served, observedHash(d.object, served));
-  });
+  return desired.objects.map((d) => normalise({ ...d.object, metadata: { ...d.object.metadata, uid: 'x', resourceVersion: '7', managedFields: [furnishApply] } }));
+}
+
+/** The record Furnish leaves after applying `live` for `desired`. */
+function recordOf(desired: DesiredState, live: KubeObject[]): AppliedRecord {
+  const objects: AppliedRecord['objects'] = {};
+  desired.objects.forEach((d, i) => { objects[d.key] = { template: d.template, applied: d.hash, observed: d.mode === 'CreateOnly' ? '' : observedHash(d.object, live[i]!) }; });
+  return { objects, groupKinds: desired.groupKinds, applied: desired.matched, failed: [] };
 }
 
 function converged(ns: KubeObject, templates: NamespaceTemplate[]) {
   const desired = desiredState(ns, templates);
-  const written = parentObject(ns.metadata.name!, { groupKinds: desired.groupKinds, inventory: desired.objects.map((o) => o.key), applied: desired.matched, failed: [] });
+  const written = parentObject(ns.metadata.name!, { groupKinds: desired.groupKinds, applied: desired.matched, failed: [] });
   const parent = { ...written, metadata: { ...written.metadata, resourceVersion: '3' } };
-  return { desired, observed: liveFrom(desired), parent };
+  const observed = liveFrom(desired);
+  return { desired, observed, parent, record: recordOf(desired, observed) };
 }
 
 describe('desiredState', () => {
@@ -81,32 +90,32 @@ describe('planNamespace', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'pending' });
     const templates = [template('base', [configMap('owner'), roleBinding])];
     const desired = desiredState(ns, templates);
-    const plan = planNamespace({ namespace: ns, desired, observed: [], parent: null, templates });
+    const plan = planNamespace({ namespace: ns, desired, observed: [], parent: null, record: EMPTY_RECORD, templates });
     expect(plan.parentBefore?.metadata.annotations?.[KEY.applySetGroupKinds]).toBe('ConfigMap,RoleBinding.rbac.authorization.k8s.io');
     expect(plan.apply.map((a) => a.key).sort()).toEqual(['/ConfigMap/team-a/owner', 'rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin']);
     expect(plan.setReady).toBe(true);
-    expect(toObserve(null, desired)).toEqual({ by: 'inventory', keys: ['/ConfigMap/team-a/owner', 'rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin'] });
-    expect(parentInventory(plan.parentBefore)).toEqual(['/ConfigMap/team-a/owner', 'rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin']);
+    expect(kindsToObserve(desired, null, null, templates)).toEqual(['ConfigMap', 'RoleBinding.rbac.authorization.k8s.io']);
   });
 
   it('a converged namespace plans zero writes (a no-op resync writes nothing)', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
     const templates = [template('base', [configMap('owner'), roleBinding])];
-    const { desired, observed, parent } = converged(ns, templates);
-    const plan = planNamespace({ namespace: ns, desired, observed, parent, templates });
+    const { desired, observed, parent, record } = converged(ns, templates);
+    const plan = planNamespace({ namespace: ns, desired, observed, parent, record, templates });
     expect(planWrites(plan)).toBe(0);
     expect(plan.keep).toHaveLength(2);
-    expect(parentNeedsWrite(parent, parentObject('team-a', { groupKinds: desired.groupKinds, inventory: desired.objects.map((o) => o.key), applied: desired.matched, failed: [] }))).toBe(false);
+    expect(parentNeedsWrite(parent, parentObject('team-a', { groupKinds: desired.groupKinds, applied: desired.matched, failed: [] }))).toBe(false);
   });
 
   it('server-added fields are not drift; a changed field of ours is', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
     const templates = [template('base', [configMap('owner')])];
-    const { desired, observed } = converged(ns, templates);
+    const { desired, observed, record } = converged(ns, templates);
     const want = desired.objects[0]!;
-    expect(needsApply(want, { ...observed[0]!, data: { owner: 'alice', extra: 'from someone else' } })).toBe(false);
-    expect(needsApply(want, { ...observed[0]!, data: { owner: 'mallory' } })).toBe(true);
-    expect(needsApply(want, undefined)).toBe(true);
+    const recorded = record.objects[want.key];
+    expect(needsApply(want, { ...observed[0]!, data: { owner: 'alice', extra: 'from someone else' } }, recorded)).toBe(false);
+    expect(needsApply(want, { ...observed[0]!, data: { owner: 'mallory' } }, recorded)).toBe(true);
+    expect(needsApply(want, undefined, recorded)).toBe(true);
   });
 
   it('what the server made of the template (quantities normalised, empty lists dropped) is not drift; an edit of it is', () => {
@@ -114,50 +123,54 @@ describe('planNamespace', () => {
     const quota: KubeObject = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { 'requests.cpu': '1000m', 'requests.memory': '1024Mi', 'limits.cpu': '0.5' }, scopes: [] } };
     const desired = desiredState(ns, [template('base', [quota])]);
     const normalise = (o: KubeObject): KubeObject => ({ ...o, spec: { hard: { 'requests.cpu': '1', 'requests.memory': '1Gi', 'limits.cpu': '500m' } }, status: { used: { 'requests.cpu': '0' } } });
-    const [live] = liveFrom(desired, normalise);
+    const served = liveFrom(desired, normalise);
+    const live = served[0]!;
     const want = desired.objects[0]!;
-    expect(needsApply(want, live)).toBe(false);
-    expect(needsApply(want, { ...live!, status: { used: { 'requests.cpu': '250m' } } })).toBe(false);
-    expect(needsApply(want, { ...live!, spec: { hard: { 'requests.cpu': '2', 'requests.memory': '1Gi', 'limits.cpu': '500m' } } })).toBe(true);
-    expect(needsApply(want, { ...live!, metadata: { ...live!.metadata, labels: { ...live!.metadata.labels, [KEY.template]: 'other' } } })).toBe(true);
-    // An object applied before the hash was recorded is applied once more, to record it.
-    const { [KEY.observedHash]: _gone, ...older } = live!.metadata.annotations!;
-    expect(needsApply(want, { ...live!, metadata: { ...live!.metadata, annotations: older } })).toBe(true);
+    const recorded = recordOf(desired, served).objects[want.key];
+    expect(needsApply(want, live, recorded)).toBe(false);
+    expect(needsApply(want, { ...live, status: { used: { 'requests.cpu': '250m' } } }, recorded)).toBe(false);
+    expect(needsApply(want, { ...live, spec: { hard: { 'requests.cpu': '2', 'requests.memory': '1Gi', 'limits.cpu': '500m' } } }, recorded)).toBe(true);
+    expect(needsApply(want, { ...live, metadata: { ...live.metadata, labels: { ...live.metadata.labels, [KEY.template]: 'other' } } }, recorded)).toBe(true);
+    // An object whose apply was never recorded is applied once more, to record it.
+    expect(needsApply(want, live, undefined)).toBe(true);
   });
 
   it('a template edit re-applies only the object whose content changed', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
     const before = [template('base', [configMap('owner'), roleBinding])];
-    const { observed, parent } = converged(ns, before);
+    const { observed, parent, record } = converged(ns, before);
     const after = [template('base', [configMap('owner', { owner: '$(CREATOR)', tier: 'gold' }), roleBinding])];
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, after), observed, parent, templates: after });
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, after), observed, parent, record, templates: after });
     expect(plan.apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/owner']);
     expect(planWrites(plan)).toBe(1);
   });
 
   it('an object removed from a template is pruned under Delete and released under Orphan', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
-    const { observed, parent } = converged(ns, [template('base', [configMap('owner'), roleBinding])]);
+    const { observed, parent, record } = converged(ns, [template('base', [configMap('owner'), roleBinding])]);
     const deleting = [template('base', [configMap('owner')], { deletionPolicy: 'Delete' })];
-    const p1 = planNamespace({ namespace: ns, desired: desiredState(ns, deleting), observed, parent, templates: deleting });
+    const p1 = planNamespace({ namespace: ns, desired: desiredState(ns, deleting), observed, parent, record, templates: deleting });
     expect(p1.prune.map((r) => r.key)).toEqual(['rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin']);
     const orphaning = [template('base', [configMap('owner')], { deletionPolicy: 'Orphan' })];
-    const p2 = planNamespace({ namespace: ns, desired: desiredState(ns, orphaning), observed, parent, templates: orphaning });
+    const p2 = planNamespace({ namespace: ns, desired: desiredState(ns, orphaning), observed, parent, record, templates: orphaning });
     expect(p2.prune).toEqual([]);
     expect(p2.orphan.map((r) => r.name)).toEqual(['creator-admin']);
   });
 
-  it('an object someone took our label off is theirs: never pruned', () => {
+  it('an object someone took our label off is still ours (field manager): pruned; one Furnish never applied is not', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
     const { observed, parent } = converged(ns, [template('base', [configMap('owner')])]);
     const unlabelled = observed.map((o) => ({ ...o, metadata: { ...o.metadata, labels: {} } }));
-    expect(planNamespace({ namespace: ns, desired: desiredState(ns, []), observed: unlabelled, parent, templates: [] }).prune).toEqual([]);
+    // No record either: ownership is read on the object, never from an annotation in the namespace.
+    expect(planNamespace({ namespace: ns, desired: desiredState(ns, []), observed: unlabelled, parent, record: EMPTY_RECORD, templates: [] }).prune.map((r) => r.name)).toEqual(['owner']);
+    const theirs = unlabelled.map((o) => ({ ...o, metadata: { ...o.metadata, managedFields: [{ ...furnishApply, manager: 'kubectl-client-side-apply' }] } }));
+    expect(planNamespace({ namespace: ns, desired: desiredState(ns, []), observed: theirs, parent, record: EMPTY_RECORD, templates: [] }).prune).toEqual([]);
   });
 
   it('objects of a deleted template follow the policy recorded on them', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
-    const { observed, parent } = converged(ns, [template('keep', [configMap('kept')], { deletionPolicy: 'Orphan' }), template('drop', [configMap('dropped')])]);
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, []), observed, parent, templates: [] });
+    const { observed, parent, record } = converged(ns, [template('keep', [configMap('kept')], { deletionPolicy: 'Orphan' }), template('drop', [configMap('dropped')])]);
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, []), observed, parent, record, templates: [] });
     expect(plan.orphan.map((r) => r.name)).toEqual(['kept']);
     expect(plan.prune.map((r) => r.name)).toEqual(['dropped']);
   });
@@ -165,9 +178,9 @@ describe('planNamespace', () => {
   it('relabelling a namespace out of a selector prunes that template only', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready', tier: 'gold' });
     const templates = [template('all', [configMap('everyone')]), template('gold', [configMap('gold-only')], { namespaces: { labelSelector: { matchLabels: { tier: 'gold' } } } })];
-    const { observed, parent } = converged(ns, templates);
+    const { observed, parent, record } = converged(ns, templates);
     const relabelled = namespace('team-a', { [KEY.phase]: 'ready', tier: 'silver' });
-    const plan = planNamespace({ namespace: relabelled, desired: desiredState(relabelled, templates), observed, parent, templates });
+    const plan = planNamespace({ namespace: relabelled, desired: desiredState(relabelled, templates), observed, parent, record, templates });
     expect(plan.prune.map((r) => r.name)).toEqual(['gold-only']);
     expect(plan.apply).toEqual([]);
   });
@@ -175,44 +188,125 @@ describe('planNamespace', () => {
   it('CreateOnly creates what is absent and never modifies what exists', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
     const templates = [template('once', [configMap('seed')], { mode: 'CreateOnly' })];
-    const fresh = planNamespace({ namespace: ns, desired: desiredState(ns, templates), observed: [], parent: null, templates });
+    const fresh = planNamespace({ namespace: ns, desired: desiredState(ns, templates), observed: [], parent: null, record: EMPTY_RECORD, templates });
     expect(fresh.create.map((c) => c.key)).toEqual(['/ConfigMap/team-a/seed']);
-    const { observed, parent } = converged(ns, templates);
+    const { observed, parent, record } = converged(ns, templates);
     const edited = [template('once', [configMap('seed', { changed: 'yes' })], { mode: 'CreateOnly' })];
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, edited), observed: observed.map((o) => ({ ...o, data: { user: 'edited' } })), parent, templates: edited });
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, edited), observed: observed.map((o) => ({ ...o, data: { user: 'edited' } })), parent, record, templates: edited });
     expect(planWrites(plan)).toBe(0);
   });
 
   it('never prunes the objects of a template that failed to render here', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
-    const { observed, parent } = converged(ns, [template('base', [configMap('owner')])]);
+    const { observed, parent, record } = converged(ns, [template('base', [configMap('owner')])]);
     const broken = [template('base', [configMap('$(NAMESPACE)-x'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'other' } }])];
     const desired = desiredState(ns, broken);
     expect(desired.problems.length).toBeGreaterThan(0);
-    const plan = planNamespace({ namespace: ns, desired, observed, parent, templates: broken });
+    const plan = planNamespace({ namespace: ns, desired, observed, parent, record, templates: broken });
     expect(plan.prune).toEqual([]);
   });
 
   it('the parent grows before objects are applied and ignores itself as an observed object', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
-    const { observed, parent } = converged(ns, [template('base', [configMap('owner')])]);
+    const { observed, parent, record } = converged(ns, [template('base', [configMap('owner')])]);
     const grown = [template('base', [configMap('owner'), roleBinding])];
     const desired = desiredState(ns, grown);
-    expect(toObserve(parent, desired)).toEqual({ by: 'inventory', keys: ['/ConfigMap/team-a/owner', 'rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin'] });
-    const foreign = { ...parent, metadata: { ...parent.metadata, annotations: { [KEY.applySetGroupKinds]: 'ConfigMap' } } };
-    expect(toObserve(foreign, desired)).toEqual({ by: 'kinds', groupKinds: ['ConfigMap', 'RoleBinding.rbac.authorization.k8s.io'] });
-    const plan = planNamespace({ namespace: ns, desired, observed: [...observed, parent], parent, templates: grown });
+    const foreign = { ...parent, metadata: { ...parent.metadata, annotations: { [KEY.applySetGroupKinds]: 'ConfigMap,Secret' } } };
+    expect(kindsToObserve(desired, null, foreign, [template('other', [{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 's' } }])])).toEqual(['ConfigMap', 'RoleBinding.rbac.authorization.k8s.io', 'Secret', 'ServiceAccount']);
+    const plan = planNamespace({ namespace: ns, desired, observed: [...observed, parent], parent, record, templates: grown });
     expect(plan.parentBefore?.metadata.annotations?.[KEY.applySetGroupKinds]).toBe('ConfigMap,RoleBinding.rbac.authorization.k8s.io');
     expect(plan.prune).toEqual([]);
   });
 
   it('the parent records applied and failed templates; clearing a failure is a write', () => {
-    const ok = parentObject('team-a', { groupKinds: ['ConfigMap'], inventory: [], applied: ['a', 'b'], failed: [] });
-    const failed = parentObject('team-a', { groupKinds: ['ConfigMap'], inventory: [], applied: ['a'], failed: ['b'] });
+    const ok = parentObject('team-a', { groupKinds: ['ConfigMap'], applied: ['a', 'b'], failed: [] });
+    const failed = parentObject('team-a', { groupKinds: ['ConfigMap'], applied: ['a'], failed: ['b'] });
     expect(failed.metadata.annotations?.[KEY.appliedTemplates]).toBe('a');
     expect(failed.metadata.annotations?.[KEY.failedTemplates]).toBe('b');
     expect(parentNeedsWrite(failed, ok)).toBe(true);
     expect(parentNeedsWrite(ok, ok)).toBe(false);
     expect(parentNeedsWrite(null, ok)).toBe(true);
+  });
+});
+
+describe('planNamespace from the record alone (a fan-out)', () => {
+  const ns = namespace('team-a', { [KEY.phase]: 'ready' });
+  const templates = [template('base', [configMap('owner'), roleBinding])];
+
+  it('a converged namespace plans nothing and reads nothing more', () => {
+    const { desired, record } = converged(ns, templates);
+    const plan = planNamespace({ namespace: ns, desired, observed: null, record, templates });
+    expect(planWrites(plan)).toBe(0);
+    expect(plan.needsObservation).toBe(false);
+  });
+
+  it('a changed object is applied on the record\'s word, as a single write needing no dry run', () => {
+    const { record } = converged(ns, templates);
+    const edited = [template('base', [configMap('owner', { owner: 'x' }), roleBinding])];
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, edited), observed: null, record, templates: edited });
+    expect(plan.apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/owner']);
+    expect(plan.dryRun).toEqual([]);
+    expect(plan.needsObservation).toBe(false);
+    const both = [template('base', [configMap('owner', { owner: 'x' }), { ...roleBinding, roleRef: { ...roleBinding.roleRef as object, name: 'edit' } }])];
+    expect(planNamespace({ namespace: ns, desired: desiredState(ns, both), observed: null, record, templates: both }).dryRun).toEqual(['base']);
+  });
+
+  it('something recorded that is no longer wanted asks for the objects to be read first', () => {
+    const { record } = converged(ns, templates);
+    const fewer = [template('base', [configMap('owner')])];
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, fewer), observed: null, record, templates: fewer });
+    expect(plan.needsObservation).toBe(true);
+    expect(plan.prune).toEqual([]);
+  });
+});
+
+describe('afterWrites', () => {
+  const ns = namespace('team-a', { [KEY.phase]: 'pending' });
+  const templates = [template('base', [configMap('owner'), roleBinding]), template('extra', [configMap('more')])];
+
+  it('records what was applied with the server\'s hash, grows the parent, and makes the namespace ready in one patch', () => {
+    const desired = desiredState(ns, templates);
+    const input: PlanInput = { namespace: ns, desired, observed: [], parent: null, record: EMPTY_RECORD, templates };
+    const plan = planNamespace(input);
+    const applied = new Map(desired.objects.map((d) => [d.key, `seen-${d.key}`]));
+    const after = afterWrites(input, plan, { applied, created: new Set(), released: new Set(), failures: [] });
+    expect(Object.keys(after.record.objects).sort()).toEqual(desired.objects.map((d) => d.key).sort());
+    expect(after.record.objects['/ConfigMap/team-a/owner']).toEqual({ template: 'base', applied: desired.objects.find((d) => d.key === '/ConfigMap/team-a/owner')!.hash, observed: 'seen-/ConfigMap/team-a/owner' });
+    expect(after.appliedTemplates).toEqual(['base', 'extra']);
+    expect(after.parent.metadata.annotations?.[KEY.appliedTemplates]).toBe('base,extra');
+    expect(after.parentWrite).toBe(true);
+    expect(after.namespacePatch?.metadata.labels?.[KEY.phase]).toBe('ready');
+    const patched = { ...ns, metadata: { ...ns.metadata, annotations: { ...ns.metadata.annotations, ...after.namespacePatch!.metadata.annotations } } } as KubeObject;
+    expect(readRecord(patched)).toEqual(after.record);
+  });
+
+  it('a failed template is recorded as failed, keeps nothing it did not apply, and fails the namespace', () => {
+    const desired = desiredState(ns, templates);
+    const input: PlanInput = { namespace: ns, desired, observed: [], parent: null, record: EMPTY_RECORD, templates };
+    const plan = planNamespace(input);
+    const applied = new Map(desired.objects.filter((d) => d.template === 'base').map((d) => [d.key, 'h']));
+    const failures = [{ template: 'extra', key: '/ConfigMap/team-a/more', hash: '', status: 422, reason: 'Invalid', message: 'no' }];
+    const after = afterWrites(input, plan, { applied, created: new Set(), released: new Set(), failures });
+    expect(Object.keys(after.record.objects)).not.toContain('/ConfigMap/team-a/more');
+    expect(after.failedTemplates).toEqual(['extra']);
+    expect(after.parent.metadata.annotations?.[KEY.failedTemplates]).toBe('extra');
+    expect(after.phase.phase).toBe('failed');
+  });
+
+  it('released objects leave the record; a converged namespace needs no write at all', () => {
+    const ready = namespace('team-a', { [KEY.phase]: 'ready' });
+    const { desired, observed, parent, record } = converged(ready, templates);
+    const recorded = { ...ready, metadata: { ...ready.metadata, annotations: { ...ready.metadata.annotations, [KEY.applied]: formatRecord(record) } } };
+    const input: PlanInput = { namespace: recorded, desired, observed, parent, record, templates };
+    const after = afterWrites(input, planNamespace(input), { applied: new Map(), created: new Set(), released: new Set(), failures: [] });
+    expect(after.namespacePatch).toBeNull();
+    expect(after.parentWrite).toBe(false);
+    const fewer = [template('base', [configMap('owner'), roleBinding])];
+    const shrunk: PlanInput = { ...input, desired: desiredState(recorded, fewer), templates: fewer };
+    const plan = planNamespace(shrunk);
+    expect(plan.prune.map((r) => r.key)).toEqual(['/ConfigMap/team-a/more']);
+    const gone = afterWrites(shrunk, plan, { applied: new Map(), created: new Set(), released: new Set(['/ConfigMap/team-a/more']), failures: [] });
+    expect(Object.keys(gone.record.objects)).not.toContain('/ConfigMap/team-a/more');
+    expect(gone.parent.metadata.annotations?.[KEY.appliedTemplates]).toBe('base');
   });
 });

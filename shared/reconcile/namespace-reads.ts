@@ -1,0 +1,145 @@
+// reconcile-namespace's reads, thin: the namespace, the templates (listed once per fan-out, not
+// once per namespace), the ApplySet parent, the live objects of the kinds Furnish may have
+// applied, and the creator's `use` of require-permission templates. No decisions here beyond
+// classifying a failed read: transient ones throw TransientError (redelivery), permanent ones
+// are answered as a reason.
+import { creatorIdentityOf, templateUseCheck, templateUseRefused } from '../auth/creator.ts';
+import { listAll, NAMESPACES, TEMPLATES } from '../kube/api.ts';
+import type { KubeClient, KubeResponse } from '../kube/client.ts';
+import { classifyApiError, TransientError } from '../kube/errors.ts';
+import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
+import type { Authorizer } from '../kube/sar.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { Logger } from '../log.ts';
+import { APPLYSET_PARENT_NAME, templatesNeedingPermission, type NamespaceTemplate } from '../render/index.ts';
+import { refusal } from '../webhooks/rules/outcome.ts';
+import { templatesDigest } from './fanout.ts';
+import { parseGroupKind } from './objects.ts';
+import { namespaceInfo } from './plan.ts';
+
+export interface ReadDeps {
+  kube: KubeClient;
+  resolver: ResourceResolver;
+  authorizer?: Authorizer;
+  systemNamespaces?: readonly string[];
+  log: Logger;
+}
+
+/** A failed read: transient ones throw (redelivery), permanent ones are answered with the reason. */
+export function failRead(what: string, res: Pick<KubeResponse<unknown>, 'status' | 'reason' | 'error'>): string {
+  const c = classifyApiError({ status: res.status, reason: res.reason });
+  if (c.class === 'transient') throw new TransientError(`${what}: ${c.why}: ${res.error ?? ''}`, { status: res.status, reason: res.reason, message: res.error });
+  return `${what}: ${c.why}: ${res.error ?? ''}`;
+}
+
+export type Read<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+/** The object at `path`, null when absent. */
+async function getOrNull(kube: KubeClient, what: string, path: string): Promise<Read<KubeObject | null>> {
+  const res = await kube.call<KubeObject>({ method: 'GET', path });
+  if (res.ok) return { ok: true, value: res.data! };
+  if (res.status === 404) return { ok: true, value: null };
+  return { ok: false, reason: failRead(what, res) };
+}
+
+export function readNamespace(kube: KubeClient, name: string): Promise<Read<KubeObject | null>> {
+  return getOrNull(kube, `get namespace ${name}`, resourcePath(NAMESPACES, undefined, name));
+}
+
+export function readParent(kube: KubeClient, namespace: string): Promise<Read<KubeObject | null>> {
+  return getOrNull(kube, `get applyset parent in ${namespace}`, `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${APPLYSET_PARENT_NAME}`);
+}
+
+interface TemplateSnapshot {
+  digest: string;
+  templates: NamespaceTemplate[];
+}
+
+/** Per client: the last templates listed, and a list in flight that concurrent fan-out messages share. */
+const snapshots = new WeakMap<KubeClient, { last?: TemplateSnapshot; inflight?: Promise<Read<TemplateSnapshot>> }>();
+
+async function listTemplatesNow(kube: KubeClient): Promise<Read<TemplateSnapshot>> {
+  const { result, items } = await listAll(kube, resourcePath(TEMPLATES));
+  if (!result.ok) return { ok: false, reason: failRead('list namespacetemplates', result) };
+  const templates = items as NamespaceTemplate[];
+  return { ok: true, value: { digest: templatesDigest(templates), templates } };
+}
+
+/**
+ * Every template. `vouched` is the digest a fan-out message carries (templatesDigest): templates
+ * held with that digest are the ones the fan-out saw, and are used without a read. Without it
+ * (a new namespace, drift, a resync) they are always listed, so nothing newer is missed.
+ */
+export async function readTemplates(kube: KubeClient, vouched?: string): Promise<Read<NamespaceTemplate[]>> {
+  let slot = snapshots.get(kube);
+  if (!slot) snapshots.set(kube, (slot = {}));
+  if (vouched !== undefined) {
+    if (slot.last?.digest === vouched) return { ok: true, value: slot.last.templates };
+    const shared = slot.inflight ? await slot.inflight : undefined;
+    if (shared?.ok && shared.value.digest === vouched) return { ok: true, value: shared.value.templates };
+  }
+  const listing = listTemplatesNow(kube);
+  slot.inflight = listing;
+  const got = await listing;
+  if (slot.inflight === listing) slot.inflight = undefined;
+  if (!got.ok) return got;
+  slot.last = got.value;
+  return { ok: true, value: got.value.templates };
+}
+
+export interface Observed {
+  /** Every object of the kinds listed (ownership is the planner's to judge). */
+  objects: KubeObject[];
+  /** Kinds that could not be listed for a permanent reason (403, not served): nothing is forgotten about them. */
+  unreadableKinds: string[];
+}
+
+/** Lists each kind in the namespace, every object (a label taken off does not hide one). */
+export async function observeKinds(deps: ReadDeps, namespace: string, kinds: readonly string[]): Promise<Observed> {
+  const observed: Observed = { objects: [], unreadableKinds: [] };
+  for (const gk of kinds) {
+    const { group, kind } = parseGroupKind(gk);
+    const info = await deps.resolver.forGroupKind(group, kind);
+    if (!info) {
+      observed.unreadableKinds.push(gk);
+      continue;
+    }
+    if (!info.namespaced) continue;
+    const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;
+    const { result, items } = await listAll(deps.kube, resourcePath(info, namespace));
+    if (!result.ok) {
+      deps.log.log('WARNING', 'kind not readable; what Furnish recorded of it is kept', { namespace, groupKind: gk, why: failRead(`list ${gk} in ${namespace}`, result) });
+      observed.unreadableKinds.push(gk);
+      continue;
+    }
+    for (const item of items) observed.objects.push({ ...item, apiVersion: item.apiVersion ?? apiVersion, kind: item.kind ?? kind });
+  }
+  return observed;
+}
+
+export interface Grants {
+  granted: Set<string>;
+  refused: { template: string; message: string }[];
+}
+
+/**
+ * The require-permission templates the creator may use, asked with the identity admission recorded
+ * (the same rule as admission, shared/auth/creator.ts); each refused one is a failure to report.
+ */
+export async function grantedTemplates(deps: ReadDeps, ns: KubeObject, templates: readonly NamespaceTemplate[]): Promise<Grants> {
+  const granted = new Set<string>();
+  const refused: { template: string; message: string }[] = [];
+  const creator = creatorIdentityOf(ns.metadata.annotations);
+  const needing = templatesNeedingPermission(namespaceInfo(ns), templates, { systemNamespaces: deps.systemNamespaces });
+  if (!deps.authorizer || needing.length === 0) return { granted, refused };
+  await Promise.all(needing.map(async (t) => {
+    const name = t.metadata.name ?? '';
+    if (!creator) return void refused.push({ template: name, message: `template "${name}" requires permission and namespace "${ns.metadata.name ?? ''}" records no creator` });
+    const check = templateUseCheck(creator, name);
+    const d = await deps.authorizer!.check(check);
+    if (d.error) throw new TransientError(`SubjectAccessReview for template ${name}: ${d.error}`, { status: 0, message: d.error });
+    if (d.allowed) granted.add(name);
+    else refused.push({ template: name, message: refusal(creator, templateUseRefused(name), check) });
+  }));
+  return { granted, refused };
+}

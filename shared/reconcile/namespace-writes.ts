@@ -1,0 +1,136 @@
+// reconcile-namespace's writes, thin: carry out a plan (plan.ts) and say what each write did.
+// Each template applies all or nothing: a template with two or more writes has every one dry-run
+// first, and one the server refuses sends none (a single write is its own dry run); a template
+// with a refused write prunes nothing either.
+import { applyObject, createObject, deleteObject, EVENTS, mergePatch, NAMESPACES } from '../kube/api.ts';
+import type { KubeClient, KubeResponse } from '../kube/client.ts';
+import { classifyApiError, TransientError } from '../kube/errors.ts';
+import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { Logger } from '../log.ts';
+import { APPLYSET_PARENT_NAME } from '../render/index.ts';
+import type { MetadataPatch } from '../initializers/decide.ts';
+import { mapLimit } from './concurrency.ts';
+import type { ObjectRef } from './objects.ts';
+import { observedHash } from './observed.ts';
+import { PARENT_FAILURE, type DesiredObject, type NamespacePlan, type OrphanRef, type WriteResults } from './plan.ts';
+import { eventObject, type namespaceEvent, type ObjectFailure } from './report.ts';
+
+export const EVENT_COMPONENT = 'furnish-reconciler';
+
+export interface WriteDeps {
+  kube: KubeClient;
+  resolver: ResourceResolver;
+  applyConcurrency?: number;
+  log: Logger;
+}
+
+export interface Execution extends WriteResults {
+  applied: Map<string, string>;
+  created: Set<string>;
+  released: Set<string>;
+  failures: ObjectFailure[];
+  writes: number;
+  transient: string[];
+  counts: { applied: number; created: number; pruned: number; orphaned: number };
+}
+
+export function newExecution(): Execution {
+  return { applied: new Map(), created: new Set(), released: new Set(), failures: [], writes: 0, transient: [], counts: { applied: 0, created: 0, pruned: 0, orphaned: 0 } };
+}
+
+function recordFailure(exec: Execution, template: string, key: string, hash: string, res: KubeResponse<unknown>): void {
+  const c = classifyApiError({ status: res.status, reason: res.reason });
+  if (c.class === 'transient') exec.transient.push(`${key}: ${c.why}`);
+  else exec.failures.push({ template, key, hash, status: res.status, reason: res.reason ?? c.why, message: res.error ?? '' });
+}
+
+type WriteHow = 'apply' | 'create';
+
+const alreadyExists = (how: WriteHow, res: KubeResponse<unknown>): boolean => how === 'create' && res.status === 409 && res.reason === 'AlreadyExists';
+
+/** Sends one write (or its dry run); a create of an object that exists is fine: CreateOnly never touches it. */
+async function write(deps: WriteDeps, exec: Execution, want: DesiredObject, how: WriteHow, dryRun: boolean): Promise<boolean> {
+  const info = await deps.resolver.forObject(want.object.apiVersion, want.object.kind);
+  if (!info) {
+    exec.failures.push({ template: want.template, key: want.key, hash: want.hash, status: 404, reason: 'NotFound', message: `the API server does not serve ${want.object.apiVersion} ${want.object.kind}` });
+    return false;
+  }
+  if (!dryRun) exec.writes += 1;
+  const res = how === 'apply' ? await applyObject(deps.kube, info, want.object, { dryRun }) : await createObject(deps.kube, info, want.object, { dryRun });
+  if (res.ok && !dryRun) {
+    if (how === 'apply') {
+      exec.applied.set(want.key, observedHash(want.object, res.data ?? want.object));
+      exec.counts.applied += 1;
+    } else {
+      exec.created.add(want.key);
+      exec.counts.created += 1;
+    }
+  }
+  if (res.ok || alreadyExists(how, res)) return true;
+  recordFailure(exec, want.template, want.key, want.hash, res);
+  return false;
+}
+
+async function release(deps: WriteDeps, exec: Execution, ref: ObjectRef | OrphanRef, how: 'prune' | 'orphan'): Promise<void> {
+  const info = await deps.resolver.forObject(ref.apiVersion, ref.kind);
+  if (!info) return;
+  exec.writes += 1;
+  const res = how === 'prune'
+    ? await deleteObject(deps.kube, info, ref.namespace, ref.name)
+    : await mergePatch(deps.kube, resourcePath(info, ref.namespace, ref.name), (ref as OrphanRef).patch);
+  if (res.ok || res.status === 404) {
+    exec.released.add(ref.key);
+    if (res.ok) exec.counts[how === 'prune' ? 'pruned' : 'orphaned'] += 1;
+  } else recordFailure(exec, ref.template, ref.key, '', res);
+}
+
+export async function applyParent(deps: WriteDeps, exec: Execution, parent: KubeObject): Promise<void> {
+  exec.writes += 1;
+  const res = await applyObject(deps.kube, { group: '', version: 'v1', plural: 'configmaps', namespaced: true }, parent);
+  if (!res.ok) recordFailure(exec, PARENT_FAILURE, `/ConfigMap/${parent.metadata.namespace}/${APPLYSET_PARENT_NAME}`, '', res);
+}
+
+const failedTemplates = (exec: Execution, blocked: ReadonlySet<string>): Set<string> => new Set([...blocked, ...exec.failures.map((f) => f.template)]);
+
+/**
+ * Carries out a plan: dry runs, the parent when its group-kinds grow, the writes of the templates
+ * the server accepted in full, then the releases of templates with no refused write. `blocked`
+ * are templates that could not render here: their live objects stay as they are.
+ */
+export async function execute(deps: WriteDeps, plan: NamespacePlan, blocked: ReadonlySet<string>): Promise<Execution> {
+  const exec = newExecution();
+  const limit = deps.applyConcurrency ?? 8;
+  const writes = [...plan.apply.map((w) => ['apply', w] as const), ...plan.create.map((w) => ['create', w] as const)];
+  const dryRun = new Set(plan.dryRun);
+  await mapLimit(writes.filter(([, w]) => dryRun.has(w.template)), limit, ([how, w]) => write(deps, exec, w, how, true));
+  if (exec.transient.length > 0) return exec;
+  if (plan.parentBefore) {
+    await applyParent(deps, exec, plan.parentBefore);
+    if (exec.transient.length > 0 || exec.failures.some((f) => f.template === PARENT_FAILURE)) return exec;
+  }
+  const refused = failedTemplates(exec, blocked);
+  await mapLimit(writes.filter(([, w]) => !refused.has(w.template)), limit, ([how, w]) => write(deps, exec, w, how, false));
+  const afterWrites = failedTemplates(exec, blocked);
+  const releases = [...plan.prune.map((r) => ['prune', r] as const), ...plan.orphan.map((r) => ['orphan', r] as const)].filter(([, r]) => !afterWrites.has(r.template));
+  await mapLimit(releases, limit, ([how, r]) => release(deps, exec, r, how));
+  return exec;
+}
+
+export async function postEvent(deps: WriteDeps, ns: KubeObject, draft: ReturnType<typeof namespaceEvent>, now: Date): Promise<number> {
+  if (!draft) return 0;
+  const res = await createObject(deps.kube, EVENTS, eventObject(draft, ns, now, EVENT_COMPONENT));
+  if (!res.ok && !(res.status === 409)) deps.log.log('WARNING', 'could not record event', { namespace: ns.metadata.name, reason: draft.reason, status: res.status, error: res.error });
+  return 1;
+}
+
+/** The namespace's one write after a reconcile (phase and record). Transient failures throw; a permanent one is answered as a reason. */
+export async function patchNamespace(deps: WriteDeps, name: string, patch: MetadataPatch): Promise<string | null> {
+  const res = await mergePatch(deps.kube, resourcePath(NAMESPACES, undefined, name), patch);
+  if (res.ok) return null;
+  const c = classifyApiError({ status: res.status, reason: res.reason });
+  if (c.class === 'transient') throw new TransientError(`write namespace ${name}: ${c.why}`, { status: res.status, reason: res.reason });
+  deps.log.log('ERROR', 'could not write namespace', { namespace: name, keys: Object.keys(patch.metadata.annotations ?? {}).concat(Object.keys(patch.metadata.labels ?? {})), status: res.status, error: res.error });
+  return c.why;
+}
+

@@ -1,0 +1,159 @@
+// What Furnish owns, and what a reconcile costs, on kube-sim and on a real API server
+// (FURNISH_TEST_KUBECONFIG): ownership is read from the objects (the template label, or the
+// fields Furnish's field manager still owns in managedFields), never from an annotation tenants
+// can edit; a fan-out reconcile costs at most (objects that changed) + 2 calls per namespace and
+// lists the templates once. Calls are counted at the reconcilers' client seam, the same on both
+// servers.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { KEY } from '../../shared/keys.ts';
+import { applyObject, mergePatch } from '../../shared/kube/api.ts';
+import type { KubeClient, KubeRequest } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { NamespaceTemplate } from '../../shared/render/types.ts';
+import { silentLogger } from '../../shared/log.ts';
+import { ownedByFurnish } from '../../shared/reconcile/objects.ts';
+import { orphanPatch } from '../../shared/reconcile/plan.ts';
+import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
+import { useTestCluster, type TestCluster } from '../support/cluster.ts';
+import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, get, patchNamespace, waitFor, waitReady } from './helpers.ts';
+
+let cluster: TestCluster;
+let stack: LocalStack;
+let admin: KubeClient;
+/** Every request the reconcilers send (not the relay), seen at their client's seam. */
+const sent: KubeRequest[] = [];
+const run = `${process.pid % 1000}-${Date.now().toString(36).slice(-4)}`;
+let seq = 0;
+const uniq = (p: string) => `${p}-${run}-${++seq}`;
+const created = { namespaces: [] as string[], templates: [] as string[] };
+const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps', namespaced: true };
+
+async function namespace(name: string, labels: Record<string, string>): Promise<void> {
+  created.namespaces.push(name);
+  await createNamespace(admin, name, labels, { [KEY.creator]: 'alice' });
+}
+
+async function template(t: NamespaceTemplate): Promise<void> {
+  created.templates.push(t.metadata.name!);
+  await applyTemplate(admin, t);
+}
+
+const configMap = (name: string, data: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
+const tpl = (name: string, selector: Record<string, string>, objects: KubeObject[], mode: 'Enforce' | 'CreateOnly' = 'Enforce'): NamespaceTemplate => ({
+  apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: selector } }, templates: objects, mode, deletionPolicy: 'Delete' },
+});
+
+async function settle(): Promise<void> {
+  for (let quiet = 0; quiet < 2; ) {
+    await stack.idle();
+    await new Promise((r) => setTimeout(r, 150));
+    quiet = (await Promise.race([stack.idle().then(() => true), new Promise((r) => setTimeout(() => r(false), 10))])) ? quiet + 1 : 0;
+  }
+}
+
+beforeAll(async () => {
+  cluster = await useTestCluster();
+  const context = cluster.isSimulated ? cluster.users.admin!.context : undefined;
+  admin = await clientFor(cluster.kubeconfigPath, context);
+  stack = await startLocalStack({
+    kubeconfigPath: cluster.kubeconfigPath, context, port: 0, relayPort: 0, webhooks: false, resyncSeconds: 0, log: silentLogger,
+    env: { FURNISH_WATCH_TIMEOUT_SECONDS: '5' },
+    // The reconcilers' client only (the relay's lists are not theirs).
+    kubeOptions: { faults: (req) => void sent.push(req) },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  if (cluster && !cluster.isSimulated && admin) {
+    for (const n of created.namespaces) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
+    for (const t of new Set(created.templates)) await deleteTemplate(admin, t);
+  }
+  await stack?.stop();
+  admin?.close();
+  await cluster?.stop();
+});
+
+describe('managedFields say who owns what (the same on kube-sim and a real server)', () => {
+  it('a label taken off by someone else leaves Furnish owning its recorded annotations; orphaning releases everything', async () => {
+    const ns = uniq('fields');
+    await namespace(ns, {});
+    const obj: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: ns, labels: { [KEY.template]: 't' }, annotations: { [KEY.appliedHash]: 'h', [KEY.deletionPolicy]: 'Delete' } }, data: { a: '1' } };
+    expect((await applyObject(admin, CONFIGMAPS, obj)).ok).toBe(true);
+    const taken = await mergePatch(admin, CONFIGMAP(ns, 'x'), { metadata: { labels: { [KEY.template]: null } } }, 'kubectl-label');
+    expect(taken.ok).toBe(true);
+    const live = (await get(admin, CONFIGMAP(ns, 'x')))!;
+    expect(live.metadata.labels?.[KEY.template]).toBeUndefined();
+    const furnish = (live.metadata.managedFields as { manager: string; operation: string; fieldsV1: Record<string, Record<string, Record<string, unknown>>> }[]).filter((e) => e.manager === 'furnish');
+    expect(furnish.map((e) => e.operation)).toEqual(['Apply']);
+    expect(Object.keys(furnish[0]!.fieldsV1['f:metadata']!['f:labels'] ?? {})).not.toContain(`f:${KEY.template}`);
+    expect(Object.keys(furnish[0]!.fieldsV1['f:metadata']!['f:annotations']!)).toContain(`f:${KEY.appliedHash}`);
+    expect(ownedByFurnish(live)).toBe(true);
+    expect((await mergePatch(admin, CONFIGMAP(ns, 'x'), orphanPatch())).ok).toBe(true);
+    const released = (await get(admin, CONFIGMAP(ns, 'x')))!;
+    expect(ownedByFurnish(released)).toBe(false);
+    expect(released.data).toEqual({ a: '1' });
+  });
+});
+
+describe('ownership is not an annotation tenants can edit', () => {
+  it('objects whose label was taken off, in a namespace whose ApplySet parent was edited, are still pruned when the template stops selecting it', async () => {
+    const label = uniq('own');
+    const name = uniq('owned');
+    const ns = uniq('tenant');
+    await template(tpl(name, { own: label }, [configMap('seed', { a: '1' })], 'CreateOnly'));
+    await namespace(ns, { own: label });
+    await waitReady(admin, ns);
+    await waitFor('seed created', async () => get(admin, CONFIGMAP(ns, 'seed')));
+    // A namespace user detaches what they can: the label off the object, the parent's bookkeeping emptied.
+    expect((await mergePatch(admin, CONFIGMAP(ns, 'seed'), { metadata: { labels: { [KEY.template]: null } } }, 'kubectl-edit')).ok).toBe(true);
+    const parentEdit = { metadata: { annotations: { [KEY.appliedTemplates]: '', 'applyset.kubernetes.io/contains-group-kinds': '', 'furnish.dev/inventory': '' } } };
+    expect((await mergePatch(admin, CONFIGMAP(ns, 'furnish-applyset'), parentEdit, 'kubectl-edit')).ok).toBe(true);
+    await settle();
+    // CreateOnly never rewrites it: the label stays off.
+    expect((await get(admin, CONFIGMAP(ns, 'seed')))?.metadata.labels?.[KEY.template]).toBeUndefined();
+    await patchNamespace(admin, ns, { metadata: { labels: { own: 'elsewhere' } } });
+    await waitFor('the detached object pruned all the same', async () => (await get(admin, CONFIGMAP(ns, 'seed'))) === undefined, 20_000);
+  });
+
+  it('an object someone else created with the same kind is never pruned', async () => {
+    const label = uniq('mine');
+    const ns = uniq('theirs');
+    await template(tpl(uniq('mine'), { mine: label }, [configMap('ours', { a: '1' })]));
+    await namespace(ns, { mine: label });
+    await waitReady(admin, ns);
+    expect((await applyObject(admin, CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'theirs', namespace: ns }, data: { b: '2' } }, { fieldManager: 'kubectl' })).ok).toBe(true);
+    await patchNamespace(admin, ns, { metadata: { labels: { mine: 'elsewhere' } } });
+    await waitFor('ours pruned', async () => (await get(admin, CONFIGMAP(ns, 'ours'))) === undefined, 20_000);
+    await settle();
+    expect(await get(admin, CONFIGMAP(ns, 'theirs'))).toBeDefined();
+  });
+});
+
+describe('calls per namespace reconcile', () => {
+  it('a fan-out of a one-object change costs at most changed + 2 calls per namespace, and lists the templates at most twice in all', async () => {
+    const label = uniq('calls');
+    const name = uniq('calls');
+    const n = 6;
+    const names = Array.from({ length: n }, () => uniq('calls'));
+    const objects = (pods: string) => [configMap('quota-like', { pods }), configMap('owner', { owner: '$(CREATOR)' }), configMap('third', { c: '3' })];
+    await template(tpl(name, { calls: label }, objects('50')));
+    for (const ns of names) await namespace(ns, { calls: label });
+    for (const ns of names) await waitReady(admin, ns);
+    await settle();
+    sent.length = 0;
+    await template(tpl(name, { calls: label }, objects('60')));
+    for (const ns of names) await waitFor(`${ns} has the change`, async () => ((await get(admin, CONFIGMAP(ns, 'quota-like')))?.data as Record<string, string> | undefined)?.pods === '60');
+    await settle();
+    const perNamespace = names.map((ns) => sent.filter((r) => r.path.includes(`/namespaces/${ns}`)).length);
+    const templateLists = sent.filter((r) => r.method === 'GET' && r.path === '/apis/furnish.dev/v1alpha1/namespacetemplates').length;
+    process.stdout.write(`calls per namespace for a one-object fan-out (${cluster.isSimulated ? 'kube-sim' : 'real server'}): ${perNamespace.join(', ')}; template lists: ${templateLists}\n`);
+    for (const calls of perNamespace) expect(calls).toBeLessThanOrEqual(1 + 2);
+    expect(templateLists).toBeLessThanOrEqual(2);
+    // A resync of the same namespaces reads everything and writes nothing.
+    sent.length = 0;
+    await stack.relay.relay.resync();
+    await settle();
+    const writes = sent.filter((r) => r.method !== 'GET' && r.query?.dryRun === undefined && names.some((ns) => r.path.includes(`/namespaces/${ns}`)));
+    expect(writes).toEqual([]);
+  });
+});

@@ -1,0 +1,111 @@
+// Calls per namespace reconcile, counted by the client's own metrics (every API call passes the
+// seam): a fan-out reconcile costs at most (objects that changed) + 2 calls, and a fan-out to N
+// namespaces lists the templates once, not once per namespace.
+import { describe, it, expect } from '@jest/globals';
+import { createMemoryBus } from '../../../shared/bus/memory.ts';
+import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
+import { KEY } from '../../../shared/keys.ts';
+import { ResourceResolver } from '../../../shared/kube/resources.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import type { NamespaceTemplate } from '../../../shared/render/types.ts';
+import { silentLogger } from '../../../shared/log.ts';
+import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
+import { reconcileTemplate } from '../../../shared/reconcile/template.ts';
+import { memoryApi, type MemoryApi } from './memory-api.ts';
+
+const ns = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'pending', team: 'x' }, annotations: { [KEY.creator]: 'alice' } } });
+const quota = (pods: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'quota' }, data: { pods } });
+const cm = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { owner: '$(CREATOR)' } });
+const tpl = (name: string, objects: KubeObject[]): NamespaceTemplate => ({
+  apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { team: 'x' } } }, templates: objects, deletionPolicy: 'Delete', mode: 'Enforce' },
+});
+
+const TEMPLATES_PATH = '/apis/furnish.dev/v1alpha1/namespacetemplates';
+
+function setup(): { api: MemoryApi; deps: NamespaceDeps } {
+  const api = memoryApi();
+  return { api, deps: { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger } };
+}
+
+/** Publishes the template's fan-out and answers each message as the runtime does; returns the API calls the namespace reconciles made. */
+async function fanOut(api: MemoryApi, deps: NamespaceDeps, template: string): Promise<{ calls: number; templateLists: number; messages: ReconcileMessage[] }> {
+  const bus = createMemoryBus();
+  const messages: ReconcileMessage[] = [];
+  bus.subscribe('ns', async (d) => {
+    const m = decodeMessage(d.data);
+    if (m.ok) messages.push(m.message);
+  });
+  await reconcileTemplate({ kube: api.client, bus, cluster: 'local', namespaceTopic: 'ns', log: silentLogger, messagesPerSecond: 1e6 }, template);
+  await bus.idle();
+  const before = api.client.metrics.requests;
+  const listsBefore = api.requests.filter((r) => r.path === TEMPLATES_PATH).length;
+  await Promise.all(messages.map((m) => reconcileNamespace(deps, m.name, { fanout: m.type === 'FANOUT', templates: m.templates })));
+  return { calls: api.client.metrics.requests - before, templateLists: api.requests.filter((r) => r.path === TEMPLATES_PATH).length - listsBefore, messages };
+}
+
+describe('calls per namespace reconcile', () => {
+  it('a no-op fan-out costs one call per namespace: the namespace, its record saying everything is in place', async () => {
+    const { api, deps } = setup();
+    api.put(ns('a'));
+    api.put(tpl('base', [quota('50'), cm('owner')]));
+    await reconcileNamespace(deps, 'a');
+    const written = api.writes().length;
+    const r = await fanOut(api, deps, 'base');
+    expect(r.messages).toHaveLength(1);
+    expect(r.messages[0]!.templates).toMatch(/^[0-9a-f]{32}$/);
+    // The namespace's GET and, this instance not holding those templates yet, one list.
+    expect(r.calls).toBeLessThanOrEqual(2);
+    expect(api.writes().slice(written).filter((w) => w.path.includes('/namespaces/a'))).toHaveLength(0);
+  });
+
+  it('one object changed: its apply and the namespace write, plus the namespace read (changed + 2)', async () => {
+    const { api, deps } = setup();
+    api.put(ns('a'));
+    api.put(tpl('base', [quota('50'), cm('owner')]));
+    await reconcileNamespace(deps, 'a');
+    await fanOut(api, deps, 'base');
+    api.put(tpl('base', [quota('60'), cm('owner')]));
+    const sent = api.requests.length;
+    const r = await fanOut(api, deps, 'base');
+    const mine = api.requests.slice(sent).filter((q) => q.path.includes('/namespaces/a'));
+    expect(r.calls - r.templateLists).toBeLessThanOrEqual(1 + 2);
+    expect(mine.map((q) => `${q.method} ${q.path}`)).toEqual([
+      'GET /api/v1/namespaces/a',
+      'PATCH /api/v1/namespaces/a/configmaps/quota',
+      'PATCH /api/v1/namespaces/a',
+    ]);
+    expect((api.get('v1', 'ConfigMap', 'a', 'quota')?.data as Record<string, string>).pods).toBe('60');
+    // And the next resync, which reads everything, finds nothing to write.
+    const writes = api.writes().length;
+    expect((await reconcileNamespace(deps, 'a')).writes).toBe(0);
+    expect(api.writes().length).toBe(writes);
+  });
+
+  it('a fan-out to N namespaces lists the templates once, not once per namespace', async () => {
+    const { api, deps } = setup();
+    const n = 12;
+    for (let i = 0; i < n; i++) api.put(ns(`ns-${i}`));
+    api.put(tpl('base', [quota('50'), cm('owner')]));
+    for (let i = 0; i < n; i++) await reconcileNamespace(deps, `ns-${i}`);
+    api.put(tpl('base', [quota('60'), cm('owner')]));
+    const r = await fanOut(api, deps, 'base');
+    expect(r.messages).toHaveLength(n);
+    expect(r.templateLists).toBe(1);
+    expect(r.calls).toBeLessThanOrEqual(n * 3 + 1);
+    for (let i = 0; i < n; i++) expect((api.get('v1', 'ConfigMap', `ns-${i}`, 'quota')?.data as Record<string, string>).pods).toBe('60');
+  });
+
+  it('a fan-out that must release an object reads the objects first, and prunes only what Furnish owns', async () => {
+    const { api, deps } = setup();
+    api.put(ns('a'));
+    api.put(tpl('base', [quota('50'), cm('owner'), cm('extra')]));
+    await reconcileNamespace(deps, 'a');
+    api.put(tpl('base', [quota('50'), cm('owner')]));
+    const sent = api.requests.length;
+    await fanOut(api, deps, 'base');
+    const mine = api.requests.slice(sent).filter((q) => q.path.includes('/namespaces/a'));
+    expect(mine.some((q) => q.method === 'GET' && q.path === '/api/v1/namespaces/a/configmaps')).toBe(true);
+    expect(mine.filter((q) => q.method === 'DELETE').map((q) => q.path)).toEqual(['/api/v1/namespaces/a/configmaps/extra']);
+    expect(api.get('v1', 'ConfigMap', 'a', 'extra')).toBeUndefined();
+  });
+});
