@@ -3,7 +3,8 @@
 import { describe, it, expect, afterEach } from '@jest/globals';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { Agent } from 'node:http';
-import { createMemoryBus } from '../../../shared/bus/memory.ts';
+import { createMemoryBus, type MemoryBusOptions } from '../../../shared/bus/memory.ts';
+import { PUBLISH_RETRY } from '../../../shared/kube/retry.ts';
 import { createKubeClient, type KubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
@@ -49,10 +50,10 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function setup(script: Script, watchSilenceSeconds?: number, pendingRedriveSeconds?: number): Promise<{ relay: Relay; received: ReconcileMessage[]; topicOf: Map<string, string>; kube: KubeClient }> {
+async function setup(script: Script, watchSilenceSeconds?: number, pendingRedriveSeconds?: number, busOptions: MemoryBusOptions = {}): Promise<{ relay: Relay; received: ReconcileMessage[]; topicOf: Map<string, string>; kube: KubeClient }> {
   const { server, url } = await apiServer(script);
   const kube = createKubeClient({ server: url, agent: new Agent({ keepAlive: true }), headers: async () => ({}) }, { sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
-  const bus = createMemoryBus();
+  const bus = createMemoryBus(busOptions);
   const received: ReconcileMessage[] = [];
   /** `type name@rv` → the topic it arrived on. */
   const topicOf = new Map<string, string>();
@@ -202,5 +203,18 @@ describe('watch relay', () => {
       'MODIFIED new@12': 'ns',
       'DELETED newer@13': 'ns',
     });
+  });
+
+  it('a pending namespace whose message was dropped after every retry is re-driven on the pending topic, with resync off', async () => {
+    const script: Script = { namespaces: new Map([['new', nsObj('new', 5, { 'furnish.dev/phase': 'pending' })]]), rv: 10, watches: [], watchRequests: [], lists: 0 };
+    // Pub/Sub refuses every attempt of the first publish (an outage); the redrive's publish goes through.
+    let refusals = PUBLISH_RETRY.attempts;
+    const { relay, received, topicOf } = await setup(script, undefined, 0.2, { dropTopic: (t) => t === 'ns-pending' && refusals-- > 0 });
+    await relay.start();
+    await until(() => received.length >= 1);
+    expect(relay.counters.publishFailed).toBe(1);
+    expect(relay.counters.redriven).toBeGreaterThanOrEqual(1);
+    expect(received[0]).toMatchObject({ name: 'new', type: 'SYNC' });
+    expect(topicOf.get('SYNC new@5')).toBe('ns-pending');
   });
 });
