@@ -67,6 +67,20 @@ export const USER_AGENT = 'furnish';
 
 const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * The rate-limit point's shape: a request takes a turn before it is sent and hands it back with
+ * its answer (which an adaptive limiter learns from); a watch takes a turn and hands it back at once.
+ */
+export interface Limiter {
+  take(kind: 'call' | 'watch'): Promise<{ waitedMs: number }>;
+  done(ticket: { waitedMs: number }, answer?: { status: number; retryAfterSeconds?: number }): void;
+}
+
+/** The fixed token bucket as a Limiter (it learns nothing from answers). */
+function bucketLimiter(bucket: TokenBucket, sleep: (ms: number) => Promise<void>): Limiter {
+  return { take: async () => ({ waitedMs: await bucket.take(sleep) }), done: () => undefined };
+}
+
 /** The seam's answer to one attempt. */
 function responseOf<T>(a: TransportAnswer<unknown>, attempts: number): KubeResponse<T> {
   if (a.ok) return { ok: true, status: a.status, data: a.data as T, headers: a.headers, attempts };
@@ -75,8 +89,8 @@ function responseOf<T>(a: TransportAnswer<unknown>, attempts: number): KubeRespo
 
 export function createKubeClient(conn: Connection, options: KubeClientOptions = {}): KubeClient {
   const policy = options.retry ?? API_RETRY;
-  const limiter = new TokenBucket(options.qps ?? DEFAULT_QPS, options.burst ?? DEFAULT_BURST);
   const sleep = options.sleep ?? sleepReal;
+  const limiter = bucketLimiter(new TokenBucket(options.qps ?? DEFAULT_QPS, options.burst ?? DEFAULT_BURST), sleep);
   const random = options.random ?? Math.random;
   const metrics = emptyMetrics();
   const streams = new Set<() => void>();
@@ -84,16 +98,19 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
   const replaced = options.transport;
 
   /** The one rate-limit point: every request and every watch waits here first. */
-  async function throttle(): Promise<void> {
-    metrics.throttledMs += await limiter.take(sleep);
+  async function turn(kind: 'call' | 'watch'): Promise<{ waitedMs: number }> {
+    const ticket = await limiter.take(kind);
+    metrics.throttledMs += ticket.waitedMs;
+    return ticket;
   }
 
   async function attemptOnce<T>(req: KubeRequest, attempt: number): Promise<KubeResponse<T>> {
-    await throttle();
+    const ticket = await turn('call');
     const injected = options.faults?.(req, attempt);
     // An injected fault or a replaced network answers as the transport would have.
     const raw = injected ? { status: injected.status ?? 500, data: injected.data, retryAfterSeconds: injected.retryAfterSeconds, error: injected.error } : replaced ? await replaced(req) : undefined;
     const answer = raw ? answerOfData(raw.status, raw.data, raw) : await transport.send(req);
+    limiter.done(ticket, answer);
     recordRequest(metrics, req, answer.status);
     return responseOf<T>(answer, attempt);
   }
@@ -117,7 +134,8 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
     return openWatch<KubeResponse<void>>(
       {
         transport,
-        throttle,
+        // A watch waits its turn but holds none: it stays open for minutes.
+        throttle: async () => limiter.done(await turn('watch')),
         streams,
         fault() {
           const injected = options.faults?.(req, 1);

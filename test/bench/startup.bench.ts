@@ -5,12 +5,17 @@
 //     included, loaded only by the code paths that need them);
 //   - import time: `await import(bundle)` in a fresh process, wall and CPU, median of RUNS, targets interleaved;
 //   - RSS after that import (after a GC), median of RUNS.
+// Then the first connection of a reconciler (connect from a kubeconfig + one GET, fresh process,
+// sources as run by `npm start`), kubeconfig read by Furnish beside the same kubeconfig read by
+// @kubernetes/client-node (as every connection was before; today only exec/auth-provider plugins,
+// proxies and multi-file KUBECONFIG take that path), against kube-sim in its own process.
 // Target (issue 15): a reconciler's import costs close to the framework's, not 9x its time and 3x its memory.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { buildFunction, functionNames } from '../../scripts/build.ts';
 import { testEnv } from '../support/fixtures.ts';
+import { startKubeSimProcess } from './kube-sim-process.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const RUNS = Number(process.env.STARTUP_RUNS ?? 7);
@@ -23,13 +28,21 @@ interface Sample {
   rssMb: number;
 }
 
-/** One fresh process imports `specifier` and reports how long it took and its RSS afterwards. */
-function importOnce(specifier: string): Sample {
-  const probe = `const t = performance.now(); const c = process.cpuUsage(); await import(${JSON.stringify(specifier)}); const ms = performance.now() - t; const u = process.cpuUsage(c); globalThis.gc(); console.log(JSON.stringify({ ms, cpuMs: (u.user + u.system) / 1000, rssMb: process.memoryUsage().rss / 1048576 })); process.exit(0);`;
-  const run = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', probe], { encoding: 'utf8', cwd: root, env: { ...process.env, ...testEnv(), NODE_ENV: 'production' } });
+/** Runs `work` (module code) in a fresh process, timing it, and reports its RSS afterwards. */
+function measureOnce(work: string, env: Record<string, string> = {}): Sample {
+  const probe = `const t = performance.now(); const c = process.cpuUsage(); ${work}; const ms = performance.now() - t; const u = process.cpuUsage(c); globalThis.gc(); console.log(JSON.stringify({ ms, cpuMs: (u.user + u.system) / 1000, rssMb: process.memoryUsage().rss / 1048576 })); process.exit(0);`;
+  const run = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', probe], { encoding: 'utf8', cwd: root, env: { ...process.env, ...testEnv(), NODE_ENV: 'production', ...env } });
   const line = run.stdout.trim().split('\n').at(-1) ?? '';
-  if (run.status !== 0 || !line.startsWith('{')) throw new Error(`importing ${specifier} failed: ${run.stderr || run.stdout}`);
+  if (run.status !== 0 || !line.startsWith('{')) throw new Error(`${work} failed: ${run.stderr || run.stdout}`);
   return JSON.parse(line) as Sample;
+}
+
+const importOnce = (specifier: string) => measureOnce(`await import(${JSON.stringify(specifier)})`);
+
+/** connect() from the default chain (KUBECONFIG) and one GET /version. */
+function firstConnection(kubeconfig: string): Sample {
+  const modules = ['connection', 'client'].map((m) => JSON.stringify(join(root, 'shared', 'kube', `${m}.ts`)));
+  return measureOnce(`const { connect } = await import(${modules[0]}); const { createKubeClient } = await import(${modules[1]}); const kube = createKubeClient(await connect()); const r = await kube.call({ method: 'GET', path: '/version' }); if (!r.ok) throw new Error(r.error); kube.close()`, { KUBECONFIG: kubeconfig });
 }
 
 function median(values: number[]): number {
@@ -72,8 +85,34 @@ async function main(): Promise<void> {
       const s = summary(b.name);
       console.log(`${b.name.padEnd(24)} ${mib(b.entryBytes).padStart(10)} ${mib(b.totalBytes).padStart(10)}   ${cell(s.ms, 'ms', base.ms)}  ${cell(s.cpuMs, 'ms', base.cpuMs)}  ${cell(s.rssMb, 'MB', base.rssMb)}`);
     }
+    await connections();
   } finally {
     rmSync(work, { recursive: true, force: true });
+  }
+}
+
+const median3 = (samples: Sample[]) => ({ ms: median(samples.map((s) => s.ms)), cpuMs: median(samples.map((s) => s.cpuMs)), rssMb: median(samples.map((s) => s.rssMb)) });
+
+async function connections(): Promise<void> {
+  const sim = await startKubeSimProcess();
+  try {
+    // A multi-file KUBECONFIG (here with an empty second file) is one of the cases left to client-node.
+    const empty = join(dirname(sim.kubeconfigPath), 'empty-kubeconfig');
+    writeFileSync(empty, 'apiVersion: v1\nkind: Config\nclusters: []\nusers: []\ncontexts: []\n');
+    const targets = [
+      { name: 'via @kubernetes/client-node', kubeconfig: `${sim.kubeconfigPath}:${empty}` },
+      { name: 'read by Furnish (yaml)', kubeconfig: sim.kubeconfigPath },
+    ];
+    const samples = new Map(targets.map((t) => [t.name, [] as Sample[]]));
+    for (let i = 0; i < RUNS; i++) for (const t of targets) samples.get(t.name)!.push(firstConnection(t.kubeconfig));
+    const base = median3(samples.get(targets[0]!.name)!);
+    console.log(`\n-- first connection: connect() from KUBECONFIG + GET /version against kube-sim (fresh process, median of ${RUNS})`);
+    for (const t of targets) {
+      const s = median3(samples.get(t.name)!);
+      console.log(`${t.name.padEnd(30)} wall ${s.ms.toFixed(1).padStart(6)} ms (${ratio(s.ms, base.ms)})  CPU ${s.cpuMs.toFixed(1).padStart(6)} ms (${ratio(s.cpuMs, base.cpuMs)})  RSS ${s.rssMb.toFixed(1)} MB (${ratio(s.rssMb, base.rssMb)})`);
+    }
+  } finally {
+    await sim.stop();
   }
 }
 
