@@ -76,7 +76,7 @@ describe('validateTemplate refuses, with the path of the problem', () => {
     // spec.
     ['no spec', broken((t) => delete (t as Partial<Mutable>).spec), 'spec', /Required value/],
     ['spec a list', broken((t) => ((t as Record<string, unknown>).spec = [])), 'spec', /must be an object/],
-    ['misspelt spec field', broken((t) => ((t.spec as Record<string, unknown>).template = [])), 'spec.template', /unknown field \(expected one of namespaces, templates, deletionPolicy, mode, existingNamespaces\)/],
+    ['misspelt spec field', broken((t) => ((t.spec as Record<string, unknown>).template = [])), 'spec.template', /unknown field \(expected one of namespaces, templates, deletionPolicy, mode, existingNamespaces, protect\)/],
     ['namespaces not an object', broken((t) => ((t.spec as Record<string, unknown>).namespaces = 'all')), 'spec.namespaces', /must be an object/],
     ['misspelt namespaces field', broken((t) => ((t.spec as Record<string, unknown>).namespaces = { selector: {} })), 'spec.namespaces.selector', /unknown field/],
     [
