@@ -27,6 +27,11 @@ async function imageLayout(): Promise<string> {
   return join(app, 'app');
 }
 
+async function until(condition: () => boolean, deadlineMs: number): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+}
+
 async function readyz(port: number, deadlineMs: number): Promise<number> {
   const until = Date.now() + deadlineMs;
   for (;;) {
@@ -69,6 +74,8 @@ describe('relay image contents', () => {
 
     const status = await readyz(port, 20_000);
     expect(`${status} ${output.slice(-1500)}`).toMatch(/^200 /);
+    // /readyz answers once the watches are up; the start line follows the billing tap's start.
+    await until(() => output.includes('relay started'), 20_000);
     expect(output).toContain('relay started');
     relay.kill('SIGTERM');
     expect(await exited).toBe(0);
