@@ -4,7 +4,8 @@
 // fails, Pub/Sub redelivers); permanent ones are reported once and the delivery is acknowledged.
 // Each template applies all or nothing: every object is dry-run first (admission, validation,
 // the server's normalisation), and a template with an object the server refuses sends none.
-import { creatorIdentityOf, templateUseCheck, templateUseRefused } from '../auth/creator.ts';
+import { creatorIdentityOf } from '../auth/creator.ts';
+import { templateUse } from '../auth/template-use.ts';
 import { KEY } from '../keys.ts';
 import { applyObject, createObject, deleteObject, EVENTS, listAll, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
 import type { KubeClient, KubeResponse } from '../kube/client.ts';
@@ -12,7 +13,7 @@ import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
 import type { Authorizer } from '../kube/sar.ts';
 import { refusal } from '../webhooks/rules/outcome.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { APPLYSET_PARENT_NAME, templatesNeedingPermission, type NamespaceTemplate } from '../render/index.ts';
+import { APPLYSET_PARENT_NAME, type NamespaceTemplate } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
 import { classifyApiError, TransientError } from '../kube/errors.ts';
 import type { Logger } from '../log.ts';
@@ -69,22 +70,20 @@ export async function listTemplates(kube: KubeClient): Promise<{ ok: true; templ
 
 /**
  * The require-permission templates the creator may use, asked with the identity admission recorded
- * (the same rule as admission, shared/auth/creator.ts); each refused one is a failure to report.
+ * (the one rule of admission, the reconciler and the CLI: shared/auth/template-use.ts); each refused one is a failure to report.
  */
 async function grantedTemplates(deps: NamespaceDeps, ns: KubeObject, templates: readonly NamespaceTemplate[]): Promise<{ granted: Set<string>; refused: { template: string; message: string }[] }> {
   const granted = new Set<string>();
   const refused: { template: string; message: string }[] = [];
-  const creator = creatorIdentityOf(ns.metadata.annotations);
-  const needing = templatesNeedingPermission(namespaceInfo(ns), templates, { systemNamespaces: deps.systemNamespaces });
+  const needing = templateUse({ namespace: namespaceInfo(ns), templates, systemNamespaces: deps.systemNamespaces, identity: creatorIdentityOf(ns.metadata.annotations) });
   if (!deps.authorizer || needing.length === 0) return { granted, refused };
-  await Promise.all(needing.map(async (t) => {
-    const name = t.metadata.name ?? '';
-    if (!creator) return void refused.push({ template: name, message: `template "${name}" requires permission and namespace "${ns.metadata.name ?? ''}" records no creator` });
-    const check = templateUseCheck(creator, name);
-    const d = await deps.authorizer!.check(check);
+  await Promise.all(needing.map(async (u) => {
+    const name = u.template;
+    if (!('check' in u)) return void refused.push({ template: name, message: u.deny });
+    const d = await deps.authorizer!.check(u.check);
     if (d.error) throw new TransientError(`SubjectAccessReview for template ${name}: ${d.error}`, { status: 0, message: d.error });
     if (d.allowed) granted.add(name);
-    else refused.push({ template: name, message: refusal(creator, templateUseRefused(name), check) });
+    else refused.push({ template: name, message: refusal(u.check.user, u.refused, u.check) });
   }));
   return { granted, refused };
 }
