@@ -61,6 +61,12 @@ describe('the settings table', () => {
     expect([...unknown]).toEqual([]);
   });
 
+  it('one reader: no code in shared/ or functions/ reads a FURNISH_ variable but through the table', () => {
+    const files = ['shared', 'functions'].flatMap((d) => filesUnder(join(ROOT, d), ['.ts'])).filter((f) => !f.endsWith(join('config', 'settings.ts')));
+    const direct = files.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/env(\.|\[['"])FURNISH_[A-Z0-9_]+/g)].map((m) => `${f.slice(ROOT.length + 1)}: ${m[0]}`));
+    expect(direct).toEqual([]);
+  });
+
   it('variables and file paths are unique; every entry is described', () => {
     const envs = TABLE.map((s) => s.env).filter(Boolean);
     const paths = TABLE.map((s) => s.file).filter(Boolean);
