@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { SignJWT } from 'jose';
 import { parseAllDocuments } from 'yaml';
 import type { Bus, SubscribableBus } from '../shared/bus/types.ts';
@@ -30,13 +30,14 @@ import { jsonLogger, type Logger } from '../shared/log.ts';
 import { createRuntime, type Runtime } from '../shared/reconcile/runtime.ts';
 import type { RunningRelay } from '../functions/watch-relay/index.ts';
 import { localReconcilerPrincipals } from './local-identity.ts';
+import { readSetting } from '../shared/config/settings.ts';
 import { WEBHOOKS } from '../shared/config/types.ts';
 import { billingRuntime, RECORD_BILLING, useBillingRuntime } from '../shared/billing/function.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const RECONCILERS = ['reconcile-namespace', 'reconcile-template', 'reconcile-organization', 'reconcile-lnamespace'] as const;
 /** The relay's billing topic (README, Billing). */
-const billingTopic = () => process.env.FURNISH_TOPIC_BILLING || 'furnish-billing';
+const billingTopic = () => readSetting(process.env, 'topicBilling') || 'furnish-billing';
 const WEBHOOK_NAMES = WEBHOOKS;
 
 export interface LocalStackOptions {
@@ -247,7 +248,7 @@ async function serveWebhooks(kube: KubeClient, credentials: { kubeconfigPath?: s
   const publicUrl = `https://127.0.0.1:${actualPort}`;
   // The webhooks ask the API server (SubjectAccessReviews, templates) as the kubeconfig's user.
   const api = await bearerCredentials(credentials);
-  Object.assign(process.env, { FURNISH_CLUSTER_ID: env.FURNISH_CLUSTER_ID ?? 'local', FURNISH_JWT_SECRET: secret, FURNISH_PUBLIC_URL: publicUrl, FURNISH_API_SERVER: kube.server });
+  Object.assign(process.env, { FURNISH_CLUSTER_ID: readSetting(env, 'clusterId'), FURNISH_JWT_SECRET: secret, FURNISH_PUBLIC_URL: publicUrl, FURNISH_API_SERVER: kube.server });
   process.env.FURNISH_GUARD_RECONCILER = env.FURNISH_GUARD_RECONCILER ?? await localReconcilerPrincipals(kube, log);
   // The local reconcilers (the LNamespace one creates namespaces for their requesters) are trusted creators.
   process.env.FURNISH_TRUSTED_CREATORS = env.FURNISH_TRUSTED_CREATORS ?? process.env.FURNISH_GUARD_RECONCILER;
@@ -273,7 +274,7 @@ async function serveWebhooks(kube: KubeClient, credentials: { kubeconfigPath?: s
     const [path = '', query] = (req.url ?? '').split('?');
     const [, given, name, ...rest] = path.split('/');
     if (given !== pathSecret || !name) return void res.writeHead(404).end();
-    void new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(env.FURNISH_CLUSTER_ID ?? 'local').setAudience(`${publicUrl}/${name}`).setIssuedAt().setExpirationTime('5m').sign(key256).then((jwt) => {
+    void new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(readSetting(env, 'clusterId')).setAudience(`${publicUrl}/${name}`).setIssuedAt().setExpirationTime('5m').sign(key256).then((jwt) => {
       req.headers.authorization = `Bearer ${jwt}`;
       req.url = `/${[name, ...rest].join('/')}${query === undefined ? '' : `?${query}`}`;
       router(req, res);
@@ -361,16 +362,16 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const bus: Bus = memory ?? (await (await import('../shared/bus/pubsub.ts')).createPubSubBus({ projectId: config.pubsubProject, log, maxMilliseconds: 5 }));
 
   const credentials = { kubeconfigPath: opts.kubeconfigPath ?? env.KUBECONFIG?.split(':')[0], context: opts.context };
-  const reconcilers = await serveReconcilers({ credentials, config, bus, env, port: opts.port ?? Number(env.FURNISH_START_PORT ?? 8080), log, kubeOptions: opts.faults ? { ...opts.kubeOptions, faults: opts.faults } : opts.kubeOptions });
+  const reconcilers = await serveReconcilers({ credentials, config, bus, env, port: opts.port ?? readSetting(env, 'startPort'), log, kubeOptions: opts.faults ? { ...opts.kubeOptions, faults: opts.faults } : opts.kubeOptions });
   const { runtime, url: base } = reconcilers;
   if (memory) await memoryBusToPush(memory, config, base);
   else await emulatorPush(emulator!, config.pubsubProject, config, base);
   log.log('INFO', 'reconcilers served', { url: base, functions: RECONCILERS, bus: busKind, emulator });
 
-  const webhooks = opts.webhooks === false ? null : await serveWebhooks(kube, credentials, opts.webhookPort ?? Number(env.FURNISH_WEBHOOK_PORT ?? 8443), env, log);
+  const webhooks = opts.webhooks === false ? null : await serveWebhooks(kube, credentials, opts.webhookPort ?? readSetting(env, 'webhookPort'), env, log);
   const { startRelay } = await import('../functions/watch-relay/index.ts');
   const relay = await startRelay({
-    config: { ...relayConfig(env), bus: busKind, pubsubProject: config.pubsubProject, port: opts.relayPort ?? Number(env.FURNISH_RELAY_PORT ?? 8081), resyncSeconds: opts.resyncSeconds ?? Number(env.FURNISH_RESYNC_SECONDS ?? 600) },
+    config: { ...relayConfig(env), bus: busKind, pubsubProject: config.pubsubProject, port: opts.relayPort ?? readSetting(env, 'relayPort'), resyncSeconds: opts.resyncSeconds ?? readSetting(env, 'resyncSeconds') },
     kube: createKubeClient(await connect(credentials), opts.faults ? { faults: opts.faults } : {}),
     bus,
     log,
@@ -414,7 +415,7 @@ if (process.argv[1] && import.meta.filename === process.argv[1]) {
     const choice = chooseCluster(unreachable === undefined, process.env);
     if (choice.kind === 'refuse') throw unreachable;
     if (choice.kind === 'embedded') {
-      embedded = await startEmbeddedCluster(process.env.FURNISH_STATE_DIR ?? join(ROOT, '.furnish'));
+      embedded = await startEmbeddedCluster(resolve(ROOT, readSetting(process.env, 'stateDir')));
       process.stdout.write(embeddedClusterBanner(embedded));
     }
     const stack = await startLocalStack({ log, kubeconfigPath: embedded?.kubeconfigPath });

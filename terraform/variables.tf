@@ -44,7 +44,7 @@ variable "cluster_secrets" {
 }
 
 variable "reconciler_env" {
-  description = "Extra reconciler settings (FURNISH_SYSTEM_NAMESPACES, FURNISH_KUBE_QPS, FURNISH_FANOUT_RATE, ...: see README, Population)."
+  description = "Extra reconciler settings (FURNISH_SYSTEM_NAMESPACES, FURNISH_KUBE_QPS, FURNISH_FANOUT_RATE, ...: see README, Settings)."
   type        = map(string)
   default     = {}
 }

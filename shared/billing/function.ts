@@ -4,6 +4,7 @@
 //   503 a row not stored yet or the API server unavailable: Pub/Sub redelivers;  500 a bug.
 import type { HttpFunction, CloudEventFunction } from '@google-cloud/functions-framework';
 import type { PushVerifier } from '../auth/oidc.ts';
+import { readSetting } from '../config/settings.ts';
 import { reconcileConfig } from '../reconcile/config.ts';
 import { TransientError } from '../kube/errors.ts';
 import { jsonLogger, type Logger } from '../log.ts';
@@ -29,7 +30,7 @@ export function useBillingRuntime(rt: BillingRuntime): void {
 
 /** record-billing on top of a reconcilers' runtime (its clusters and push verifier) and the sink FURNISH_BILLING names. */
 export async function billingRuntime(clusters: Runtime, env: Record<string, string | undefined>, log: Logger): Promise<BillingRuntime> {
-  const sink = await openSink(parseSinkSpec(env.FURNISH_BILLING), { env });
+  const sink = await openSink(parseSinkSpec(readSetting(env, 'billing')), { env });
   const kubeFor = async (c: string) => (await clusters.cluster(c || clusters.config.cluster)).kube;
   return { verify: clusters.verify, deps: { sink, log, now: () => new Date(), organizationBilling: organizationBillingReader(kubeFor, log) } };
 }

@@ -1,5 +1,6 @@
 // Where billing rows go: one small interface, two sinks (SQLite, the default; BigQuery in the
 // cloud), chosen by one setting, FURNISH_BILLING: `sqlite:<file>` or `bigquery:<project>.<dataset>.<table>`.
+import { ConfigError, readSetting } from '../config/settings.ts';
 import type { OpenNamespace } from './snapshot.ts';
 import type { BillingRow } from './types.ts';
 
@@ -40,17 +41,17 @@ export function parseSinkSpec(spec: string | undefined, setting = 'FURNISH_BILLI
   const scheme = colon < 0 ? '' : spec.slice(0, colon);
   const rest = spec.slice(colon + 1);
   if (scheme === 'sqlite') {
-    if (rest === '') throw new Error(`${setting}: sqlite needs a file, e.g. sqlite:${DEFAULT_SQLITE_PATH}`);
+    if (rest === '') throw new ConfigError(setting, `sqlite needs a file, e.g. sqlite:${DEFAULT_SQLITE_PATH}`);
     return { kind: 'sqlite', path: rest };
   }
   if (scheme === 'bigquery') {
     const parts = rest.split('.');
-    if (parts.length !== 3 || parts.some((p) => p === '')) throw new Error(`${setting}: bigquery needs <project>.<dataset>.<table>, got ${JSON.stringify(rest)}`);
+    if (parts.length !== 3 || parts.some((p) => p === '')) throw new ConfigError(setting, `bigquery needs <project>.<dataset>.<table>, got ${JSON.stringify(rest)}`);
     const [projectId, dataset, table] = parts as [string, string, string];
-    if (!/^[A-Za-z0-9_]+$/.test(dataset) || !/^[A-Za-z0-9_]+$/.test(table)) throw new Error(`${setting}: dataset and table may hold only letters, digits and _, got ${JSON.stringify(rest)}`);
+    if (!/^[A-Za-z0-9_]+$/.test(dataset) || !/^[A-Za-z0-9_]+$/.test(table)) throw new ConfigError(setting, `dataset and table may hold only letters, digits and _, got ${JSON.stringify(rest)}`);
     return { kind: 'bigquery', projectId, dataset, table };
   }
-  throw new Error(`${setting}: expected sqlite:<file> or bigquery:<project>.<dataset>.<table>, got ${JSON.stringify(spec)}`);
+  throw new ConfigError(setting, `expected sqlite:<file> or bigquery:<project>.<dataset>.<table>, got ${JSON.stringify(spec)}`);
 }
 
 /** The de-duplicating view next to a table (Terraform creates it under this name). */
@@ -68,6 +69,6 @@ export interface SinkOptions {
 export async function openSink(spec: SinkSpec, opts: SinkOptions = {}): Promise<BillingSink> {
   if (spec.kind === 'sqlite') return (await import('./sqlite.ts')).openSqliteSink(spec.path);
   const { createBigQuerySink, emulatorOptions } = await import('./bigquery.ts');
-  const endpoint = opts.env?.FURNISH_BIGQUERY_ENDPOINT;
+  const endpoint = readSetting(opts.env ?? {}, 'bigqueryEndpoint');
   return createBigQuerySink({ ...spec, clientOptions: { ...(endpoint ? emulatorOptions(endpoint) : {}), ...opts.bigquery } });
 }

@@ -4,6 +4,7 @@
 // `snapshot-end` listing them all, from which record-billing learns what was deleted unseen.
 // It remembers, per namespace uid, only what is billed (organization, creator, billing fields).
 import type { Bus } from '../bus/types.ts';
+import { readSetting } from '../config/settings.ts';
 import { listEach, NAMESPACES } from '../kube/api.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { resourcePath } from '../kube/resources.ts';
@@ -28,12 +29,9 @@ type Env = Record<string, string | undefined>;
 
 /** From the relay's environment; null when FURNISH_TOPIC_BILLING is set empty (billing off). */
 export function billingTapConfig(env: Env, cluster: string, pageSize: number): BillingTapConfig | null {
-  const topic = env.FURNISH_TOPIC_BILLING ?? 'furnish-billing';
+  const topic = readSetting(env, 'topicBilling');
   if (topic === '') return null;
-  const raw = env.FURNISH_BILLING_SNAPSHOT_SECONDS;
-  const snapshotSeconds = raw === undefined || raw === '' ? 86_400 : Number(raw);
-  if (!Number.isFinite(snapshotSeconds) || snapshotSeconds < 0) throw new Error(`FURNISH_BILLING_SNAPSHOT_SECONDS must be a number ≥ 0, got ${JSON.stringify(raw)}`);
-  return { cluster, topic, snapshotSeconds, pageSize };
+  return { cluster, topic, snapshotSeconds: readSetting(env, 'billingSnapshotSeconds'), pageSize };
 }
 
 export interface BillingTapCounters {

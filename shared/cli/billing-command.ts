@@ -2,6 +2,7 @@
 // days, from the SQLite file record-billing writes or from BigQuery's de-duplicating view.
 import { formatCsv, formatTable, namespaceDays, REPORT_GROUPINGS, type ReportGrouping } from '../billing/report.ts';
 import { openSink, parseSinkSpec } from '../billing/sink.ts';
+import { readSetting } from '../config/settings.ts';
 import { CliError, EXIT, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
 
 const FORMATS = ['table', 'csv'] as const;
@@ -33,18 +34,15 @@ async function run(values: OptionValues, io: CliIo): Promise<number> {
   const { from, to } = reportRange(values, new Date());
   const by = choice<ReportGrouping>(values, 'by', REPORT_GROUPINGS, 'organization');
   const format = choice<Format>(values, 'output', FORMATS, 'table');
-  let spec;
+  // A bad FURNISH_BILLING or --sink is a ConfigError naming it, reported as a user error.
+  const sink = stringOption(values, 'sink');
+  const spec = sink === undefined ? parseSinkSpec(readSetting(process.env, 'billing')) : parseSinkSpec(sink, '--sink');
+  const opened = await openSink(spec, { env: process.env });
   try {
-    spec = stringOption(values, 'sink') === undefined ? parseSinkSpec(process.env.FURNISH_BILLING) : parseSinkSpec(stringOption(values, 'sink'), '--sink');
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
-  const sink = await openSink(spec, { env: process.env });
-  try {
-    const lines = namespaceDays(await sink.reportRows(from, to), from, to, by);
+    const lines = namespaceDays(await opened.reportRows(from, to), from, to, by);
     io.stdout(format === 'csv' ? formatCsv(lines, by) : `namespace-days ${from} to ${to} (UTC), ${spec.kind === 'sqlite' ? spec.path : `${spec.projectId}.${spec.dataset}`}\n${formatTable(lines, by)}`);
   } finally {
-    await sink.close();
+    await opened.close();
   }
   return EXIT.ok;
 }

@@ -1,6 +1,7 @@
 // The command runner of `furnish`: a command is one entry in a table (name, options, run), and
 // this module does the rest (help, flag parsing, exit codes, error printing) the same way for all.
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import { ConfigError } from '../config/settings.ts';
 
 /** Exit codes: 0 done, 1 a bug in furnish (with a stack trace), 2 invalid input (with its location). */
 export const EXIT = { ok: 0, internal: 1, invalid: 2 } as const;
@@ -98,7 +99,8 @@ async function runCommand(command: Command, args: readonly string[], io: CliIo):
 }
 
 function report(err: unknown, prefix: string, io: CliIo): number {
-  if (err instanceof CliError) {
+  // A setting's error (ConfigError) is the user's to fix, like a bad flag.
+  if (err instanceof CliError || err instanceof ConfigError) {
     io.stderr(`${prefix}: ${err.message}\n`);
     return EXIT.invalid;
   }

@@ -1,12 +1,13 @@
 // `furnish admit --config`: the policy settings a cluster's webhooks run with, from a YAML or JSON
 // file holding the keys of one cluster entry of the functions' configuration file
-// (FURNISH_CONFIG_FILE), so that such an entry can be copied as it is. Missing settings get the
-// functions' defaults, computed the same way (config/load.ts): the guard's reconciler follows
+// (FURNISH_CONFIG_FILE), so that such an entry can be copied as it is. Read by the functions' own
+// reader (config/load.ts), so defaults and errors are theirs: the guard's reconciler follows
 // furnishNamespace. The FURNISH_* environment is not read: a CI run must not depend on it.
 import { readFileSync } from 'node:fs';
-import { defaultPolicySettings, type PolicySettings } from '../config/types.ts';
+import { policySettingsFrom } from '../config/load.ts';
+import { ConfigError } from '../config/settings.ts';
+import type { PolicySettings } from '../config/types.ts';
 import { isRecord, type JsonRecord } from '../render/json.ts';
-import { readOrganizationSettings } from '../org/config.ts';
 import { CliError } from './command.ts';
 import { fileErrorMessage, formatLoadProblem, parseDocuments } from './load.ts';
 
@@ -19,7 +20,7 @@ type Fail = (path: string, problem: string) => never;
 
 function failFor(file: string): Fail {
   return (path, problem) => {
-    throw new CliError(`--config ${file}: ${path ? `${path}: ` : ''}${problem}`);
+    throw new ConfigError(`--config ${file}${path ? `: ${path}` : ''}`, problem);
   };
 }
 
@@ -49,24 +50,10 @@ function checkKeys(obj: JsonRecord, known: readonly string[], path: string, fail
   }
 }
 
-function stringList(obj: JsonRecord, key: string, path: string, fail: Fail): string[] | undefined {
-  const value = obj[key];
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value)) return fail(path, 'must be a list of strings');
-  value.forEach((item: unknown, i) => {
-    if (typeof item !== 'string' || item === '') fail(`${path}[${i}]`, 'must be a non-empty string');
-  });
-  return value as string[];
-}
-
-function nonEmptyString(obj: JsonRecord, key: string, fail: Fail): string | undefined {
-  const value = obj[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string' || value.trim() === '') return fail(key, 'must be a non-empty string');
-  return value;
-}
-
-/** Complete settings (every default filled in), so nothing depends on how admitOffline merges. */
+/**
+ * Complete settings (every default filled in), so nothing depends on how admitOffline merges:
+ * read by the functions' own reader (config/load.ts), so a file means the same to both.
+ */
 export function readPolicySettings(file: string): PolicySettings {
   // Annotated: TypeScript narrows after a call to a never-returning function only then.
   const fail: Fail = failFor(file);
@@ -75,16 +62,5 @@ export function readPolicySettings(file: string): PolicySettings {
   const guard = raw.guard ?? {};
   if (!isRecord(guard)) fail('guard', 'must be a mapping');
   checkKeys(guard, GUARD_KEYS, 'guard.', fail);
-  const defaults = defaultPolicySettings(nonEmptyString(raw, 'furnishNamespace', fail));
-  return {
-    systemNamespaces: stringList(raw, 'systemNamespaces', 'systemNamespaces', fail) ?? defaults.systemNamespaces,
-    autoOptOutPrincipals: stringList(raw, 'autoOptOutPrincipals', 'autoOptOutPrincipals', fail) ?? defaults.autoOptOutPrincipals,
-    guard: {
-      reconciler: stringList(guard, 'reconciler', 'guard.reconciler', fail) ?? defaults.guard.reconciler,
-      systemPrincipals: stringList(guard, 'systemPrincipals', 'guard.systemPrincipals', fail) ?? defaults.guard.systemPrincipals,
-    },
-    furnishNamespace: defaults.furnishNamespace,
-    organizations: readOrganizationSettings(isRecord(raw.organizations) || raw.organizations === undefined ? raw.organizations : fail('organizations', 'must be a mapping'), 'organizations', fail),
-    trustedCreators: stringList(raw, 'trustedCreators', 'trustedCreators', fail) ?? defaults.trustedCreators,
-  };
+  return policySettingsFrom(raw, `--config ${file}:`);
 }

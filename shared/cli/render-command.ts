@@ -1,8 +1,10 @@
 // `furnish render`: the objects Furnish would apply to a namespace, offline, from template files.
+import { creatorIdentityOf } from '../auth/creator.ts';
+import { templateUse } from '../auth/template-use.ts';
 import { KEY } from '../keys.ts';
 import { isOptedOut, isSystemNamespace, matchTemplates } from '../render/match.ts';
 import { renderNamespace } from '../render/render.ts';
-import type { SkipReason } from '../render/types.ts';
+import type { NamespaceInfo, NamespaceTemplate, SkipReason } from '../render/types.ts';
 import { CliError, EXIT, listOption, requiredString, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
 import type { SourceTemplate } from './load.ts';
 import { DEFAULT_CREATOR, namespaceFromFlags } from './namespace.ts';
@@ -24,6 +26,16 @@ function grantedBy(values: OptionValues, sources: readonly SourceTemplate[], io:
   const known = new Set(sources.map((s) => s.template.metadata.name));
   for (const name of granted) if (!known.has(name)) io.stderr(`warning: --granted names "${name}", which is not among the templates\n`);
   return (name) => granted.has(name);
+}
+
+/**
+ * The one rule of template use (shared/auth/template-use.ts), as admission and the reconciler
+ * apply it: the recorded creator's `use`, each check answered by the flags.
+ */
+function usableBy(ns: NamespaceInfo, templates: readonly NamespaceTemplate[], granted: (name: string) => boolean): (name: string) => boolean {
+  const usable = templateUse({ namespace: ns, templates, identity: creatorIdentityOf(ns.annotations) }).filter((u) => 'check' in u && granted(u.template));
+  const names = new Set(usable.map((u) => u.template));
+  return (name) => names.has(name);
 }
 
 function skipLine(skip: SkipReason): string {
@@ -50,11 +62,8 @@ function run(values: OptionValues, io: CliIo): number {
     io.stderr(checked.problems.map((line) => `${line}\n`).join(''));
     return EXIT.invalid;
   }
-  const match = matchTemplates(
-    ns,
-    checked.sources.map((s) => s.template),
-    { granted: grantedBy(values, checked.sources, io) },
-  );
+  const templates = checked.sources.map((s) => s.template);
+  const match = matchTemplates(ns, templates, { granted: usableBy(ns, templates, grantedBy(values, checked.sources, io)) });
   io.stderr(match.skipped.map(skipLine).join(''));
   const initializers = previewInitializers(values, ns, isSystemNamespace(ns.name) || isOptedOut(ns));
   io.stderr([...(initializers?.problems ?? []), ...(initializers?.lines ?? [])].map((l) => `${l}\n`).join(''));

@@ -1,52 +1,31 @@
-// One typed configuration from the environment plus an optional file (YAML or JSON), validated
-// at start. Every error names the setting: `FURNISH_CONFIG_FILE clusters[1].jwt.secret: must be
-// at least 32 bytes`, or the environment variable that supplied the value.
-//
-// File (FURNISH_CONFIG_FILE):            Environment (override or add the cluster FURNISH_CLUSTER_ID):
-//   publicUrl, audiences, maxBodyBytes     FURNISH_PUBLIC_URL, FURNISH_MAX_BODY_BYTES
-//   audience (this function's own)         FURNISH_AUDIENCE (set per deployed function, e.g. by Terraform)
-//   clusters: [{ id, jwt, pathCredentials, FURNISH_CLUSTER_ID, FURNISH_JWT_SECRET, FURNISH_JWT_JWKS,
-//     api, trustedCreators, ... }]         FURNISH_PATH_CREDENTIALS, FURNISH_TRUSTED_CREATORS,
-//                                          FURNISH_JWT_JWKS_URL, FURNISH_JWT_ISSUER, FURNISH_API_SERVER,
-//                                          FURNISH_API_CA, FURNISH_API_TOKEN, FURNISH_SYSTEM_NAMESPACES,
-//                                          FURNISH_AUTO_OPT_OUT_PRINCIPALS, FURNISH_NAMESPACE,
-//                                          FURNISH_GUARD_RECONCILER, FURNISH_GUARD_SYSTEM_PRINCIPALS,
-//                                          FURNISH_SAR_CACHE_TTL_MS,
-//                                          FURNISH_ORGANIZATIONS (true|false), FURNISH_ORGANIZATION_PRIVILEGED,
-//                                          FURNISH_ORGANIZATION_NAMESPACE_QUOTA
+// The webhooks' configuration, typed: an optional file (FURNISH_CONFIG_FILE, YAML or JSON) with
+// the variables of the settings table (settings.ts: each with its file path) laid over it, then
+// validated at start. Every error is a ConfigError naming the setting: the variable that supplied
+// the value (`FURNISH_JWT_SECRET (clusters[0].jwt.secret): must be at least 32 bytes`) or the file
+// path (`FURNISH_CONFIG_FILE(/etc/furnish.yaml) clusters[1].jwt: ...`).
 // In the file, `jwt.secretEnv`, `pathCredentialsEnv` and `api.tokenEnv` name environment variables
 // holding the secrets (Secret Manager mounts them there), so the file itself holds none.
 // NamespaceTemplates are never cached: a decision that grants reads them fresh.
 import { readFileSync } from 'node:fs';
-import { DEFAULT_MAX_BODY_BYTES } from '../admission/decode.ts';
 import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
-import { DEFAULT_KUBE_TIMEOUT_MS } from '../kube/http.ts';
 import { readOrganizationSettings } from '../org/config.ts';
+import { ConfigError, dnsLabel, Invalid, parseSetting, SETTINGS, type Parser, type Setting, type SettingName } from './settings.ts';
 import { defaultPolicySettings, isWebhookName, WEBHOOKS } from './types.ts';
-import type { ClusterConfig, FurnishConfig, JwtSettings, WebhookName } from './types.ts';
+import type { ClusterConfig, FurnishConfig, JwtSettings, PolicySettings, WebhookName } from './types.ts';
 
-export class ConfigError extends Error {
-  /** The setting at fault, as the user would look for it. */
-  readonly setting: string;
-
-  constructor(setting: string, problem: string) {
-    super(`${setting}: ${problem}`);
-    this.name = 'ConfigError';
-    this.setting = setting;
-  }
-}
+export { ConfigError };
 
 type Env = Record<string, string | undefined>;
 type Raw = Record<string, unknown>;
 
 const MIN_SECRET_BYTES = 32;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** Where each value came from, so an error can name the environment variable rather than a path. */
 class Sources {
   private readonly byPath = new Map<string, string>();
   private readonly origin: string;
 
+  /** `origin` prefixes a file path in errors: `FURNISH_CONFIG_FILE(/etc/furnish.yaml)`, `--config f:`. */
   constructor(origin: string) {
     this.origin = origin;
   }
@@ -89,55 +68,44 @@ async function readFile(path: string): Promise<Raw> {
   return value;
 }
 
-/** Overlays the FURNISH_* variables onto the raw file content. */
-function overlayEnv(raw: Raw, env: Env, sources: Sources): void {
-  const top: [string, string][] = [['FURNISH_PUBLIC_URL', 'publicUrl'], ['FURNISH_AUDIENCE', 'audience'], ['FURNISH_MAX_BODY_BYTES', 'maxBodyBytes']];
-  for (const [name, key] of top) {
-    if (env[name] === undefined) continue;
-    raw[key] = key === 'maxBodyBytes' ? Number(env[name]) : env[name];
-    sources.set(key, name);
-  }
-  const id = env.FURNISH_CLUSTER_ID;
-  if (id === undefined) return;
+const CLUSTER_PREFIX = 'clusters[].';
+
+/** The table's settings a variable sets in the file's shape (the cluster id itself is handled first). */
+const OVERLAID = (Object.entries(SETTINGS) as [SettingName, Setting][]).filter(([name, s]) => s.env !== undefined && s.file !== undefined && name !== 'clusterId');
+
+function setAt(node: Raw, path: string[], value: unknown): void {
+  for (const key of path.slice(0, -1)) node = (isObject(node[key]) ? node[key] : (node[key] = {})) as Raw;
+  node[path.at(-1)!] = value;
+}
+
+/** The entry of cluster `id` in the file's clusters, added when absent. */
+function clusterEntry(raw: Raw, id: string): { cluster: Raw; index: number } {
   const clusters = Array.isArray(raw.clusters) ? raw.clusters : (raw.clusters = []);
   let index = clusters.findIndex((c) => isObject(c) && c.id === id);
   if (index < 0) index = clusters.push({ id }) - 1;
-  const cluster = clusters[index] as Raw;
-  const at = (path: string) => `clusters[${index}].${path}`;
-  sources.set(at('id'), 'FURNISH_CLUSTER_ID');
-  const set = (name: string, path: string[], value: (s: string) => unknown) => {
-    const text = env[name];
-    if (text === undefined) return;
-    let node = cluster;
-    for (const key of path.slice(0, -1)) node = (isObject(node[key]) ? node[key] : (node[key] = {})) as Raw;
-    node[path.at(-1)!] = value(text);
-    sources.set(at(path.join('.')), name);
-  };
-  const json = (name: string) => (s: string) => {
-    try {
-      return JSON.parse(s) as unknown;
-    } catch (e) {
-      throw new ConfigError(name, `not valid JSON: ${(e as Error).message}`);
-    }
-  };
-  set('FURNISH_JWT_SECRET', ['jwt', 'secret'], String);
-  set('FURNISH_JWT_JWKS', ['jwt', 'jwks'], json('FURNISH_JWT_JWKS'));
-  set('FURNISH_JWT_JWKS_URL', ['jwt', 'jwksUrl'], String);
-  set('FURNISH_JWT_ISSUER', ['jwt', 'issuer'], String);
-  set('FURNISH_API_SERVER', ['api', 'server'], String);
-  set('FURNISH_API_CA', ['api', 'caPem'], String);
-  set('FURNISH_API_TOKEN', ['api', 'token'], String);
-  set('FURNISH_SYSTEM_NAMESPACES', ['systemNamespaces'], list);
-  set('FURNISH_AUTO_OPT_OUT_PRINCIPALS', ['autoOptOutPrincipals'], list);
-  set('FURNISH_NAMESPACE', ['furnishNamespace'], String);
-  set('FURNISH_GUARD_RECONCILER', ['guard', 'reconciler'], list);
-  set('FURNISH_GUARD_SYSTEM_PRINCIPALS', ['guard', 'systemPrincipals'], list);
-  set('FURNISH_SAR_CACHE_TTL_MS', ['sarCacheTtlMs'], Number);
-  set('FURNISH_ORGANIZATIONS', ['organizations', 'enabled'], (s) => s === 'true' || s === 'on');
-  set('FURNISH_ORGANIZATION_PRIVILEGED', ['organizations', 'privileged'], list);
-  set('FURNISH_ORGANIZATION_NAMESPACE_QUOTA', ['organizations', 'defaultNamespaceQuota'], Number);
-  set('FURNISH_PATH_CREDENTIALS', ['pathCredentials'], list);
-  set('FURNISH_TRUSTED_CREATORS', ['trustedCreators'], list);
+  return { cluster: clusters[index] as Raw, index };
+}
+
+/**
+ * Lays the variables of the settings table onto the raw file content, at their file paths; the
+ * cluster variables set the cluster FURNISH_CLUSTER_ID (ignored without it).
+ */
+function overlayEnv(raw: Raw, env: Env, sources: Sources): void {
+  const id = env[SETTINGS.clusterId.env];
+  const entry = id === undefined ? undefined : clusterEntry(raw, id);
+  if (entry) sources.set(`clusters[${entry.index}].id`, SETTINGS.clusterId.env);
+  for (const [name, s] of OVERLAID) {
+    const text = env[s.env!];
+    if (text === undefined) continue;
+    const inCluster = s.file!.startsWith(CLUSTER_PREFIX);
+    if (inCluster && !entry) continue;
+    const path = inCluster ? s.file!.slice(CLUSTER_PREFIX.length) : s.file!;
+    const fullPath = inCluster ? `clusters[${entry!.index}].${path}` : path;
+    const value = parseSetting(name, text, `${s.env!} (${fullPath})`);
+    if (value === undefined) continue;
+    setAt(inCluster ? entry!.cluster : raw, path.split('.'), value);
+    sources.set(fullPath, s.env!);
+  }
 }
 
 /** Reads settings with checks; every failure is a ConfigError naming the setting. */
@@ -199,6 +167,16 @@ class Reader {
     return value;
   }
 
+  /** A value checked by a parser of the settings table. */
+  parsed<T>(value: string, path: string, parse: Parser<T>): T | undefined {
+    try {
+      return parse(value);
+    } catch (e) {
+      if (e instanceof Invalid) return this.fail(path, e.message);
+      throw e;
+    }
+  }
+
   object(obj: Raw, key: string, path: string): Raw | undefined {
     const v = obj[key];
     if (v === undefined || v === null) return undefined;
@@ -211,7 +189,7 @@ function readCluster(r: Reader, raw: unknown, at: string): ClusterConfig {
   if (!isObject(raw)) r.fail(at, 'must be a mapping');
   const c = raw as Raw;
   const id = r.string(c, 'id', `${at}.id`, true)!;
-  if (!DNS_LABEL.test(id)) r.fail(`${at}.id`, `must be a DNS label (lower-case letters, digits, '-'), got ${JSON.stringify(id)}`);
+  r.parsed(id, `${at}.id`, dnsLabel);
 
   const jwt = readJwt(r, c, at);
   const pathCredentials = readPathCredentials(r, c, at);
@@ -222,29 +200,44 @@ function readCluster(r: Reader, raw: unknown, at: string): ClusterConfig {
     server: r.url(apiRaw, 'server', `${at}.api.server`, true)!,
     caPem: r.string(apiRaw, 'caPem', `${at}.api.caPem`, false),
     token: r.string(apiRaw, 'token', `${at}.api.token`, false) ?? r.fromEnv(apiRaw, 'tokenEnv', `${at}.api.tokenEnv`),
-    timeoutMs: r.number(apiRaw, 'timeoutMs', `${at}.api.timeoutMs`, DEFAULT_KUBE_TIMEOUT_MS),
+    timeoutMs: r.number(apiRaw, 'timeoutMs', `${at}.api.timeoutMs`, SETTINGS.apiTimeoutMs.default),
   };
   if (api?.caPem !== undefined && !api.caPem.includes('-----BEGIN CERTIFICATE-----')) r.fail(`${at}.api.caPem`, 'must be PEM (-----BEGIN CERTIFICATE-----)');
 
-  const furnishNamespace = r.string(c, 'furnishNamespace', `${at}.furnishNamespace`, false);
-  const defaults = defaultPolicySettings(furnishNamespace);
-  const guardRaw = r.object(c, 'guard', `${at}.guard`) ?? {};
   return {
     id,
     jwt,
     pathCredentials,
     api,
-    systemNamespaces: r.strings(c, 'systemNamespaces', `${at}.systemNamespaces`, defaults.systemNamespaces),
-    autoOptOutPrincipals: r.strings(c, 'autoOptOutPrincipals', `${at}.autoOptOutPrincipals`, defaults.autoOptOutPrincipals),
+    ...readPolicy(r, c, `${at}.`),
+    sarCacheTtlMs: r.number(c, 'sarCacheTtlMs', `${at}.sarCacheTtlMs`, SETTINGS.sarCacheTtlMs.default, 0),
+  };
+}
+
+/** The policy part of a cluster entry (what decides, no credentials), every default filled in; `at` prefixes paths. */
+function readPolicy(r: Reader, c: Raw, at: string): PolicySettings {
+  const furnishNamespace = r.string(c, 'furnishNamespace', `${at}furnishNamespace`, false);
+  const defaults = defaultPolicySettings(furnishNamespace);
+  const guardRaw = r.object(c, 'guard', `${at}guard`) ?? {};
+  return {
+    systemNamespaces: r.strings(c, 'systemNamespaces', `${at}systemNamespaces`, defaults.systemNamespaces),
+    autoOptOutPrincipals: r.strings(c, 'autoOptOutPrincipals', `${at}autoOptOutPrincipals`, defaults.autoOptOutPrincipals),
     guard: {
-      reconciler: r.strings(guardRaw, 'reconciler', `${at}.guard.reconciler`, defaults.guard.reconciler),
-      systemPrincipals: r.strings(guardRaw, 'systemPrincipals', `${at}.guard.systemPrincipals`, defaults.guard.systemPrincipals),
+      reconciler: r.strings(guardRaw, 'reconciler', `${at}guard.reconciler`, defaults.guard.reconciler),
+      systemPrincipals: r.strings(guardRaw, 'systemPrincipals', `${at}guard.systemPrincipals`, defaults.guard.systemPrincipals),
     },
     furnishNamespace: defaults.furnishNamespace,
-    trustedCreators: r.strings(c, 'trustedCreators', `${at}.trustedCreators`, defaults.trustedCreators),
-    sarCacheTtlMs: r.number(c, 'sarCacheTtlMs', `${at}.sarCacheTtlMs`, 10_000, 0),
-    organizations: readOrganizationSettings(r.object(c, 'organizations', `${at}.organizations`), `${at}.organizations`, (path, problem) => r.fail(path, problem)),
+    trustedCreators: r.strings(c, 'trustedCreators', `${at}trustedCreators`, defaults.trustedCreators),
+    organizations: readOrganizationSettings(r.object(c, 'organizations', `${at}organizations`), `${at}organizations`, (path, problem) => r.fail(path, problem)),
   };
+}
+
+/**
+ * Policy settings from one cluster entry of the configuration file (`furnish admit --config`):
+ * read and defaulted exactly as the functions read theirs; errors name `origin` and the path.
+ */
+export function policySettingsFrom(raw: Raw, origin: string): PolicySettings {
+  return readPolicy(new Reader(new Sources(origin), {}), raw, '');
 }
 
 function readJwt(r: Reader, c: Raw, at: string): JwtSettings | undefined {
@@ -297,12 +290,12 @@ export function configFrom(raw: Raw, env: Env = {}, sources = new Sources('confi
     if (seen.has(c.id)) r.fail(`clusters[${i}].id`, `duplicates cluster ${JSON.stringify(c.id)}`);
     seen.add(c.id);
   });
-  return { clusters, publicUrl, audience, audiences, maxBodyBytes: r.number(raw, 'maxBodyBytes', 'maxBodyBytes', DEFAULT_MAX_BODY_BYTES) };
+  return { clusters, publicUrl, audience, audiences, maxBodyBytes: r.number(raw, 'maxBodyBytes', 'maxBodyBytes', SETTINGS.maxBodyBytes.default) };
 }
 
 /** The configuration of the running process: the file (if any) with the environment laid over it. */
 export async function loadConfig(env: Env = process.env): Promise<FurnishConfig> {
-  const file = env.FURNISH_CONFIG_FILE;
+  const file = env[SETTINGS.configFile.env];
   const raw = file ? await readFile(file) : {};
   const sources = new Sources(file ? `FURNISH_CONFIG_FILE(${file})` : 'configuration');
   overlayEnv(raw, env, sources);

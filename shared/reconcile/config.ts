@@ -1,5 +1,7 @@
-// Settings of the reconcilers and the relay, typed, from the environment (pure: `env` is passed in).
+// Settings of the reconcilers and the relay, typed, read through the settings table
+// (config/settings.ts: variables, parsers, defaults); pure: `env` is passed in.
 // Every variable is optional; the defaults run the local stack.
+import { readSetting, settingProblem } from '../config/settings.ts';
 import type { ClusterCredentialSource, PushAuthSettings } from '../config/types.ts';
 import { DEFAULT_DRIFT_RESOURCES } from './drift-watch.ts';
 
@@ -55,83 +57,47 @@ export interface Topics {
 
 type Env = Record<string, string | undefined>;
 
-function num(env: Env, name: string, fallback: number, min = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number ≥ ${min}, got ${JSON.stringify(raw)}`);
-  return n;
-}
-
-function list(env: Env, name: string): string[] {
-  return (env[name] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-}
-
-function json<T>(env: Env, name: string, fallback: T): T {
-  const raw = env[name];
-  if (!raw) return fallback;
-  try {
-    return JSON.parse(raw) as T;
-  } catch (e) {
-    throw new Error(`${name} is not valid JSON: ${(e as Error).message}`, { cause: e });
-  }
-}
-
 function topics(env: Env): Topics {
-  return { namespaces: env.FURNISH_TOPIC_NAMESPACES ?? 'furnish-namespaces', templates: env.FURNISH_TOPIC_TEMPLATES ?? 'furnish-templates', lnamespaces: env.FURNISH_TOPIC_LNAMESPACES ?? 'furnish-lnamespaces', pending: env.FURNISH_TOPIC_PENDING ?? 'furnish-namespaces-pending' };
-}
-
-function project(env: Env): string {
-  return env.FURNISH_PUBSUB_PROJECT ?? env.GOOGLE_CLOUD_PROJECT ?? env.PUBSUB_PROJECT_ID ?? 'furnish-local';
+  return { namespaces: readSetting(env, 'topicNamespaces'), templates: readSetting(env, 'topicTemplates'), lnamespaces: readSetting(env, 'topicLnamespaces'), pending: readSetting(env, 'topicPending') };
 }
 
 export function reconcileConfig(env: Env): ReconcileConfig {
-  const mode = env.FURNISH_PUSH_AUTH ?? 'oidc';
-  if (mode !== 'oidc' && mode !== 'off') throw new Error(`FURNISH_PUSH_AUTH must be oidc or off, got ${JSON.stringify(mode)}`);
-  const audience = env.FURNISH_PUSH_AUDIENCE ?? '';
-  if (mode === 'oidc' && audience === '') throw new Error('FURNISH_PUSH_AUDIENCE is required when FURNISH_PUSH_AUTH=oidc (the push subscription\'s audience)');
+  const mode = readSetting(env, 'pushAuth');
+  const audience = readSetting(env, 'pushAudience');
+  if (mode === 'oidc' && audience === '') throw settingProblem('pushAudience', "is required when FURNISH_PUSH_AUTH=oidc (the push subscription's audience)");
   return {
-    cluster: env.FURNISH_CLUSTER ?? 'local',
-    clusters: json<Record<string, ClusterCredentialSource>>(env, 'FURNISH_CLUSTERS', {}),
-    systemNamespaces: list(env, 'FURNISH_SYSTEM_NAMESPACES'),
+    cluster: readSetting(env, 'clusterId'),
+    clusters: readSetting(env, 'clusters'),
+    systemNamespaces: readSetting(env, 'systemNamespaces'),
     topics: topics(env),
-    pubsubProject: project(env),
-    push: {
-      mode,
-      issuer: env.FURNISH_PUSH_ISSUER ?? 'https://accounts.google.com',
-      audience,
-      jwksUrl: env.FURNISH_PUSH_JWKS_URL ?? 'https://www.googleapis.com/oauth2/v3/certs',
-      serviceAccountEmail: env.FURNISH_PUSH_SERVICE_ACCOUNT || undefined,
-    },
-    kube: { qps: num(env, 'FURNISH_KUBE_QPS', 200, 1), burst: num(env, 'FURNISH_KUBE_BURST', 400, 1), timeoutMs: num(env, 'FURNISH_KUBE_TIMEOUT_MS', 10_000, 100) },
-    applyConcurrency: num(env, 'FURNISH_APPLY_CONCURRENCY', 8, 1),
-    readyDespiteFailures: env.FURNISH_READY_DESPITE_FAILURES === 'true',
-    statusIntervalMs: num(env, 'FURNISH_STATUS_INTERVAL_MS', 1000),
+    pubsubProject: readSetting(env, 'pubsubProject'),
+    push: { mode, issuer: readSetting(env, 'pushIssuer'), audience, jwksUrl: readSetting(env, 'pushJwksUrl'), serviceAccountEmail: readSetting(env, 'pushServiceAccount') },
+    kube: { qps: readSetting(env, 'kubeQps'), burst: readSetting(env, 'kubeBurst'), timeoutMs: readSetting(env, 'kubeTimeoutMs') },
+    applyConcurrency: readSetting(env, 'applyConcurrency'),
+    readyDespiteFailures: readSetting(env, 'readyDespiteFailures'),
+    statusIntervalMs: readSetting(env, 'statusIntervalMs'),
     fanout: {
-      concurrency: num(env, 'FURNISH_FANOUT_CONCURRENCY', 64, 1),
-      messagesPerSecond: num(env, 'FURNISH_FANOUT_RATE', 2000, 1),
-      progressEvery: num(env, 'FURNISH_FANOUT_PROGRESS_EVERY', 2000, 1),
-      pageSize: num(env, 'FURNISH_LIST_PAGE_SIZE', 500, 1),
+      concurrency: readSetting(env, 'fanoutConcurrency'),
+      messagesPerSecond: readSetting(env, 'fanoutRate'),
+      progressEvery: readSetting(env, 'fanoutProgressEvery'),
+      pageSize: readSetting(env, 'listPageSize'),
     },
   };
 }
 
 export function relayConfig(env: Env): RelayConfig {
-  const bus = env.FURNISH_BUS ?? (env.PUBSUB_EMULATOR_HOST || env.GOOGLE_CLOUD_PROJECT ? 'pubsub' : 'memory');
-  if (bus !== 'memory' && bus !== 'pubsub') throw new Error(`FURNISH_BUS must be memory or pubsub, got ${JSON.stringify(bus)}`);
   return {
-    cluster: env.FURNISH_CLUSTER ?? 'local',
-    resyncSeconds: num(env, 'FURNISH_RESYNC_SECONDS', 600),
-    watchTimeoutSeconds: num(env, 'FURNISH_WATCH_TIMEOUT_SECONDS', 300, 1),
-    watchSilenceSeconds: num(env, 'FURNISH_WATCH_SILENCE_SECONDS', 180),
-    // 40 s plus a redrive tick (≤ 5 s): a lost message of a pending namespace is re-sent within a minute.
-    pendingRedriveSeconds: num(env, 'FURNISH_PENDING_REDRIVE_SECONDS', 40),
-    driftResources: env.FURNISH_DRIFT_RESOURCES === undefined ? [...DEFAULT_DRIFT_RESOURCES] : list(env, 'FURNISH_DRIFT_RESOURCES'),
-    pageSize: num(env, 'FURNISH_LIST_PAGE_SIZE', 500, 1),
-    port: num(env, 'PORT', 8080),
-    bus,
-    pubsubProject: project(env),
+    cluster: readSetting(env, 'clusterId'),
+    resyncSeconds: readSetting(env, 'resyncSeconds'),
+    watchTimeoutSeconds: readSetting(env, 'watchTimeoutSeconds'),
+    watchSilenceSeconds: readSetting(env, 'watchSilenceSeconds'),
+    pendingRedriveSeconds: readSetting(env, 'pendingRedriveSeconds'),
+    driftResources: readSetting(env, 'driftResources') ?? [...DEFAULT_DRIFT_RESOURCES],
+    pageSize: readSetting(env, 'listPageSize'),
+    port: readSetting(env, 'port'),
+    bus: readSetting(env, 'bus'),
+    pubsubProject: readSetting(env, 'pubsubProject'),
     topics: topics(env),
-    shutdownMs: num(env, 'FURNISH_SHUTDOWN_MS', 10_000),
+    shutdownMs: readSetting(env, 'shutdownMs'),
   };
 }

@@ -3,7 +3,8 @@
 // applied, and the creator's `use` of require-permission templates. No decisions here beyond
 // classifying a failed read: transient ones throw TransientError (redelivery), permanent ones
 // are answered as a reason.
-import { creatorIdentityOf, templateUseCheck, templateUseRefused } from '../auth/creator.ts';
+import { creatorIdentityOf } from '../auth/creator.ts';
+import { templateUse } from '../auth/template-use.ts';
 import { listAll, NAMESPACES, TEMPLATES } from '../kube/api.ts';
 import type { KubeClient, KubeResponse } from '../kube/client.ts';
 import { classifyApiError, TransientError } from '../kube/errors.ts';
@@ -11,7 +12,7 @@ import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
 import type { Authorizer } from '../kube/sar.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
-import { APPLYSET_PARENT_NAME, templatesNeedingPermission, type NamespaceTemplate } from '../render/index.ts';
+import { APPLYSET_PARENT_NAME, type NamespaceTemplate } from '../render/index.ts';
 import { refusal } from '../webhooks/rules/outcome.ts';
 import { templatesDigest } from './fanout.ts';
 import { parseGroupKind } from './objects.ts';
@@ -129,17 +130,15 @@ export interface Grants {
 export async function grantedTemplates(deps: ReadDeps, ns: KubeObject, templates: readonly NamespaceTemplate[]): Promise<Grants> {
   const granted = new Set<string>();
   const refused: { template: string; message: string }[] = [];
-  const creator = creatorIdentityOf(ns.metadata.annotations);
-  const needing = templatesNeedingPermission(namespaceInfo(ns), templates, { systemNamespaces: deps.systemNamespaces });
+  const needing = templateUse({ namespace: namespaceInfo(ns), templates, systemNamespaces: deps.systemNamespaces, identity: creatorIdentityOf(ns.metadata.annotations) });
   if (!deps.authorizer || needing.length === 0) return { granted, refused };
-  await Promise.all(needing.map(async (t) => {
-    const name = t.metadata.name ?? '';
-    if (!creator) return void refused.push({ template: name, message: `template "${name}" requires permission and namespace "${ns.metadata.name ?? ''}" records no creator` });
-    const check = templateUseCheck(creator, name);
-    const d = await deps.authorizer!.check(check);
+  await Promise.all(needing.map(async (u) => {
+    const name = u.template;
+    if (!('check' in u)) return void refused.push({ template: name, message: u.deny });
+    const d = await deps.authorizer!.check(u.check);
     if (d.error) throw new TransientError(`SubjectAccessReview for template ${name}: ${d.error}`, { status: 0, message: d.error });
     if (d.allowed) granted.add(name);
-    else refused.push({ template: name, message: refusal(creator, templateUseRefused(name), check) });
+    else refused.push({ template: name, message: refusal(u.check.user, u.refused, u.check) });
   }));
   return { granted, refused };
 }

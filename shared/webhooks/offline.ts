@@ -6,7 +6,7 @@ import { KEY } from '../keys.ts';
 import { decodeAdmissionReview } from '../admission/decode.ts';
 import { toReview } from '../admission/response.ts';
 import type { AdmissionReview } from '../admission/types.ts';
-import { defaultPolicySettings } from '../config/types.ts';
+import { policySettingsFrom } from '../config/load.ts';
 import type { PolicySettings, WebhookName } from '../config/types.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Authorizer } from '../kube/sar.ts';
@@ -32,14 +32,12 @@ export interface AdmitOfflineOptions {
 
 export type PolicyOverrides = Partial<Omit<PolicySettings, 'guard'>> & { guard?: Partial<PolicySettings['guard']> };
 
-/** Keys set to `undefined` (a parsed file's absent fields) must not wipe a default. */
-function given<T extends object>(values: T | undefined): Partial<T> {
-  return Object.fromEntries(Object.entries(values ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
+/**
+ * Complete settings from overrides, read and defaulted by the functions' own reader
+ * (config/load.ts): absent or undefined keys keep the default, a wrong value is a ConfigError.
+ */
 export function policySettings(config: PolicyOverrides = {}): PolicySettings {
-  const defaults = defaultPolicySettings(config.furnishNamespace);
-  return { ...defaults, ...given(config), guard: { ...defaults.guard, ...given(config.guard) } };
+  return policySettingsFrom(config as Record<string, unknown>, 'admitOffline config');
 }
 
 const noCluster: Authorizer = {

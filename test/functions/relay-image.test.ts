@@ -65,7 +65,7 @@ describe('relay image contents', () => {
     const port = 20000 + Math.floor(Math.random() * 20000);
     relay = spawn(process.execPath, ['index.js'], {
       cwd: app,
-      env: { PATH: process.env.PATH, KUBECONFIG: cluster.kubeconfigPath, FURNISH_BUS: 'memory', PORT: String(port), FURNISH_CLUSTER: 'image-test' },
+      env: { PATH: process.env.PATH, KUBECONFIG: cluster.kubeconfigPath, FURNISH_BUS: 'memory', PORT: String(port), FURNISH_CLUSTER_ID: 'image-test' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     relay.stdout!.on('data', (d: Buffer) => (output += d.toString()));

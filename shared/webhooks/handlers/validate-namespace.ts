@@ -5,8 +5,7 @@ import { allow, deny } from '../../admission/response.ts';
 import type { AdmissionRequest, AdmissionResponse } from '../../admission/types.ts';
 import { KEY } from '../../keys.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../../render/types.ts';
-import { newlyMatchedTemplates, requiresPermission, templateName, templatesNeedingPermission } from '../../render/index.ts';
-import type { PolicySettings } from '../../config/types.ts';
+import { templatesToAuthorize } from '../../auth/template-use.ts';
 import type { AdmissionHandler } from '../deps.ts';
 import { judgesMetadataOf, namespaceInfoOf, requireObject, requireResource } from '../request.ts';
 import { resolve } from '../rules/outcome.ts';
@@ -22,15 +21,6 @@ export function mayMatchNewTemplates(ns: NamespaceInfo, old: NamespaceInfo | und
   if (ns.annotations[KEY.optOut] !== old.annotations[KEY.optOut]) return true;
   const a = Object.keys(ns.labels);
   return a.length !== Object.keys(old.labels).length || a.some((k) => ns.labels[k] !== old.labels[k]);
-}
-
-/** Names of the permission-requiring templates this request makes the namespace match. */
-export function templatesToAuthorize(ns: NamespaceInfo, old: NamespaceInfo | undefined, templates: readonly NamespaceTemplate[], settings: PolicySettings): string[] {
-  const opts = { systemNamespaces: exemptNamespaces(settings) };
-  const selected = old
-    ? newlyMatchedTemplates(old, ns, templates, { ...opts, granted: () => true }).filter(requiresPermission)
-    : templatesNeedingPermission(ns, templates, opts);
-  return selected.map(templateName);
 }
 
 function respond(request: AdmissionRequest, verdict: Verdict): AdmissionResponse {
@@ -53,7 +43,7 @@ export const validateNamespace: AdmissionHandler = (request, deps) => {
   };
   const input: NamespaceMutationInput = { operation, user: request.userInfo, namespace, old, settings };
   const outcomesWith = (list: readonly NamespaceTemplate[]): RuleOutcome[] =>
-    validationOutcomes({ ...input, templatesNeedingPermission: mayMatchNewTemplates(namespace, old) ? templatesToAuthorize(namespace, old, list, settings) : [] });
+    validationOutcomes({ ...input, templatesNeedingPermission: mayMatchNewTemplates(namespace, old) ? templatesToAuthorize(namespace, old, list, exemptNamespaces(settings)) : [] });
   const decide = (list: readonly NamespaceTemplate[]) => {
     const verdict = resolve(outcomesWith(list), authorizer);
     return verdict instanceof Promise ? verdict.then(finish) : finish(verdict);

@@ -1,6 +1,8 @@
 // validate-namespace, one rule per function. Every refusal names who, what was refused, and the
 // exact RBAC that would allow it.
-import { CREATOR_IDENTITY, templateUseCheck, templateUseRefused } from '../../auth/creator.ts';
+import { CREATOR_IDENTITY, creatorIdentityOf } from '../../auth/creator.ts';
+import { useOf } from '../../auth/template-use.ts';
+import type { UserInfo } from '../../kube/types.ts';
 import { KEY, PHASE } from '../../keys.ts';
 import { GROUP } from '../../render/types.ts';
 import type { NamespaceMutationInput } from './mutate-namespace.ts';
@@ -12,7 +14,7 @@ import { matchingPrincipal, who } from './principals.ts';
 export interface NamespaceValidationInput extends NamespaceMutationInput {
   /**
    * Templates annotated furnish.dev/require-permission that this request makes the namespace
-   * match: all of them at CREATE, only the newly matched ones at UPDATE.
+   * match: all of them at CREATE, only the newly matched ones at UPDATE (templatesToAuthorize).
    */
   templatesNeedingPermission: string[];
 }
@@ -88,13 +90,22 @@ export function phaseChangeNeedsInitialize(input: NamespaceValidationInput): Rul
   };
 }
 
+/**
+ * Whose `use` counts: the creator, as the reconciler asks. At CREATE the one about to be recorded
+ * (a trusted creator's named user, else the requester); at UPDATE the recorded one, not whoever
+ * relabels the namespace (the reconciler would refuse what that person's grant let through).
+ */
+function useIdentity(input: NamespaceValidationInput): UserInfo | undefined {
+  if (input.operation !== 'CREATE') return creatorIdentityOf(input.old?.annotations);
+  const creator = creatorOf(input);
+  return creator?.namedBy ? { username: creator.name } : input.user;
+}
+
+/** The one rule of template use (shared/auth/template-use.ts), as admission outcomes. */
 export function templatesNeedUse(input: NamespaceValidationInput): RuleOutcome[] {
   const rule = 'templates-need-use';
   if (input.templatesNeedingPermission.length === 0) return [allowBecause(rule, 'no newly matched template requires permission')];
-  // The identity checked is the one recorded: a trusted creator's named user, else the requester.
-  const creator = creatorOf(input);
-  const user = creator?.namedBy ? { username: creator.name } : input.user;
-  return input.templatesNeedingPermission.map((name) => ({ rule, refused: templateUseRefused(name), requires: templateUseCheck(user, name) }));
+  return useOf(input.templatesNeedingPermission, useIdentity(input), input.namespace.name).map((u) => ('check' in u ? { rule, refused: u.refused, requires: u.check } : denyBecause(rule, u.deny)));
 }
 
 export function validationOutcomes(input: NamespaceValidationInput): RuleOutcome[] {

@@ -81,6 +81,6 @@ describe('billing tap', () => {
   it('config: billing topic and snapshot period from the relay environment', () => {
     expect(billingTapConfig({}, 'c1', 500)).toEqual({ cluster: 'c1', topic: 'furnish-billing', snapshotSeconds: 86_400, pageSize: 500 });
     expect(billingTapConfig({ FURNISH_TOPIC_BILLING: '' }, 'c1', 500)).toBeNull();
-    expect(() => billingTapConfig({ FURNISH_BILLING_SNAPSHOT_SECONDS: 'daily' }, 'c1', 500)).toThrow('FURNISH_BILLING_SNAPSHOT_SECONDS must be a number ≥ 0, got "daily"');
+    expect(() => billingTapConfig({ FURNISH_BILLING_SNAPSHOT_SECONDS: 'daily' }, 'c1', 500)).toThrow('FURNISH_BILLING_SNAPSHOT_SECONDS: must be a number ≥ 0, got "daily"');
   });
 });

@@ -62,7 +62,7 @@ describe('what each list asks for', () => {
     expect(exclusiveObjects(shop({}), DEFAULT_LNS_SETTINGS)).toEqual([]);
     const objs = exclusiveObjects(shop({ users: [user('bob')] }), lnsSettings({ FURNISH_LNS_USER_ROLE: 'view' }));
     expect(objs.map((o) => (o.roleRef as { name: string }).name)).toEqual(['view']);
-    expect(() => lnsSettings({ FURNISH_LNS_USER_ROLE: 'a/b' })).toThrow('FURNISH_LNS_USER_ROLE must name a ClusterRole, got "a/b"');
+    expect(() => lnsSettings({ FURNISH_LNS_USER_ROLE: 'a/b' })).toThrow('FURNISH_LNS_USER_ROLE: must name a ClusterRole, got "a/b"');
   });
 
   it('a ServiceAccount subject keeps its namespace; duplicates and malformed entries are dropped', () => {

@@ -22,7 +22,7 @@ describe('organization settings', () => {
   it('come from the environment too, naming the variable on error', async () => {
     const config = await loadConfig(testEnv({ FURNISH_ORGANIZATIONS: 'true', FURNISH_ORGANIZATION_PRIVILEGED: 'group:ops,root', FURNISH_ORGANIZATION_NAMESPACE_QUOTA: '7' }));
     expect(config.clusters[0]!.organizations).toEqual({ enabled: true, privileged: ['group:ops', 'root'], defaultNamespaceQuota: 7 });
-    await expect(loadConfig(testEnv({ FURNISH_ORGANIZATION_NAMESPACE_QUOTA: 'many' }))).rejects.toThrow('FURNISH_ORGANIZATION_NAMESPACE_QUOTA (clusters[0].organizations.defaultNamespaceQuota): must be an integer of at least 0, got NaN');
+    await expect(loadConfig(testEnv({ FURNISH_ORGANIZATION_NAMESPACE_QUOTA: 'many' }))).rejects.toThrow('FURNISH_ORGANIZATION_NAMESPACE_QUOTA (clusters[0].organizations.defaultNamespaceQuota): must be an integer ≥ 0, got "many"');
   });
 
   it('wildcards: * matches any run of characters, anywhere', () => {

@@ -4,7 +4,7 @@ import { credentialsFor } from '../../../shared/kube/credentials.ts';
 
 describe('reconciler and relay settings', () => {
   it('defaults run the local stack; OIDC needs an audience', () => {
-    expect(() => reconcileConfig({})).toThrow(/FURNISH_PUSH_AUDIENCE is required/);
+    expect(() => reconcileConfig({})).toThrow(/FURNISH_PUSH_AUDIENCE: is required/);
     const c = reconcileConfig({ FURNISH_PUSH_AUTH: 'off' });
     expect(c).toMatchObject({ cluster: 'local', topics: { namespaces: 'furnish-namespaces', templates: 'furnish-templates' }, push: { mode: 'off', issuer: 'https://accounts.google.com' } });
     expect(reconcileConfig({ FURNISH_PUSH_AUDIENCE: 'https://x/y' }).push.mode).toBe('oidc');
@@ -12,8 +12,8 @@ describe('reconciler and relay settings', () => {
 
   it('names the setting at fault', () => {
     expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'maybe' })).toThrow(/FURNISH_PUSH_AUTH/);
-    expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_KUBE_QPS: 'fast' })).toThrow(/FURNISH_KUBE_QPS must be a number/);
-    expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_CLUSTERS: '{' })).toThrow(/FURNISH_CLUSTERS is not valid JSON/);
+    expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_KUBE_QPS: 'fast' })).toThrow(/FURNISH_KUBE_QPS: must be a number/);
+    expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_CLUSTERS: '{' })).toThrow(/FURNISH_CLUSTERS: not valid JSON/);
     expect(() => relayConfig({ FURNISH_BUS: 'kafka' })).toThrow(/FURNISH_BUS/);
   });
 

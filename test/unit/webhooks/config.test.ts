@@ -71,7 +71,7 @@ describe('configuration', () => {
   it('names the bad setting: environment variable or file path', async () => {
     expect(await failure(testEnv({ FURNISH_JWT_SECRET: 'short' }))).toBe('FURNISH_JWT_SECRET (clusters[0].jwt.secret): must be at least 32 bytes');
     expect(await failure(testEnv({ FURNISH_API_SERVER: 'not a url' }))).toBe('FURNISH_API_SERVER (clusters[0].api.server): must be a URL, got "not a url"');
-    expect(await failure(testEnv({ FURNISH_JWT_JWKS: '{nope' }))).toMatch(/^FURNISH_JWT_JWKS: not valid JSON/);
+    expect(await failure(testEnv({ FURNISH_JWT_JWKS: '{nope' }))).toMatch(/^FURNISH_JWT_JWKS \(clusters\[0\]\.jwt\.jwks\): not valid JSON/);
     expect(await failure({})).toMatch(/^configuration clusters: at least one cluster is required/);
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ clusters: [{ id: 'a', jwt: { secret: TEST_SECRET } }, { id: 'b', jwt: { secret: 'too-short' } }] }));

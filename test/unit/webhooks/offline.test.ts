@@ -61,4 +61,9 @@ describe('admitOffline', () => {
     expect(settings.guard.systemPrincipals).toEqual(defaultPolicySettings().guard.systemPrincipals);
     expect(settings.systemNamespaces).toEqual([]);
   });
+
+  it('reads overrides with the functions\' reader: a wrong value is a ConfigError naming it', () => {
+    expect(() => policySettings({ guard: { reconciler: 'alice' as unknown as string[] } })).toThrow('admitOffline config guard.reconciler: must be a list of strings');
+    expect(policySettings({ furnishNamespace: 'furnish' }).guard.reconciler).toEqual(['system:serviceaccount:furnish:furnish-reconciler']);
+  });
 });

@@ -86,6 +86,12 @@ describe('validate-namespace rules', () => {
   });
 });
 
+/** The request with `creator` recorded on the namespace before and after (an UPDATE of a namespace Furnish admitted). */
+function withCreator(request: AdmissionRequest, creator: string): AdmissionRequest {
+  for (const o of [request.object, request.oldObject]) if (o) o.metadata.annotations = { ...o.metadata.annotations, 'furnish.dev/creator': creator };
+  return request;
+}
+
 describe('validate-namespace handler on what kube-apiserver sent', () => {
   /** What the request looks like after mutate-namespace ran. */
   function mutated(request: AdmissionRequest, creator = request.userInfo.username!): AdmissionRequest {
@@ -123,7 +129,8 @@ describe('validate-namespace handler on what kube-apiserver sent', () => {
   it('at UPDATE only templates newly matched because labels changed are checked', async () => {
     const templates = [...SCENARIO_TEMPLATES, namespaceTemplate('blue', { matchLabels: { team: 'blue' }, requirePermission: true })];
     const authorizer = fakeAuthorizer();
-    const request = admissionRequest('008-validate-UPDATE-namespaces-team-a-alice');
+    // As in a Furnish cluster: the creator admission recorded at CREATE, whose `use` counts.
+    const request = withCreator(admissionRequest('008-validate-UPDATE-namespaces-team-a-alice'), 'alice');
     const response = await validateNamespace(request, testDeps({ authorizer, templates }));
     expect(response.status?.message).toBe('user "alice" may not use NamespaceTemplate "blue": needs verb "use" on namespacetemplates.furnish.dev, resourceName "blue"');
     // The same labels again (an unrelated change): nothing newly matched, nothing asked.
