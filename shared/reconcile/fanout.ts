@@ -6,10 +6,10 @@ import type { KubeObject } from '../kube/types.ts';
 import { matchTemplates } from '../render/index.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
 import { splitList } from './objects.ts';
-import { templateFingerprint } from './fingerprints.ts';
+import { templateFingerprint, templatesDigest } from './fingerprints.ts';
 
 /** reconcile-template records the hash it fanned out; the hash itself lives with the relay's (fingerprints.ts). */
-export { templateFingerprint };
+export { templateFingerprint, templatesDigest };
 
 /** A deleted template always fans out; otherwise only when its fingerprint moved since the last fan-out. */
 export function fanoutNeeded(t: NamespaceTemplate | null): boolean {
@@ -52,12 +52,3 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-/**
- * One digest of every template as a namespace reconcile sees them (name and fingerprint). A
- * fan-out message carries it, so that a reconciler already holding templates with this digest
- * need not list them again: a fan-out reads the templates once, not once per namespace.
- */
-export function templatesDigest(templates: readonly NamespaceTemplate[]): string {
-  const lines = templates.map((t) => `${t.metadata.name ?? ''} ${templateFingerprint(t)}`).sort();
-  return createHash('sha256').update(lines.join('\n')).digest('hex').slice(0, 32);
-}

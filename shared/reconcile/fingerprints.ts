@@ -29,3 +29,13 @@ export function namespaceFingerprint(ns: KubeObject): string {
 export function namespaceChangeMatters(ns: KubeObject, before: string | undefined, now: string): boolean {
   return before !== now || ns.metadata.labels?.[KEY.phase] !== PHASE.ready;
 }
+
+/**
+ * One digest of every template as a namespace reconcile sees them (name and fingerprint). A
+ * fan-out message carries it, so that a reconciler already holding templates with this digest
+ * need not list them again: a fan-out reads the templates once, not once per namespace.
+ */
+export function templatesDigest(templates: readonly NamespaceTemplate[]): string {
+  const lines = templates.map((t) => `${t.metadata.name ?? ''} ${templateFingerprint(t)}`).sort();
+  return createHash('sha256').update(lines.join('\n')).digest('hex').slice(0, 32);
+}

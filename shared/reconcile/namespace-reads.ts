@@ -14,7 +14,7 @@ import type { KubeObject } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
 import { APPLYSET_PARENT_NAME, type NamespaceTemplate } from '../render/index.ts';
 import { refusal } from '../webhooks/rules/outcome.ts';
-import { templatesDigest } from './fanout.ts';
+import { templatesDigest } from './fingerprints.ts';
 import { parseGroupKind } from './objects.ts';
 import { namespaceInfo } from './plan.ts';
 
