@@ -8,7 +8,7 @@
 // cluster"). Everything the suite creates is deleted at the end.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { selfImpersonationName } from '../../shared/lnamespace/desired.ts';
@@ -16,7 +16,7 @@ import type { LNamespace, LSubject } from '../../shared/lnamespace/types.ts';
 import { jsonLogger, silentLogger } from '../../shared/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
-import { requireTool } from '../support/tools.ts';
+import { describeWithTool } from '../support/tools.ts';
 import { clientFor, get, waitFor, writeWitnesses, type WriteWitnesses } from './helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -28,7 +28,7 @@ let cluster: TestCluster;
 let stack: LocalStack;
 let admin: KubeClient;
 let writes: WriteWitnesses;
-let kubectl = false;
+const describeKubectl = describeWithTool('kubectl', 'the LNamespace suite asks `kubectl auth can-i` and runs `kubectl sudo`');
 const run = `${process.pid % 1000}${Date.now().toString(36).slice(-4)}`;
 let seq = 0;
 const uniq = (p: string) => `${p}-${run}-${++seq}`;
@@ -97,8 +97,6 @@ async function writesDuringResyncs(times: number): Promise<string[]> {
 const ownerNames = (o: KubeObject | undefined) => ((o?.metadata.ownerReferences ?? []) as Array<{ name: string }>).map((r) => r.name).sort();
 
 beforeAll(async () => {
-  kubectl = requireTool('kubectl', 'the LNamespace suite asks `kubectl auth can-i` and runs `kubectl sudo`');
-  if (!kubectl) return;
   cluster = await useTestCluster({ users: [{ name: 'admin', groups: ['system:masters'] }, { name: 'alice', groups: ['dev'] }, { name: 'bob', groups: ['dev'] }, { name: 'mallory', groups: [] }] });
   const context = cluster.isSimulated ? cluster.users.admin!.context : undefined;
   admin = await clientFor(cluster.kubeconfigPath, context);
@@ -113,9 +111,8 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describe('the seed\'s test plan: each list change, judged by kubectl auth can-i before and after', () => {
+describeKubectl('the seed\'s test plan: each list change, judged by kubectl auth can-i before and after', () => {
   it('users edit inside but not the namespace; sudoers only through sudo; removals take effect within seconds', async () => {
-    if (!kubectl) return;
     const shop = uniq('shop');
     const bob = `bob-${run}`;
     const carol = `carol-${run}`;
@@ -167,9 +164,8 @@ describe('the seed\'s test plan: each list change, judged by kubectl auth can-i 
   }, 120_000);
 });
 
-describe('shared self-impersonation objects', () => {
+describeKubectl('shared self-impersonation objects', () => {
   it('two LNamespaces listing a sudoer: one lets go, her role stays; the last lets go, it is gone', async () => {
-    if (!kubectl) return;
     const [a, b] = [uniq('ga'), uniq('gb')];
     const dave = `dave-${run}`;
     await applyLns(a, { sudoers: [user(dave)] });
@@ -196,7 +192,6 @@ describe('shared self-impersonation objects', () => {
   }, 120_000);
 
   it('both holders deleted: the garbage collector removes the shared objects', async () => {
-    if (!kubectl) return;
     const [c, d] = [uniq('gc'), uniq('gd')];
     const erin = `erin-${run}`;
     await applyLns(c, { sudoers: [user(erin)] });
@@ -213,9 +208,8 @@ describe('shared self-impersonation objects', () => {
   }, 120_000);
 });
 
-describe('kubectl sudo, as a user with her own context', () => {
+describeKubectl('kubectl sudo, as a user with her own context', () => {
   it('a sudoer deletes what she could not delete without it; a non-sudoer gets the API server\'s refusal', async () => {
-    if (!kubectl) return;
     const lab = uniq('lab');
     await applyLns(lab, { sudoers: [user('mallory')] });
     await ready(lab);
@@ -247,9 +241,8 @@ describe('kubectl sudo, as a user with her own context', () => {
   }, 120_000);
 });
 
-describe('level-triggered, idempotent', () => {
+describeKubectl('level-triggered, idempotent', () => {
   it('a resync with nothing changed writes nothing', async () => {
-    if (!kubectl) return;
     const names = [uniq('idle'), uniq('idle')];
     await applyLns(names[0]!, { users: [user('bob')], managers: [user('alice')], sudoers: [user(`gina-${run}`)], billing: { costCenter: '4711' } });
     await applyLns(names[1]!, { sudoers: [user(`gina-${run}`)] });
