@@ -35,11 +35,11 @@ async function run(values: OptionValues, io: CliIo): Promise<number> {
   const format = choice<Format>(values, 'output', FORMATS, 'table');
   let spec;
   try {
-    spec = stringOption(values, 'sink') === undefined ? parseSinkSpec(process.env.FURNISH_BILLING) : parseSinkSpec(stringOption(values, 'sink'), '--sink');
+    spec = stringOption(values, 'sink') === undefined ? parseSinkSpec(io.env.FURNISH_BILLING) : parseSinkSpec(stringOption(values, 'sink'), '--sink');
   } catch (e) {
     throw new CliError((e as Error).message);
   }
-  const sink = await openSink(spec, { env: process.env });
+  const sink = await openSink(spec, { env: io.env });
   try {
     const lines = namespaceDays(await sink.reportRows(from, to), from, to, by);
     io.stdout(format === 'csv' ? formatCsv(lines, by) : `namespace-days ${from} to ${to} (UTC), ${spec.kind === 'sqlite' ? spec.path : `${spec.projectId}.${spec.dataset}`}\n${formatTable(lines, by)}`);
