@@ -69,6 +69,8 @@ describe('relay image contents', () => {
 
     const status = await readyz(port, 20_000);
     expect(`${status} ${output.slice(-1500)}`).toMatch(/^200 /);
+    // The log line and the readyz answer travel on different pipes: wait for the line, do not race it.
+    for (let i = 0; i < 50 && !output.includes('relay started'); i++) await new Promise((r) => setTimeout(r, 100));
     expect(output).toContain('relay started');
     relay.kill('SIGTERM');
     expect(await exited).toBe(0);
