@@ -8,6 +8,8 @@ import { emptyStats, type Bus, type PublishResult } from './types.ts';
 
 export interface PubSubBusOptions {
   projectId: string;
+  /** host:port of the Pub/Sub emulator, when not from PUBSUB_EMULATOR_HOST (`npm start` passes its settings). */
+  emulatorHost?: string;
   log?: Logger;
   /** Batching: flush after this many messages or milliseconds, whichever first. */
   maxMessages?: number;
@@ -20,7 +22,7 @@ type Topic = InstanceType<PubSubModule['Topic']>;
 export async function createPubSubBus(opts: PubSubBusOptions): Promise<Bus> {
   const { PubSub } = await import('@google-cloud/pubsub');
   const log = opts.log ?? silentLogger;
-  const client = new PubSub({ projectId: opts.projectId });
+  const client = new PubSub({ projectId: opts.projectId, ...(opts.emulatorHost ? { apiEndpoint: opts.emulatorHost, emulatorMode: true } : {}) });
   const topics = new Map<string, Topic>();
   const stats = emptyStats();
   const inFlight = new Set<Promise<unknown>>();

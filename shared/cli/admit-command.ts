@@ -52,11 +52,11 @@ interface RequestInput {
   value: unknown;
 }
 
-function readRequest(path: string): RequestInput {
+function readRequest(path: string, io: CliIo): RequestInput {
   const label = path === STDIN ? 'stdin' : path;
   let text: string;
   try {
-    text = readFileSync(path === STDIN ? 0 : path, 'utf8');
+    text = path === STDIN ? io.readStdin() : readFileSync(path, 'utf8');
   } catch (err) {
     throw new CliError(`--request ${label}: ${fileErrorMessage(err)}`);
   }
@@ -128,7 +128,7 @@ function noteMissingCluster(review: AdmissionReview, io: CliIo): void {
 async function run(values: OptionValues, io: CliIo): Promise<number> {
   const webhook = webhookOption(values);
   const expected = expectOption(values);
-  const request = readRequest(requiredString(values, 'request'));
+  const request = readRequest(requiredString(values, 'request'), io);
   const clusterPaths = repeatedOption(values, 'cluster');
   const cluster = clusterPaths.length > 0 ? loadCluster(clusterPaths) : undefined;
   if (cluster && cluster.problems.length > 0) {

@@ -36,8 +36,8 @@ async function run(values: OptionValues, io: CliIo): Promise<number> {
   const format = choice<Format>(values, 'output', FORMATS, 'table');
   // A bad FURNISH_BILLING or --sink is a ConfigError naming it, reported as a user error.
   const sink = stringOption(values, 'sink');
-  const spec = sink === undefined ? parseSinkSpec(readSetting(process.env, 'billing')) : parseSinkSpec(sink, '--sink');
-  const opened = await openSink(spec, { env: process.env });
+  const spec = sink === undefined ? parseSinkSpec(readSetting(io.env, 'billing')) : parseSinkSpec(sink, '--sink');
+  const opened = await openSink(spec, { env: io.env });
   try {
     const lines = namespaceDays(await opened.reportRows(from, to), from, to, by);
     io.stdout(format === 'csv' ? formatCsv(lines, by) : `namespace-days ${from} to ${to} (UTC), ${spec.kind === 'sqlite' ? spec.path : `${spec.projectId}.${spec.dataset}`}\n${formatTable(lines, by)}`);

@@ -6,9 +6,14 @@ import { ConfigError } from '../config/settings.ts';
 /** Exit codes: 0 done, 1 a bug in furnish (with a stack trace), 2 invalid input (with its location). */
 export const EXIT = { ok: 0, internal: 1, invalid: 2 } as const;
 
+/** All a command touches of its process, injected: main.ts passes the real ones, tests their own. */
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** The environment a command reads (FURNISH_BILLING, --credential-env). */
+  env: Readonly<Record<string, string | undefined>>;
+  /** What a `-` file argument reads (all of stdin). */
+  readStdin(): string;
 }
 
 export interface OptionSpec {

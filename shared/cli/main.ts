@@ -1,11 +1,14 @@
 // Entry of the `furnish` CLI: bin/furnish.js imports this module, which runs at once. The
 // commands are in commands.ts; everything else (help, flags, exit codes) in command.ts.
+import { readFileSync } from 'node:fs';
 import { runCli, type CliIo } from './command.ts';
 import { COMMANDS } from './commands.ts';
 
 const io: CliIo = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
+  env: process.env,
+  readStdin: () => readFileSync(0, 'utf8'),
 };
 
 // `furnish render | head` closes the pipe early: that is not an error worth a stack trace.

@@ -4,7 +4,7 @@ import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-cred
 import { registrationYaml } from '../webhooks/registration.ts';
 import { CliError, EXIT, requiredString, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
 
-function pathCredential(values: OptionValues, env: Record<string, string | undefined>): { cluster: string; credential: string } | undefined {
+function pathCredential(values: OptionValues, env: CliIo['env']): { cluster: string; credential: string } | undefined {
   const variable = stringOption(values, 'credential-env');
   if (variable === undefined) return undefined;
   const credential = env[variable];
@@ -27,10 +27,10 @@ function caBundle(values: OptionValues): string | undefined {
   return Buffer.from(pem).toString('base64');
 }
 
-export function runWebhooks(values: OptionValues, io: CliIo, env: Record<string, string | undefined> = process.env): number {
+export function runWebhooks(values: OptionValues, io: CliIo): number {
   const url = requiredString(values, 'url');
   if (!/^https:\/\/[^/]/.test(url)) throw new CliError(`--url: kube-apiserver calls webhooks over HTTPS only, got ${JSON.stringify(url)}`);
-  io.stdout(registrationYaml({ functionsUrl: url, pathCredential: pathCredential(values, env), caBundle: caBundle(values) }));
+  io.stdout(registrationYaml({ functionsUrl: url, pathCredential: pathCredential(values, io.env), caBundle: caBundle(values) }));
   return EXIT.ok;
 }
 

@@ -80,7 +80,7 @@ export function splitList(value: string | undefined): string[] {
 }
 
 /** The fields only a template apply of Furnish sets: the template label and the recorded annotations. */
-const FURNISH_MARKS: readonly (readonly string[])[] = [
+const OWNERSHIP_MARKS: readonly (readonly string[])[] = [
   ['f:metadata', 'f:labels', `f:${KEY.template}`],
   ['f:metadata', 'f:annotations', `f:${KEY.appliedHash}`],
   ['f:metadata', 'f:annotations', `f:${KEY.deletionPolicy}`],
@@ -106,7 +106,7 @@ function owns(fieldsV1: unknown, path: readonly string[]): boolean {
 export function ownedByFurnish(obj: KubeObject): boolean {
   if (obj.metadata.labels?.[KEY.template]) return true;
   const entries = (obj.metadata.managedFields ?? []) as { manager?: string; fieldsV1?: unknown }[];
-  return entries.some((e) => e?.manager === FIELD_MANAGER && FURNISH_MARKS.some((path) => owns(e.fieldsV1, path)));
+  return entries.some((e) => e?.manager === FIELD_MANAGER && OWNERSHIP_MARKS.some((path) => owns(e.fieldsV1, path)));
 }
 
 /** `Kind.group` of a render key. */

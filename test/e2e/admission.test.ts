@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { requireTool } from '../support/tools.ts';
+import { describeWithTool } from '../support/tools.ts';
 import { mintToken, testEnv } from '../support/fixtures.ts';
 import { useTestCluster, webhookCallHint } from '../support/cluster.ts';
 import { createCertificateAuthority } from '../support/kube-sim/pki.ts';
@@ -142,14 +142,12 @@ async function cleanUp(): Promise<void> {
   }
 }
 
-/** Set in beforeAll: without kubectl the suite says so loudly and (outside CI only) checks nothing. */
-let kubectlInstalled = false;
+/** Without kubectl the suite is skipped loudly (and fails under CI=true). */
+const describeKubectl = describeWithTool('kubectl', 'the end-to-end admission suite drives the cluster with kubectl');
 let functions: { url: string; uncredentialedUrl: string; caBundle: string };
 
-describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
+describeKubectl('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
   beforeAll(async () => {
-    kubectlInstalled = requireTool('kubectl', 'the end-to-end admission suite drives the cluster with kubectl');
-    if (!kubectlInstalled) return;
     functions = await listenForWebhooks();
     // kube-sim: a cluster older than 1.22, without the built-in kubernetes.io/metadata.name label
     // (Furnish adds it), whose admission plugins authenticate with the cluster JWT. A real API
@@ -206,7 +204,6 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
   const teamA = n('team-a');
 
   it('kubectl create namespace as alice gets the creator (and the identity admission saw), phase=pending and the name label', async () => {
-    if (!kubectlInstalled) return;
     created.push(`namespace/${teamA}`);
     await ok('alice', ['create', 'namespace', teamA]);
     const ns = await namespace(teamA);
@@ -216,7 +213,6 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
   });
 
   it('lets the controllers create the default ServiceAccount and kube-root-ca.crt in the pending namespace', async () => {
-    if (!kubectlInstalled) return;
     for (let i = 0; i < 100; i++) {
       const sa = await kubectl('admin', ['get', 'serviceaccount', 'default', '-n', teamA]);
       const cm = await kubectl('admin', ['get', 'configmap', 'kube-root-ca.crt', '-n', teamA]);
@@ -227,14 +223,12 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
   });
 
   it('refuses alice writing a ConfigMap into the pending namespace', async () => {
-    if (!kubectlInstalled) return;
     const result = await kubectl('alice', ['create', 'configmap', 'app', '-n', teamA, '--from-literal=a=b']);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain(`admission webhook "guard-initializing.furnish.dev" denied the request: namespace "${teamA}" is still being furnished; retry in a few seconds`);
   });
 
   it('refuses kubectl label of the phase without initialize', async () => {
-    if (!kubectlInstalled) return;
     const result = await kubectl('alice', ['label', 'namespace', teamA, 'furnish.dev/phase=ready', '--overwrite']);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain(`user "alice" may not change label furnish.dev/phase from "pending" to "ready" on namespace "${teamA}": needs verb "initialize" on namespaces, resourceName "${teamA}"`);
@@ -242,7 +236,6 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
   });
 
   it('kubectl annotate --overwrite furnish.dev/creator=mallory leaves alice in place', async () => {
-    if (!kubectlInstalled) return;
     await ok('admin', ['annotate', 'namespace', teamA, 'furnish.dev/creator=mallory', '--overwrite']);
     expect((await namespace(teamA)).metadata.annotations?.['furnish.dev/creator']).toBe('alice');
   });
@@ -250,7 +243,6 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
   describe('namespaces/status and namespaces/finalize are judged like the namespace (item 6)', () => {
     for (const sub of ['status', 'finalize']) {
       it(`${sub}: the phase cannot be changed without initialize, the creator is restored`, async () => {
-        if (!kubectlInstalled) return;
         const ns = await namespace(teamA);
         const phase = structuredClone(ns);
         phase.metadata.labels = { ...phase.metadata.labels, 'furnish.dev/phase': 'ready' };
@@ -269,7 +261,6 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
 
   describe('no label a requester writes skips the namespace webhooks (item 1)', () => {
     it('generateName: the namespace reaches mutate-namespace without a name, and still gets alice as creator and phase=pending', async () => {
-      if (!kubectlInstalled) return;
       const result = await createNamespace('alice', { apiVersion: 'v1', kind: 'Namespace', metadata: { generateName: n('gen') + '-' } });
       expect(result.code).toBe(0);
       const name = /^namespace\/(\S+)/m.exec(result.stdout)![1]!;
@@ -283,7 +274,6 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
     });
 
     it('a pre-set kubernetes.io/metadata.name=kube-system exempts nothing', async () => {
-      if (!kubectlInstalled) return;
       const name = n('preset');
       const result = await createNamespace('alice', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kubernetes.io/metadata.name': 'kube-system' } } });
       expect(result.code).toBe(0);
@@ -293,7 +283,6 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
     });
 
     it('generateName with kubernetes.io/metadata.name=furnish-system: never admitted without creator and phase', async () => {
-      if (!kubectlInstalled) return;
       const result = await createNamespace('mallory', { apiVersion: 'v1', kind: 'Namespace', metadata: { generateName: n('sneak') + '-', labels: { 'kubernetes.io/metadata.name': 'furnish-system' } } });
       if (result.code !== 0) {
         // A cluster without the built-in name label (kube-sim here, like Kubernetes < 1.22) keeps the forged label: refused.
@@ -308,7 +297,6 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
   });
 
   it('refuses bob a namespace of the privileged class without `use`, and admits it once granted', async () => {
-    if (!kubectlInstalled) return;
     const privileged = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n('priv-b'), labels: { 'namespace-class': n('privileged') } } };
     const refused = await createNamespace('bob', privileged);
     expect(refused.code).not.toBe(0);
@@ -325,7 +313,6 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
   });
 
   it('a require-permission template created just before a namespace that selects it is checked (templates read fresh)', async () => {
-    if (!kubectlInstalled) return;
     created.push(`namespacetemplate/${n('fresh')}`);
     await ok('admin', ['create', '--validate=false', '-f', '-'], yaml({
       apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate',
@@ -338,14 +325,12 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
   });
 
   it('refuses opting out without optout', async () => {
-    if (!kubectlInstalled) return;
     const result = await createNamespace('mallory', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n('sneaky'), annotations: { 'furnish.dev/opt-out': 'true' } } });
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain(`user "mallory" may not opt namespace "${n('sneaky')}" out of NamespaceTemplates (annotation furnish.dev/opt-out="true"): needs verb "optout" on namespacetemplates.furnish.dev`);
   });
 
   it('a misspelt selector (matchLabel) is refused with its path, whatever the field validation (item 7)', async () => {
-    if (!kubectlInstalled) return;
     const typo = yaml({
       apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: n('typo') },
       spec: { namespaces: { labelSelector: { matchLabel: { team: 'a' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }] },
@@ -359,7 +344,6 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
   });
 
   it('a template nested 2,000 levels is refused with 422 and a path, not a 500 (item 8)', async () => {
-    if (!kubectlInstalled) return;
     // kube-sim itself copies objects with structuredClone, which overflows near 1,000 levels before
     // any webhook is called: there, 500 levels (still five times the limit) show the same refusal.
     const levels = cluster!.isSimulated ? 500 : 2000;
@@ -374,7 +358,6 @@ describe('admission end to end (kubectl as alice, bob, mallory, admin)', () => {
   });
 
   it('a call without the cluster\'s credential is refused by the function (401), so the request fails closed', async () => {
-    if (!kubectlInstalled) return;
     // The same mutate-namespace function at a URL without the path credential, on a host:port the
     // admission kubeconfig has no entry for: the API server calls it anonymously.
     await ok('admin', ['apply', '--validate=false', '-f', '-'], yaml({

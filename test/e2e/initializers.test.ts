@@ -3,7 +3,7 @@
 // (a shell script that, as its ServiceAccount, kubectl-creates a Secret and removes itself), and
 // users running kubectl. Runs on kube-sim, or on the real cluster FURNISH_TEST_KUBECONFIG names
 // (contexts admin, alice; admin may impersonate; the webhooks listen on this host's loopback).
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -11,12 +11,12 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
-import { requireTool } from '../support/tools.ts';
+import { describeWithTool } from '../support/tools.ts';
 import { clientFor, get, waitFor } from '../integration/helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const EXAMPLE = join(ROOT, 'docs', 'examples', 'secret-seeder');
-const haveKubectl = requireTool('kubectl', 'the initializer end-to-end suite runs kubectl and the example initializer script');
+const describeKubectl = describeWithTool('kubectl', 'the initializer end-to-end suite runs kubectl and the example initializer script');
 const SEEDER = 'system:serviceaccount:secret-seeder:seeder';
 const SEEDER_AS = ['--as', SEEDER, '--as-group', 'system:serviceaccounts', '--as-group', 'system:serviceaccounts:secret-seeder'];
 const suffix = process.env.FURNISH_TEST_KUBECONFIG ? `-${Date.now().toString(36).slice(-5)}` : '';
@@ -91,7 +91,6 @@ const USERS_RBAC = [
 ];
 
 beforeAll(async () => {
-  if (!haveKubectl) return;
   cluster = await useTestCluster();
   const context = cluster.isSimulated ? cluster.users.admin!.context : undefined;
   admin = await clientFor(cluster.kubeconfigPath, context);
@@ -102,7 +101,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (!haveKubectl) return;
   if (cluster && !cluster.isSimulated && admin) {
     for (const n of [TWO, SLOW]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
   }
@@ -115,9 +113,8 @@ afterAll(async () => {
   await cluster?.stop();
 }, 60_000);
 
-describe('two initializers: furnish, then the example secret-seeder', () => {
+describeKubectl('two initializers: furnish, then the example secret-seeder', () => {
   it('records both at creation, in order, whatever the request says', async () => {
-    if (!haveKubectl) return;
     const forged = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: TWO, labels: { stall: 'true' }, annotations: { 'furnish.dev/initializers': '' } } };
     await ok('alice', ['create', '-f', '-'], JSON.stringify(forged));
     expect(await pendingOf(TWO)).toBe('furnish,secret-seeder');
@@ -128,7 +125,6 @@ describe('two initializers: furnish, then the example secret-seeder', () => {
   }, 60_000);
 
   it('the second initializer cannot write before the first has finished', async () => {
-    if (!haveKubectl) return;
     const r = await asSeeder(['-n', TWO, 'create', 'secret', 'generic', 'early', '--from-literal=a=b']);
     expect(r.code).not.toBe(0);
     // Furnish's stall template failed, so the namespace is `failed` (the reason on it); that opens it
@@ -138,7 +134,6 @@ describe('two initializers: furnish, then the example secret-seeder', () => {
   }, 30_000);
 
   it('a principal can neither skip the order nor remove another initializer', async () => {
-    if (!haveKubectl) return;
     const skip = await asSeeder(['annotate', 'namespace', TWO, '--overwrite', 'furnish.dev/initializers=furnish']);
     expect(skip.code).not.toBe(0);
     expect(skip.stderr).toContain(`user "${SEEDER}" may not remove initializer "secret-seeder" from namespace "${TWO}": initializer "furnish" runs before it and has not finished`);
@@ -152,7 +147,6 @@ describe('two initializers: furnish, then the example secret-seeder', () => {
   }, 30_000);
 
   it('once furnish has finished, the second initializer writes; the user still waits for it', async () => {
-    if (!haveKubectl) return;
     await ok('admin', ['label', 'namespace', TWO, 'stall-']);
     await waitFor('furnish to remove itself', async () => (await pendingOf(TWO)) === 'secret-seeder', 30_000);
     expect(await phaseOf(TWO)).toBe('pending');
@@ -162,7 +156,6 @@ describe('two initializers: furnish, then the example secret-seeder', () => {
   }, 60_000);
 
   it('the example script creates its Secret as its ServiceAccount, removes itself, and the namespace is ready', async () => {
-    if (!haveKubectl) return;
     const kubectlAsSeeder = ['kubectl', ...kubectlArgs('admin'), ...SEEDER_AS].join(' ');
     const script = await run(join(EXAMPLE, 'secret-seeder.sh'), [TWO], { KUBECTL: kubectlAsSeeder });
     expect(script.stderr).toBe('');
@@ -175,9 +168,8 @@ describe('two initializers: furnish, then the example secret-seeder', () => {
   }, 60_000);
 });
 
-describe('a timeout', () => {
+describeKubectl('a timeout', () => {
   it('marks the namespace failed, naming the initializer, and keeps it closed', async () => {
-    if (!haveKubectl) return;
     await ok('alice', ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: SLOW, labels: { slow: 'true' } } }));
     expect(await pendingOf(SLOW)).toBe('furnish,secret-seeder,slow');
     await waitFor('furnish to finish', async () => (await pendingOf(SLOW)) === 'secret-seeder,slow', 30_000);
@@ -191,9 +183,8 @@ describe('a timeout', () => {
   }, 90_000);
 });
 
-describe('NamespaceInitializationConfiguration objects', () => {
+describeKubectl('NamespaceInitializationConfiguration objects', () => {
   it('an invalid one is refused at admission, every problem with its path', async () => {
-    if (!haveKubectl) return;
     const name = `e2e-bad${suffix}`;
     const bad = { ...SLOW_CONFIG, metadata: { name }, spec: { initializers: [{ name: 'furnish', principals: [{ kind: 'Robot', name: 'r2' }] }] } };
     const r = await kubectl('admin', ['apply', '-f', '-'], yaml(bad));
@@ -202,7 +193,6 @@ describe('NamespaceInitializationConfiguration objects', () => {
   }, 30_000);
 
   it('kubectl get lists them with their initializers (short name nsinit)', async () => {
-    if (!haveKubectl) return;
     const out = await ok('admin', ['get', 'nsinit', '10-secret-seeder']);
     // kube-sim prints no server-side Table (its README: NAME and AGE only); the real server shows the printer column.
     expect(out).toMatch(cluster.isSimulated ? /^NAME\s+AGE\n10-secret-seeder\s+/ : /^NAME\s+INITIALIZERS\s+AGE\n10-secret-seeder\s+secret-seeder\s+/);

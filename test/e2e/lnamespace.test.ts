@@ -6,17 +6,17 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { parseAllDocuments } from 'yaml';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
-import { requireTool } from '../support/tools.ts';
+import { describeWithTool } from '../support/tools.ts';
 import { clientFor, get, waitFor } from '../integration/helpers.ts';
 
-const haveKubectl = requireTool('kubectl', 'the end-to-end tests run the user\'s own kubectl');
+const describeKubectl = describeWithTool('kubectl', 'the end-to-end tests run the user\'s own kubectl');
 const ROOT = join(import.meta.dirname, '..', '..');
 const run = `${process.pid % 1000}${Date.now().toString(36).slice(-4)}`;
 const LNS = (name: string) => `/apis/furnish.dev/v1alpha1/lnamespaces/${name}`;
@@ -46,7 +46,6 @@ async function applyAll(objs: KubeObject[]): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!haveKubectl) return;
   cluster = await useTestCluster();
   const context = cluster.isSimulated ? cluster.users.admin!.context : undefined;
   admin = await clientFor(cluster.kubeconfigPath, context);
@@ -61,9 +60,8 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describe('mutate-lnamespace through the API server', () => {
+describeKubectl('mutate-lnamespace through the API server', () => {
   it('any signed-in user may ask for one; the creator is recorded and cannot be changed', async () => {
-    if (!haveKubectl) return;
     const shop = `shop-${run}`;
     created.push(shop);
     const made = await kubectl('alice', ['apply', '-f', '-'], yaml(shop, '{users: [{kind: User, name: bob}], managers: [{kind: User, name: alice}]}'));
@@ -82,7 +80,6 @@ describe('mutate-lnamespace through the API server', () => {
   }, 60_000);
 
   it('refuses at apply time what the reconciler could not honour, saying why', async () => {
-    if (!haveKubectl) return;
     const bad = await kubectl('alice', ['apply', '-f', '-'], yaml(`kube-${run}`, '{sudoers: [{kind: ServiceAccount, name: ci}]}'));
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toContain(`admission webhook "mutate-lnamespace.furnish.dev" denied the request: LNamespace "kube-${run}" is invalid: metadata.name: "kube-${run}" is reserved (matches "kube-*"); spec.sudoers[0].namespace: is required for a ServiceAccount`);
@@ -96,7 +93,6 @@ describe('mutate-lnamespace through the API server', () => {
   }, 60_000);
 
   it('a Group sudoer asked for with kubectl: its member elevates with `kubectl sudo`, and only with it', async () => {
-    if (!haveKubectl) return;
     const lab = `lab-${run}`;
     created.push(lab);
     // alice asks for it as herself; bob is a member of group dev, not named anywhere.

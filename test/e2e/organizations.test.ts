@@ -6,7 +6,7 @@
 // creates a namespace that is acme's; the namespace beyond the quota is refused.
 // Runs on kube-sim and on a real API server that reaches this host's loopback (FURNISH_TEST_KUBECONFIG,
 // contexts admin, alice, bob as README "Against a real cluster" describes).
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -20,11 +20,11 @@ import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { organization } from '../support/organizations.ts';
-import { requireTool } from '../support/tools.ts';
+import { describeWithTool } from '../support/tools.ts';
 import { runKubectl } from '../support/kubectl.ts';
 import { applyTemplate, clientFor, deleteTemplate, get, ROLEBINDING, waitFor, waitReady } from '../integration/helpers.ts';
 
-const haveKubectl = requireTool('kubectl', 'the walk-through runs the user\'s own kubectl');
+const describeKubectl = describeWithTool('kubectl', 'the walk-through runs the user\'s own kubectl');
 const root = join(import.meta.dirname, '..', '..');
 const s = process.env.FURNISH_TEST_KUBECONFIG ? `-${Date.now().toString(36).slice(-5)}` : '';
 const ACME = `acme${s}`;
@@ -57,7 +57,6 @@ async function removeLeftovers(): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!haveKubectl) return;
   cluster = await useTestCluster();
   const context = cluster.isSimulated ? cluster.users.admin!.context : undefined;
   admin = await clientFor(cluster.kubeconfigPath, context);
@@ -93,9 +92,8 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describe('Organizations walk-through', () => {
+describeKubectl('Organizations walk-through', () => {
   it('alice creates team-a without a label: it is acme\'s, with acme\'s admin RoleBinding', async () => {
-    if (!haveKubectl) return;
     const created = await kubectl('alice', ['create', 'namespace', names.teamA]);
     expect(created.stderr).toBe('');
     await waitReady(admin, names.teamA, 60_000);
@@ -106,7 +104,6 @@ describe('Organizations walk-through', () => {
   }, 90_000);
 
   it('bob, not a member, is refused acme', async () => {
-    if (!haveKubectl) return;
     const manifest = JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: names.bobs, labels: { [KEY.organization]: ACME } } });
     const r = await kubectl('bob', ['create', '-f', '-'], manifest);
     expect(r.status).not.toBe(0);
@@ -114,7 +111,6 @@ describe('Organizations walk-through', () => {
   });
 
   it('a label change through namespaces/status is judged like one on the namespace (a real API server stores it)', async () => {
-    if (!haveKubectl) return;
     const live = (await admin.call<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${names.teamA}` })).data!;
     live.metadata.labels = { ...live.metadata.labels, env: 'prod' };
     const r = await bobClient.call({ method: 'PUT', path: `/api/v1/namespaces/${names.teamA}/status`, body: live, retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 } });
@@ -123,7 +119,6 @@ describe('Organizations walk-through', () => {
   });
 
   it('a ServiceAccount of an acme namespace creates a namespace that is acme\'s', async () => {
-    if (!haveKubectl) return;
     await apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'builder', namespace: names.teamA } }, 'serviceaccounts');
     const r = await kubectl('admin', ['create', 'namespace', names.built, `--as=${SA}`]);
     expect(r.stderr).toBe('');
@@ -132,7 +127,6 @@ describe('Organizations walk-through', () => {
   });
 
   it('a run-once Pod in an acme namespace gets the default activeDeadlineSeconds; a long-running one does not', async () => {
-    if (!haveKubectl) return;
     // The ServiceAccount admission plugin needs the namespace's default ServiceAccount.
     await waitFor('default ServiceAccount', () => get(admin, `/api/v1/namespaces/${names.teamA}/serviceaccounts/default`), 30_000);
     expect((await kubectl('admin', ['-n', names.teamA, 'run', 'once', '--image=busybox', '--restart=Never'])).stderr).toBe('');
@@ -142,7 +136,6 @@ describe('Organizations walk-through', () => {
   }, 60_000);
 
   it(`the namespace beyond the quota (${QUOTA}) is refused, counted race-free`, async () => {
-    if (!haveKubectl) return;
     expect((await kubectl('alice', ['create', 'namespace', names.extra])).stderr).toBe('');
     const r = await kubectl('alice', ['create', 'namespace', names.over]);
     expect(r.status).not.toBe(0);
@@ -152,7 +145,6 @@ describe('Organizations walk-through', () => {
   }, 60_000);
 
   it('50 concurrent creates through the API server against a quota of 10 admit exactly 10; after 10 deletes, 10 more', async () => {
-    if (!haveKubectl) return;
     const burst = async (round: number) => {
       const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => {
         const name = `burst${s}-${round}-${i}`;

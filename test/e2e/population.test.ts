@@ -9,21 +9,22 @@
 // the cluster must serve SelfSubjectReview, Kubernetes 1.28 or later). `npm start` serves the
 // webhooks on https://127.0.0.1: the API server must reach this host's loopback (an API server on
 // this host's network, e.g. k3s or minikube --driver=none; not kind or a cloud cluster).
-import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { it, expect, beforeAll, afterAll } from '@jest/globals';
 import { KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { jsonLogger, silentLogger } from '../../shared/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
-import { requireTool } from '../support/tools.ts';
+import { describeWithTools } from '../support/tools.ts';
 import { runKubectl } from '../support/kubectl.ts';
 import { startPubSubEmulator, type PubSubEmulator } from '../support/pubsub-emulator.ts';
 import { applyTemplate, clientFor, CONFIGMAP, deleteTemplate, examples, get, managers, NETPOL, ROLEBINDING, waitFor, waitReady } from '../integration/helpers.ts';
 
 let cluster: TestCluster;
-const haveKubectl = requireTool('kubectl', 'the end-to-end tests run the user\'s own kubectl');
-const haveGcloud = requireTool('gcloud', 'the Pub/Sub emulator runs through `gcloud beta emulators pubsub`', ['--version']);
-const ready = haveKubectl && haveGcloud;
+const describeWithBoth = describeWithTools([
+  { command: 'kubectl', why: 'the end-to-end tests run the user\'s own kubectl' },
+  { command: 'gcloud', why: 'the Pub/Sub emulator runs through `gcloud beta emulators pubsub`', versionArgs: ['--version'] },
+]);
 let emulator: PubSubEmulator;
 let stack: LocalStack;
 let admin: KubeClient;
@@ -38,7 +39,6 @@ const ORG = `org-e2e${suffix}`;
 const kubectl = (user: 'alice', args: string[], input?: string) => runKubectl(cluster.kubeconfigPath, cluster.users[user]!.context, args, input);
 
 beforeAll(async () => {
-  if (!ready) return;
   cluster = await useTestCluster();
   if (!cluster.users.alice) throw new Error(`the kubeconfig ${cluster.kubeconfigPath} has no context named alice (see the top of this file)`);
   const whoami = await kubectl('alice', ['auth', 'whoami', '-o', 'json']);
@@ -75,9 +75,8 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describe('kubectl create namespace, as alice', () => {
+describeWithBoth('kubectl create namespace, as alice', () => {
   it('ends with the examples\' objects, applied by furnish for alice, and phase=ready', async () => {
-    if (!ready) return;
     const created = await kubectl('alice', ['create', 'namespace', TEAM]);
     expect(created.stderr).toBe('');
     expect(created.status).toBe(0);
@@ -93,7 +92,6 @@ describe('kubectl create namespace, as alice', () => {
   }, 90_000);
 
   it('an organization namespace also gets the CreateOnly starter settings', async () => {
-    if (!ready) return;
     const manifest = JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ORG, labels: { [KEY.organization]: 'acme' } } });
     const r = await kubectl('alice', ['create', '-f', '-'], manifest);
     expect(r.stderr).toBe('');

@@ -11,7 +11,7 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
-import { spawnFurnish } from '../unit/cli/spawn.ts';
+import { runFurnish } from '../unit/cli/spawn.ts';
 import { clientFor, createNamespace, waitFor } from './helpers.ts';
 
 let cluster: TestCluster;
@@ -57,7 +57,7 @@ describe('npm start records billing', () => {
     await waitFor('deleted row', async () => (await rows()).some((r) => r.event === 'deleted'), 60_000, 200);
 
     const today = new Date().toISOString().slice(0, 10);
-    const run = spawnFurnish(['billing', 'report', '--from', today, '--to', today, '--by', 'cost-center', '-o', 'csv', '--sink', `sqlite:${db}`]);
+    const run = await runFurnish(['billing', 'report', '--from', today, '--to', today, '--by', 'cost-center', '-o', 'csv', '--sink', `sqlite:${db}`]);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^organization,cost_center,namespaces,namespace_days\n/);
     expect(run.stdout).toContain('\nacme,4711,1,1\n');

@@ -8,7 +8,7 @@
 // cluster"). Everything the suite creates is deleted at the end.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { selfImpersonationName } from '../../shared/lnamespace/desired.ts';
@@ -16,7 +16,7 @@ import type { LNamespace, LSubject } from '../../shared/lnamespace/types.ts';
 import { jsonLogger, silentLogger } from '../../shared/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
-import { requireTool } from '../support/tools.ts';
+import { describeWithTool } from '../support/tools.ts';
 import { clientFor, get, waitFor, writeWitnesses, type WriteWitnesses } from './helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -28,7 +28,7 @@ let cluster: TestCluster;
 let stack: LocalStack;
 let admin: KubeClient;
 let writes: WriteWitnesses;
-let kubectl = false;
+const describeKubectl = describeWithTool('kubectl', 'the LNamespace suite asks `kubectl auth can-i` and runs `kubectl sudo`');
 const run = `${process.pid % 1000}${Date.now().toString(36).slice(-4)}`;
 let seq = 0;
 const uniq = (p: string) => `${p}-${run}-${++seq}`;
@@ -97,8 +97,6 @@ async function writesDuringResyncs(times: number): Promise<string[]> {
 const ownerNames = (o: KubeObject | undefined) => ((o?.metadata.ownerReferences ?? []) as Array<{ name: string }>).map((r) => r.name).sort();
 
 beforeAll(async () => {
-  kubectl = requireTool('kubectl', 'the LNamespace suite asks `kubectl auth can-i` and runs `kubectl sudo`');
-  if (!kubectl) return;
   cluster = await useTestCluster({ users: [{ name: 'admin', groups: ['system:masters'] }, { name: 'alice', groups: ['dev'] }, { name: 'bob', groups: ['dev'] }, { name: 'mallory', groups: [] }] });
   const context = cluster.isSimulated ? cluster.users.admin!.context : undefined;
   admin = await clientFor(cluster.kubeconfigPath, context);
@@ -113,9 +111,8 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describe('the seed\'s test plan: each list change, judged by kubectl auth can-i before and after', () => {
+describeKubectl('the seed\'s test plan: each list change, judged by kubectl auth can-i before and after', () => {
   it('users edit inside but not the namespace; sudoers only through sudo; removals take effect within seconds', async () => {
-    if (!kubectl) return;
     const shop = uniq('shop');
     const bob = `bob-${run}`;
     const carol = `carol-${run}`;
@@ -167,9 +164,8 @@ describe('the seed\'s test plan: each list change, judged by kubectl auth can-i 
   }, 120_000);
 });
 
-describe('shared self-impersonation objects', () => {
+describeKubectl('shared self-impersonation objects', () => {
   it('two LNamespaces listing a sudoer: one lets go, her role stays; the last lets go, it is gone', async () => {
-    if (!kubectl) return;
     const [a, b] = [uniq('ga'), uniq('gb')];
     const dave = `dave-${run}`;
     await applyLns(a, { sudoers: [user(dave)] });
@@ -196,7 +192,6 @@ describe('shared self-impersonation objects', () => {
   }, 120_000);
 
   it('both holders deleted: the garbage collector removes the shared objects', async () => {
-    if (!kubectl) return;
     const [c, d] = [uniq('gc'), uniq('gd')];
     const erin = `erin-${run}`;
     await applyLns(c, { sudoers: [user(erin)] });
@@ -213,9 +208,8 @@ describe('shared self-impersonation objects', () => {
   }, 120_000);
 });
 
-describe('kubectl sudo, as a user with her own context', () => {
+describeKubectl('kubectl sudo, as a user with her own context', () => {
   it('a sudoer deletes what she could not delete without it; a non-sudoer gets the API server\'s refusal', async () => {
-    if (!kubectl) return;
     const lab = uniq('lab');
     await applyLns(lab, { sudoers: [user('mallory')] });
     await ready(lab);
@@ -247,12 +241,11 @@ describe('kubectl sudo, as a user with her own context', () => {
   }, 120_000);
 });
 
-describe('sudoers listed as a Group or a ServiceAccount', () => {
+describeKubectl('sudoers listed as a Group or a ServiceAccount', () => {
   const quota = (ns: string) => ({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'default-quota', namespace: ns }, spec: { hard: { pods: '10' } } });
   const path = () => ({ PATH: `${join(ROOT, 'bin')}:${process.env.PATH ?? ''}` });
 
   it('a member of a Group sudoer elevates with kubectl sudo (as the namespace\'s stand-in); the group removed, she cannot', async () => {
-    if (!kubectl) return;
     const lab = uniq('grp');
     const standIn = `furnish:sudo:${lab}`;
     const sudo = [`${lab}-sudoers`];
@@ -283,7 +276,6 @@ describe('sudoers listed as a Group or a ServiceAccount', () => {
   }, 120_000);
 
   it('a ServiceAccount sudoer may impersonate itself, and no other ServiceAccount, from being listed until it is removed', async () => {
-    if (!kubectl) return;
     const lab = uniq('sa');
     const tools = uniq('tools');
     const sa = `system:serviceaccount:${tools}:ci`;
@@ -321,9 +313,8 @@ describe('sudoers listed as a Group or a ServiceAccount', () => {
   }, 120_000);
 });
 
-describe('drift on what an LNamespace holds, repaired in seconds (this suite runs without resync)', () => {
+describeKubectl('drift on what an LNamespace holds, repaired in seconds (this suite runs without resync)', () => {
   it('its shared self-impersonation binding deleted and its sudo ClusterRole edited by someone else: both put back', async () => {
-    if (!kubectl) return;
     const lab = uniq('drift');
     const hank = `hank-${run}`;
     await applyLns(lab, { sudoers: [user(hank)] });
@@ -349,9 +340,8 @@ describe('drift on what an LNamespace holds, repaired in seconds (this suite run
   }, 60_000);
 });
 
-describe('level-triggered, idempotent', () => {
+describeKubectl('level-triggered, idempotent', () => {
   it('a resync with nothing changed writes nothing', async () => {
-    if (!kubectl) return;
     const names = [uniq('idle'), uniq('idle')];
     await applyLns(names[0]!, { users: [user('bob')], managers: [user('alice')], sudoers: [user(`gina-${run}`)], billing: { costCenter: '4711' } });
     await applyLns(names[1]!, { sudoers: [user(`gina-${run}`)] });

@@ -2,7 +2,7 @@
 // reconcile-namespace HTTP function (Functions Framework) through a push subscription: the push
 // envelope decodes, a transient failure answers 503 and the emulator redelivers until the
 // namespace converges, a permanent failure is acknowledged once.
-import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { Server } from 'node:http';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import type { Bus } from '../../shared/bus/types.ts';
@@ -12,13 +12,13 @@ import { useRuntime } from '../../shared/reconcile/functions.ts';
 import { collectingLogger } from '../../shared/log.ts';
 import { encodeMessage } from '../../shared/bus/envelope.ts';
 import { createRuntime } from '../../shared/reconcile/runtime.ts';
-import { requireTool } from '../support/tools.ts';
+import { describeWithTool } from '../support/tools.ts';
 import { startPubSubEmulator, type PubSubEmulator } from '../support/pubsub-emulator.ts';
 import { memoryApi, type MemoryApi } from '../unit/reconcile/memory-api.ts';
 import { waitFor } from './helpers.ts';
 import '../../functions/reconcile-namespace/index.ts';
 
-const haveGcloud = requireTool('gcloud', 'the Pub/Sub emulator runs through `gcloud beta emulators pubsub`', ['--version']);
+const describeGcloud = describeWithTool('gcloud', 'the Pub/Sub emulator runs through `gcloud beta emulators pubsub`', ['--version']);
 let emulator: PubSubEmulator;
 let server: Server;
 let bus: Bus;
@@ -27,7 +27,6 @@ let patchFailures = 0;
 const pushes: number[] = [];
 
 beforeAll(async () => {
-  if (!haveGcloud) return;
   emulator = await startPubSubEmulator('furnish-it');
   process.env.PUBSUB_EMULATOR_HOST = emulator.host;
   api = memoryApi((req) => (req.method === 'PATCH' && patchFailures-- > 0 ? { status: 503, error: 'injected' } : undefined));
@@ -60,9 +59,8 @@ afterAll(async () => {
 const ns = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'pending' }, annotations: { [KEY.creator]: 'alice' } } });
 const template = { apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: 'base' }, spec: { namespaces: { labelSelector: {} }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner' }, data: { owner: '$(CREATOR)' } }] } };
 
-describe('Pub/Sub emulator → push → reconcile-namespace', () => {
+describeGcloud('Pub/Sub emulator → push → reconcile-namespace', () => {
   it('a published message is pushed, decoded and reconciled', async () => {
-    if (!haveGcloud) return;
     api.put(template);
     api.put(ns('team-a'));
     const r = await bus.publish('furnish-namespaces', encodeMessage({ v: 1, cluster: 'local', kind: 'Namespace', name: 'team-a', type: 'ADDED' }));
@@ -74,7 +72,6 @@ describe('Pub/Sub emulator → push → reconcile-namespace', () => {
   }, 40_000);
 
   it('a transient failure answers 503 and the emulator redelivers until it converges', async () => {
-    if (!haveGcloud) return;
     api.put(ns('team-b'));
     patchFailures = 6; // more than one delivery's retries (4 attempts)
     const before = pushes.length;
@@ -88,7 +85,6 @@ describe('Pub/Sub emulator → push → reconcile-namespace', () => {
   }, 40_000);
 
   it('an undecodable message is acknowledged once, not redelivered', async () => {
-    if (!haveGcloud) return;
     const before = pushes.length;
     await bus.publish('furnish-namespaces', { data: Buffer.from('not json'), attributes: {}, orderingKey: 'junk' });
     await waitFor('the push', async () => pushes.length > before, 20_000);

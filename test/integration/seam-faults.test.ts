@@ -40,18 +40,19 @@ describe('faults at the client seam', () => {
     expect((kube.metrics.byStatus['503'] ?? 0) - before).toBe(2);
   });
 
+  // No elapsed-time assertion (flaky under load): the watch asks the server for 30 s, so only the
+  // cut can end it within the test's timeout; what it streamed before is counted.
   it('a cut watch streams until the delay, then ends as a server ends it (ok, 200)', async () => {
+    const listed = await kube.call({ method: 'GET', path: '/api/v1/namespaces' });
+    const names = (listed.data as { items: Array<{ metadata: { name: string } }> }).items.map((n) => n.metadata.name);
     faults.inject({ verb: 'watch', closeWatchAfterMs: 300, times: 1 });
-    const events: unknown[] = [];
-    const started = Date.now();
-    const handle = kube.watch({ method: 'GET', path: '/api/v1/namespaces', query: { watch: 1, timeoutSeconds: 30 } }, (e) => events.push(e));
+    const events: Array<{ type: string; object: { metadata: { name: string } } }> = [];
+    const handle = kube.watch({ method: 'GET', path: '/api/v1/namespaces', query: { watch: 1, timeoutSeconds: 30 } }, (e) => events.push(e as (typeof events)[number]));
     const res = await handle.done;
-    expect(Date.now() - started).toBeGreaterThanOrEqual(280);
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(res).toMatchObject({ ok: true, status: 200 });
     expect(res.error).toBeUndefined();
-    // Without resourceVersion the server starts with every namespace as ADDED: it streamed before the cut.
-    expect(events.length).toBeGreaterThan(0);
+    // Without resourceVersion the server starts with every namespace as ADDED: it streamed them all before the cut.
+    expect(events.filter((e) => e.type === 'ADDED').map((e) => e.object.metadata.name)).toEqual(expect.arrayContaining(names));
     faults.clear();
-  });
+  }, 20_000);
 });

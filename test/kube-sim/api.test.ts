@@ -94,7 +94,8 @@ describe('namespaces', () => {
   });
 
   it('deletes a namespace with its contents: Terminating first, gone after', async () => {
-    cluster.sim.options.namespaceDeletionDelayMs = 100;
+    // Long enough that the create below lands while the namespace is Terminating, even under load.
+    cluster.sim.options.namespaceDeletionDelayMs = 1000;
     await namespace('doomed');
     await call(cluster, 'POST', cm('doomed'), { body: CONFIGMAP('inside', 'doomed') });
     const stream = watch(cluster, `${cm('doomed')}?watch=true&resourceVersion=${cluster.sim.store.currentResourceVersion()}`);

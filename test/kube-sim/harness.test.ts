@@ -13,12 +13,16 @@ beforeAll(async () => {
 afterAll(() => cluster.stop());
 
 describe('start-up', () => {
-  it('starts in well under a second', async () => {
-    const started = performance.now();
+  // How fast it starts is not asserted here (a timed test is flaky under load): a second cluster
+  // beside the first starts on its own port and answers at once.
+  it('starts a second cluster beside the first, on its own port, answering at once', async () => {
     const another = await startCluster();
-    const elapsed = performance.now() - started;
-    await another.stop();
-    expect(elapsed).toBeLessThan(500);
+    try {
+      expect(another.server).not.toBe(cluster.server);
+      expect((await call(another, 'GET', '/api/v1/namespaces/default')).status).toBe(200);
+    } finally {
+      await another.stop();
+    }
   });
 
   it('runs as a child process that prints its kubeconfig and server', async () => {
@@ -66,14 +70,32 @@ describe('faults', () => {
     expect((await call(cluster, 'POST', '/api/v1/namespaces/default/configmaps', { body: CONFIGMAP('t', 'default') })).status).toBe(201);
   });
 
-  it('adds latency and closes watches', async () => {
-    cluster.faults.inject({ verb: 'get', latencyMs: 150, times: 1 });
-    const started = performance.now();
-    await call(cluster, 'GET', '/api/v1/namespaces/default');
-    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
-    cluster.faults.inject({ verb: 'watch', closeWatchAfterMs: 50, times: 1 });
-    const stream = watch(cluster, '/api/v1/namespaces?watch=true');
-    await stream.ended;
+  it('adds latency: a delayed get answers after an undelayed list sent after it', async () => {
+    // Order, not elapsed time: the delay is long enough that the list, sent second, answers first.
+    cluster.faults.inject({ verb: 'get', latencyMs: 1000, times: 1 });
+    const order: string[] = [];
+    const delayed = call(cluster, 'GET', '/api/v1/namespaces/default').then((r) => order.push(`get ${r.status}`));
+    const plain = call(cluster, 'GET', '/api/v1/namespaces').then((r) => order.push(`list ${r.status}`));
+    await Promise.all([delayed, plain]);
+    expect(order).toEqual(['list 200', 'get 200']);
+  });
+
+  it('closes a watch after the delay, having streamed what it had (once: the next watch stays open)', async () => {
+    cluster.faults.inject({ verb: 'watch', closeWatchAfterMs: 300, times: 1 });
+    const namespaces = (await call(cluster, 'GET', '/api/v1/namespaces')).body.items.map((n: { metadata: { name: string } }) => n.metadata.name);
+    const cut = watch(cluster, '/api/v1/namespaces?watch=true');
+    await cut.ended;
+    expect(await cut.status).toBe(200);
+    expect(cut.events.map((e) => e.object.metadata.name)).toEqual(expect.arrayContaining(namespaces));
+    // `times: 1`: the next watch is not cut; it stays open until it is closed.
+    const open = watch(cluster, '/api/v1/namespaces?watch=true');
+    await open.waitFor(namespaces.length);
+    let ended = false;
+    void open.ended.then(() => { ended = true; });
+    await call(cluster, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'after-the-cut' } } });
+    await open.waitFor(namespaces.length + 1);
+    expect([ended, open.events.at(-1)?.object.metadata.name]).toEqual([false, 'after-the-cut']);
+    open.close();
   });
 });
 

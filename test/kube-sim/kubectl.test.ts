@@ -1,14 +1,14 @@
 // The real kubectl (1.32) driving kube-sim: the commands Furnish's users and tests run.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type SimCluster } from '../support/kube-sim/index.ts';
-import { requireTool } from '../support/tools.ts';
+import { describeWithTool } from '../support/tools.ts';
 
 let cluster: SimCluster;
-let hasKubectl = false;
+const describeKubectl = describeWithTool('kubectl', 'kube-sim must be driven by the real kubectl');
 let work: string;
 
 /**
@@ -31,7 +31,6 @@ async function ok(args: string[], context?: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  hasKubectl = requireTool('kubectl', 'kube-sim must be driven by the real kubectl');
   cluster = await startCluster();
   work = mkdtempSync(join(tmpdir(), 'kube-sim-kubectl-'));
   cluster.sim.seed({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'alice-creates-namespaces' },
@@ -42,9 +41,8 @@ beforeAll(async () => {
 });
 afterAll(() => cluster.stop());
 
-describe('kubectl 1.32 against kube-sim', () => {
+describeKubectl('kubectl 1.32 against kube-sim', () => {
   it('creates a namespace as another user and labels it', async () => {
-    if (!hasKubectl) return;
     expect(await ok(['create', 'namespace', 'team-a'], 'alice')).toBe('namespace/team-a created\n');
     expect((await kubectl(['create', 'namespace', 'team-b'], 'mallory')).stderr)
       .toContain('Error from server (Forbidden): namespaces is forbidden: User "mallory" cannot create resource "namespaces" in API group "" at the cluster scope');
@@ -54,7 +52,6 @@ describe('kubectl 1.32 against kube-sim', () => {
   });
 
   it('applies client-side, then server-side twice (the second a no-op)', async () => {
-    if (!hasKubectl) return;
     const file = join(work, 'cm.yaml');
     writeFileSync(file, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: team-a\ndata:\n  a: "1"\n');
     expect(await ok(['apply', '-f', file])).toBe('configmap/app created\n');
@@ -69,7 +66,6 @@ describe('kubectl 1.32 against kube-sim', () => {
   });
 
   it('applies a CRD and then objects of its kind', async () => {
-    if (!hasKubectl) return;
     expect(await ok(['apply', '--server-side', '-f', 'infra/crds/namespacetemplates.yaml'])).toBe('customresourcedefinition.apiextensions.k8s.io/namespacetemplates.furnish.dev serverside-applied\n');
     const file = join(work, 'tpl.yaml');
     writeFileSync(file, 'apiVersion: furnish.dev/v1alpha1\nkind: NamespaceTemplate\nmetadata:\n  name: default\nspec:\n  namespaces:\n    labelSelector: {}\n  templates: []\n');
@@ -79,7 +75,6 @@ describe('kubectl 1.32 against kube-sim', () => {
   });
 
   it('answers auth can-i, with --as', async () => {
-    if (!hasKubectl) return;
     expect(await ok(['auth', 'can-i', 'create', 'namespaces', '--as', 'alice'])).toBe('yes\n');
     const denied = await kubectl(['auth', 'can-i', 'delete', 'namespaces', '--as', 'alice']);
     expect([denied.status, denied.stdout]).toEqual([1, 'no\n']);
@@ -87,7 +82,6 @@ describe('kubectl 1.32 against kube-sim', () => {
   });
 
   it('watches with get -w', async () => {
-    if (!hasKubectl) return;
     const child = spawn('kubectl', ['--kubeconfig', cluster.kubeconfigPath, '--cache-dir', join(work, 'cache'), 'get', 'configmaps', '-n', 'team-a', '-w', '--request-timeout=10s']);
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
@@ -107,7 +101,6 @@ describe('kubectl 1.32 against kube-sim', () => {
   });
 
   it('deletes a namespace with its contents', async () => {
-    if (!hasKubectl) return;
     expect(await ok(['delete', 'namespace', 'team-a'])).toBe('namespace "team-a" deleted\n');
     expect((await kubectl(['get', 'namespace', 'team-a'])).stderr).toContain('Error from server (NotFound): namespaces "team-a" not found');
     expect(cluster.sim.store.list('configmaps.', 'team-a')).toEqual([]);

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { expectUserError, root, spawnFurnish, writeUnder, type Run } from './spawn.ts';
+import { expectUserError, root, runFurnish, writeUnder, type Run } from './spawn.ts';
 import { stringify } from 'yaml';
 import type { AdmissionReview } from '../../../shared/admission/types.ts';
 import { formatLoadProblem, objectsOf } from '../../../shared/cli/load.ts';
@@ -22,8 +22,8 @@ const TEMPLATE_CREATE = '014-mutate-CREATE-namespacetemplates-default-admin';
 const GUARD_ALICE_CONFIGMAP = '021-guard-CREATE-configmaps-app-config-alice';
 
 
-function furnish(args: string[], input?: string): Run {
-  return spawnFurnish(['admit', ...args], input);
+function furnish(args: string[], input?: string): Promise<Run> {
+  return runFurnish(['admit', ...args], input);
 }
 
 /** The printed AdmissionReview, after checking it is the only thing on stdout. */
@@ -80,8 +80,8 @@ afterAll(() => {
 });
 
 describe('furnish admit: mutate-namespace', () => {
-  it('answers a captured CREATE with a JSONPatch recording the creator', () => {
-    const run = furnish(['--webhook', 'mutate-namespace', '--request', fixture(MUTATE_TEAM_A)]);
+  it('answers a captured CREATE with a JSONPatch recording the creator', async () => {
+    const run = await furnish(['--webhook', 'mutate-namespace', '--request', fixture(MUTATE_TEAM_A)]);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const { response } = printed(run);
@@ -95,51 +95,51 @@ describe('furnish admit: mutate-namespace', () => {
     ]);
   });
 
-  it('reads a bare AdmissionReview from stdin and answers it as the capture', () => {
-    const fromFile = furnish(['-w', 'mutate-namespace', '-r', fixture(MUTATE_TEAM_A)]);
-    const fromStdin = furnish(['-w', 'mutate-namespace', '-r', '-'], JSON.stringify(admissionFixture(MUTATE_TEAM_A).review));
+  it('reads a bare AdmissionReview from stdin and answers it as the capture', async () => {
+    const fromFile = await furnish(['-w', 'mutate-namespace', '-r', fixture(MUTATE_TEAM_A)]);
+    const fromStdin = await furnish(['-w', 'mutate-namespace', '-r', '-'], JSON.stringify(admissionFixture(MUTATE_TEAM_A).review));
     expect(fromStdin.status).toBe(0);
     expect(fromStdin.stdout).toBe(fromFile.stdout);
   });
 });
 
 describe('furnish admit: validate-namespace with a cluster directory', () => {
-  it('denies bob a privileged namespace when no RBAC lets him use the template, naming the verb', () => {
-    const run = furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', privilegedOnly]);
+  it('denies bob a privileged namespace when no RBAC lets him use the template, naming the verb', async () => {
+    const run = await furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', privilegedOnly]);
     expect(run.status).toBe(0);
     const { response } = printed(run);
     expect(response).toMatchObject({ uid: admissionReview(VALIDATE_PRIV_B).request.uid, allowed: false, status: { code: 403, reason: 'Forbidden' } });
     expect(response!.status!.message).toMatch(/"bob".*NamespaceTemplate "privileged".*verb "use" on namespacetemplates\.furnish\.dev/);
   });
 
-  it('allows it when a ClusterRoleBinding grants bob `use` of the template', () => {
-    const run = furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', privilegedForBob]);
+  it('allows it when a ClusterRoleBinding grants bob `use` of the template', async () => {
+    const run = await furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', privilegedForBob]);
     expect(run.status).toBe(0);
     expect(printed(run).response).toEqual({ uid: admissionReview(VALIDATE_PRIV_B).request.uid, allowed: true });
   });
 
-  it('still denies bob when the grant is bound to someone else', () => {
-    const run = furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', privilegedForAlice]);
+  it('still denies bob when the grant is bound to someone else', async () => {
+    const run = await furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', privilegedForAlice]);
     expect(printed(run).response!.allowed).toBe(false);
   });
 
-  it('reads the RBAC from a List (kubectl get -o yaml) and from several --cluster paths', () => {
+  it('reads the RBAC from a List (kubectl get -o yaml) and from several --cluster paths', async () => {
     const list = json('list/rbac.json', { apiVersion: 'v1', kind: 'List', items: useGrant({ kind: 'Group', name: 'system:authenticated' }) });
-    const run = furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', join(privilegedOnly, 'templates'), '--cluster', list]);
+    const run = await furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', join(privilegedOnly, 'templates'), '--cluster', list]);
     expect(run.stderr).toBe('');
     expect(printed(run).response!.allowed).toBe(true);
   });
 
-  it('without --cluster knows no template, so nothing needs permission', () => {
-    const run = furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B)]);
+  it('without --cluster knows no template, so nothing needs permission', async () => {
+    const run = await furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B)]);
     expect(printed(run).response!.allowed).toBe(true);
     expect(run.stderr).toBe('');
   });
 
-  it('without --cluster refuses every permission check, and says so beside the denial', () => {
+  it('without --cluster refuses every permission check, and says so beside the denial', async () => {
     const review = admissionReview('002-validate-CREATE-namespaces-team-a-alice');
     review.request.object!.metadata.annotations = { [KEY.optOut]: 'true' };
-    const run = furnish(['-w', 'validate-namespace', '-r', json('opt-out.json', review)]);
+    const run = await furnish(['-w', 'validate-namespace', '-r', json('opt-out.json', review)]);
     expect(run.status).toBe(0);
     expect(printed(run).response!.status!.message).toMatch(/"alice" may not opt namespace "team-a" out .*needs verb "optout"/);
     expect(run.stderr).toBe('furnish admit: note: no --cluster given, so every permission check was refused\n');
@@ -149,38 +149,38 @@ describe('furnish admit: validate-namespace with a cluster directory', () => {
 describe('furnish admit --expect', () => {
   const denied = () => ['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', privilegedOnly];
 
-  it('exits 0 when the answer is the expected one', () => {
-    expect(furnish([...denied(), '--expect', 'denied']).status).toBe(0);
-    expect(furnish(['-w', 'mutate-namespace', '-r', fixture(MUTATE_TEAM_A), '--expect', 'allowed']).status).toBe(0);
+  it('exits 0 when the answer is the expected one', async () => {
+    expect((await furnish([...denied(), '--expect', 'denied'])).status).toBe(0);
+    expect((await furnish(['-w', 'mutate-namespace', '-r', fixture(MUTATE_TEAM_A), '--expect', 'allowed'])).status).toBe(0);
   });
 
-  it('exits 1 when it is not, still printing the response, and says why on stderr', () => {
-    const run = furnish([...denied(), '--expect', 'allowed']);
+  it('exits 1 when it is not, still printing the response, and says why on stderr', async () => {
+    const run = await furnish([...denied(), '--expect', 'allowed']);
     expect(run.status).toBe(1);
     expect(printed(run).response!.allowed).toBe(false);
     expect(run.stderr).toMatch(/^furnish admit: expected allowed, but the webhook denied the request: user "bob" may not use/);
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('names the answer when a denial was expected', () => {
-    const run = furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', privilegedForBob, '--expect', 'denied']);
+  it('names the answer when a denial was expected', async () => {
+    const run = await furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', privilegedForBob, '--expect', 'denied']);
     expect(run.status).toBe(1);
     expect(run.stderr).toBe('furnish admit: expected denied, but the webhook allowed the request\n');
   });
 });
 
 describe('furnish admit: validate-template', () => {
-  it('allows the captured template', () => {
-    const run = furnish(['-w', 'validate-template', '-r', fixture(TEMPLATE_CREATE), '--expect', 'allowed']);
+  it('allows the captured template', async () => {
+    const run = await furnish(['-w', 'validate-template', '-r', fixture(TEMPLATE_CREATE), '--expect', 'allowed']);
     expect(run.status).toBe(0);
   });
 
-  it('denies a broken template with 422, listing the path of every problem', () => {
+  it('denies a broken template with 422, listing the path of every problem', async () => {
     const review = admissionReview(TEMPLATE_CREATE);
     const spec = review.request.object!.spec as Record<string, unknown> & { templates: unknown[] };
     spec.mode = 'Sometimes';
     spec.templates.push({ apiVersion: 'v1', metadata: { name: 'no-kind' } });
-    const run = furnish(['-w', 'validate-template', '-r', json('broken-template.json', review)]);
+    const run = await furnish(['-w', 'validate-template', '-r', json('broken-template.json', review)]);
     expect(run.status).toBe(0);
     const { status } = printed(run).response!;
     expect(status).toMatchObject({ code: 422, reason: 'Invalid' });
@@ -193,15 +193,15 @@ describe('furnish admit: validate-template', () => {
 describe('furnish admit --config', () => {
   const guard = (...extra: string[]) => furnish(['-w', 'guard-initializing', '-r', fixture(GUARD_ALICE_CONFIGMAP), ...extra]);
 
-  it('judges with the policy settings of the file: a reconciler may write into a pending namespace', () => {
-    expect(printed(guard()).response!.allowed).toBe(false);
+  it('judges with the policy settings of the file: a reconciler may write into a pending namespace', async () => {
+    expect(printed(await guard()).response!.allowed).toBe(false);
     const config = file('config/alice-reconciles.yaml', 'guard:\n  reconciler: [alice]\n');
-    expect(printed(guard('--config', config)).response!.allowed).toBe(true);
+    expect(printed(await guard('--config', config)).response!.allowed).toBe(true);
   });
 
-  it('takes a cluster entry of the functions configuration as it is', () => {
+  it('takes a cluster entry of the functions configuration as it is', async () => {
     const entry = { id: 'prod', jwt: { secretEnv: 'JWT_SECRET' }, sarCacheTtlMs: 0, guard: { reconciler: ['alice'] } };
-    expect(printed(guard('--config', json('config/entry.json', entry))).response!.allowed).toBe(true);
+    expect(printed(await guard('--config', json('config/entry.json', entry))).response!.allowed).toBe(true);
   });
 
   it.each([
@@ -211,8 +211,8 @@ describe('furnish admit --config', () => {
     ['guard:\n  reconcilers: [alice]\n', /--config \S+: guard\.reconcilers: is not a policy setting/],
     ['- a\n', /--config \S+: must hold a mapping of policy settings/],
     ['a: [\n', /--config \S+:2:1: invalid YAML: /],
-  ])('refuses %j', (text, message) => {
-    expectUserError(guard('--config', file('config/bad.yaml', text)), message);
+  ])('refuses %j', async (text, message) => {
+    expectUserError(await guard('--config', file('config/bad.yaml', text)), message);
   });
 });
 
@@ -224,8 +224,8 @@ describe('furnish admit: bad input', () => {
   };
   const mutate = (request: string) => furnish(['-w', 'mutate-namespace', '-r', request]);
 
-  it('lists the webhooks for an unknown one', () => {
-    const run = furnish(['--webhook', 'mutate-namespaces', '--request', fixture(MUTATE_TEAM_A)]);
+  it('lists the webhooks for an unknown one', async () => {
+    const run = await furnish(['--webhook', 'mutate-namespaces', '--request', fixture(MUTATE_TEAM_A)]);
     expectUserError(run, /^furnish admit: --webhook: unknown webhook "mutate-namespaces"; webhooks: mutate-namespace, validate-namespace, validate-template, guard-initializing, validate-organization, mutate-pod, mutate-lnamespace, protect-objects\n$/);
   });
 
@@ -234,8 +234,8 @@ describe('furnish admit: bad input', () => {
     [['--webhook', 'mutate-namespace'], /missing --request/],
     [['-w', 'mutate-namespace', '-r', 'x.json', '--expect', 'yes'], /--expect: "yes" is not one of allowed, denied/],
     [['-w', 'mutate-namespace', '-r', 'x.json', '--namespace', 'a'], /Unknown option '--namespace'/],
-  ])('refuses flags %j', (args, message) => {
-    expectUserError(furnish(args), message);
+  ])('refuses flags %j', async (args, message) => {
+    expectUserError(await furnish(args), message);
   });
 
   it.each([
@@ -247,18 +247,18 @@ describe('furnish admit: bad input', () => {
     ['a v1beta1 review', () => json('req/beta.json', { ...admissionReview(MUTATE_TEAM_A), apiVersion: 'admission.k8s.io/v1beta1' }), /apiVersion "admission.k8s.io\/v1beta1" is not supported/],
     ['a review without uid', () => json('req/no-uid.json', noUid()), /request\.uid must be a non-empty string, got nothing/],
     ['a review of another resource', () => fixture('005-guard-CREATE-serviceaccounts-default-system_serviceaccount_kube_system_service_account_controller'), /webhook mutate-namespace judges namespaces, not serviceaccounts/],
-  ])('refuses %s, with the reason', (_, request, message) => {
-    expectUserError(mutate(request()), message);
+  ])('refuses %s, with the reason', async (_, request, message) => {
+    expectUserError(await mutate(request()), message);
   });
 
-  it('refuses empty stdin', () => {
-    expectUserError(furnish(['-w', 'mutate-namespace', '-r', '-'], ''), /--request stdin: empty/);
+  it('refuses empty stdin', async () => {
+    expectUserError(await furnish(['-w', 'mutate-namespace', '-r', '-'], ''), /--request stdin: empty/);
   });
 
-  it('refuses a cluster directory holding something that is not an object, or an invalid template, naming each', () => {
+  it('refuses a cluster directory holding something that is not an object, or an invalid template, naming each', async () => {
     file('broken-cluster/notes.yaml', 'just: notes\n');
     file('broken-cluster/templates.yaml', PRIVILEGED_EXAMPLE.replace('mode: Enforce', 'mode: Sometimes'));
-    const run = furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', join(dir, 'broken-cluster')]);
+    const run = await furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', join(dir, 'broken-cluster')]);
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr.trimEnd().split('\n')).toEqual([
@@ -267,8 +267,8 @@ describe('furnish admit: bad input', () => {
     ]);
   });
 
-  it('refuses a missing cluster directory', () => {
-    const run = furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', join(dir, 'no-such-dir')]);
+  it('refuses a missing cluster directory', async () => {
+    const run = await furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', join(dir, 'no-such-dir')]);
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/no-such-dir: no such file or directory/);
   });
@@ -300,8 +300,8 @@ describe('objectsOf', () => {
 });
 
 describe('furnish --help', () => {
-  it('lists admit among the commands', () => {
-    const run = spawnFurnish(['--help']);
+  it('lists admit among the commands', async () => {
+    const run = await runFurnish(['--help']);
     expect(run.stdout).toMatch(/admit\s+Print the AdmissionReview response/);
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { openSqliteSink } from '../../../shared/billing/sqlite.ts';
 import { row } from '../billing/helpers.ts';
-import { expectUserError, spawnFurnish } from './spawn.ts';
+import { expectUserError, runFurnish } from './spawn.ts';
 
 let dir: string;
 let db: string;
@@ -25,8 +25,8 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('furnish billing report', () => {
-  it('prints namespace-days per organization as a table', () => {
-    const run = spawnFurnish(['billing', 'report', '--from', '2026-03-01', '--to', '2026-03-04', '--sink', `sqlite:${db}`]);
+  it('prints namespace-days per organization as a table', async () => {
+    const run = await runFurnish(['billing', 'report', '--from', '2026-03-01', '--to', '2026-03-04', '--sink', `sqlite:${db}`]);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(
@@ -35,15 +35,15 @@ describe('furnish billing report', () => {
     );
   });
 
-  it('as CSV per cost center, reading FURNISH_BILLING', () => {
-    const run = spawnFurnish(['billing', 'report', '--from', '2026-03-02', '--to', '2026-03-02', '-o', 'csv', '--by', 'cost-center'], undefined, { FURNISH_BILLING: `sqlite:${db}` });
+  it('as CSV per cost center, reading FURNISH_BILLING', async () => {
+    const run = await runFurnish(['billing', 'report', '--from', '2026-03-02', '--to', '2026-03-02', '-o', 'csv', '--by', 'cost-center'], undefined, { FURNISH_BILLING: `sqlite:${db}` });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe('organization,cost_center,namespaces,namespace_days\n,,1,1\nacme,1,1,1\nglobex,2,1,1\n');
   });
 
-  it('is listed in furnish --help and has its own help', () => {
-    expect(spawnFurnish(['--help']).stdout).toMatch(/billing report\s+namespace-days per organization/);
-    expect(spawnFurnish(['billing', 'report', '--help']).stdout).toMatch(/^Usage: furnish billing report \[options\]/);
+  it('is listed in furnish --help and has its own help', async () => {
+    expect((await runFurnish(['--help'])).stdout).toMatch(/billing report\s+namespace-days per organization/);
+    expect((await runFurnish(['billing', 'report', '--help'])).stdout).toMatch(/^Usage: furnish billing report \[options\]/);
   });
 
   it.each([
@@ -53,7 +53,7 @@ describe('furnish billing report', () => {
     [['--sink', 'mysql:x'], /--sink: expected sqlite:<file> or bigquery:<project>.<dataset>.<table>, got "mysql:x"/],
     [['--sink', 'bigquery:p.d'], /--sink: bigquery needs <project>.<dataset>.<table>, got "p.d"/],
     [['report'], /Unexpected argument 'report'/],
-  ])('refuses %j', (args, message) => {
-    expectUserError(spawnFurnish(['billing', 'report', '--sink', `sqlite:${db}`, ...args]), message);
+  ])('refuses %j', async (args, message) => {
+    expectUserError(await runFurnish(['billing', 'report', '--sink', `sqlite:${db}`, ...args]), message);
   });
 });

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { expectUserError, spawnFurnish, writeUnder, type Run } from './spawn.ts';
+import { expectUserError, runFurnish, writeUnder, type Run } from './spawn.ts';
 import { parseAllDocuments } from 'yaml';
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
@@ -12,8 +12,8 @@ import { applySetId } from '../../../shared/render/applyset.ts';
 
 
 
-function furnish(...args: string[]): Run {
-  return spawnFurnish(args);
+function furnish(...args: string[]): Promise<Run> {
+  return runFurnish(args);
 }
 
 function documents(yaml: string): KubeObject[] {
@@ -36,51 +36,51 @@ afterAll(() => {
 });
 
 describe('furnish (no command, help, unknown command)', () => {
-  it('prints the commands with --help and exits 0', () => {
-    const run = furnish('--help');
+  it('prints the commands with --help and exits 0', async () => {
+    const run = await furnish('--help');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/Usage: furnish <command>/);
     expect(run.stdout).toMatch(/render\s+Print the objects/);
     expect(run.stdout).toMatch(/validate\s+Check NamespaceTemplates/);
   });
 
-  it('prints a command help with --help', () => {
-    const run = furnish('render', '--help');
+  it('prints a command help with --help', async () => {
+    const run = await furnish('render', '--help');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/--templates <file\|dir>/);
     expect(run.stdout).toMatch(/--grant-all/);
   });
 
-  it('exits 2 with usage without a command', () => {
-    const run = furnish();
+  it('exits 2 with usage without a command', async () => {
+    const run = await furnish();
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/Usage: furnish <command>/);
   });
 
-  it('refuses an unknown command', () => {
-    expectUserError(furnish('apply'), /^furnish: unknown command "apply"; commands: render, validate/);
+  it('refuses an unknown command', async () => {
+    expectUserError(await furnish('apply'), /^furnish: unknown command "apply"; commands: render, validate/);
   });
 
-  it('refuses an unknown flag', () => {
-    expectUserError(furnish('render', '--templates', 'examples', '--namespace', 'a', '--lables', 'a=b'), /^furnish render: Unknown option '--lables' \(see furnish render --help\)\n$/);
+  it('refuses an unknown flag', async () => {
+    expectUserError(await furnish('render', '--templates', 'examples', '--namespace', 'a', '--lables', 'a=b'), /^furnish render: Unknown option '--lables' \(see furnish render --help\)\n$/);
   });
 
-  it('refuses a stray argument', () => {
-    expectUserError(furnish('validate', 'examples'), /Unexpected argument 'examples'/);
+  it('refuses a stray argument', async () => {
+    expectUserError(await furnish('validate', 'examples'), /Unexpected argument 'examples'/);
   });
 });
 
 describe('furnish validate', () => {
-  it('accepts every example', () => {
-    const run = furnish('validate', '--templates', 'examples');
+  it('accepts every example', async () => {
+    const run = await furnish('validate', '--templates', 'examples');
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('ok: 3 NamespaceTemplates valid in 3 files\n');
     expect(run.status).toBe(0);
   });
 
-  it('prints file: NamespaceTemplate/name: path: message for each problem and exits 2', () => {
+  it('prints file: NamespaceTemplate/name: path: message for each problem and exits 2', async () => {
     const bad = file('bad/one.yaml', tpl('broken', `${cm('Settings')}    - apiVersion: v1\n      kind: Namespace\n      metadata: { name: x }\n`, '  annotations: { furnish.dev/apply: "off" }\n'));
-    const run = furnish('validate', '--templates', bad);
+    const run = await furnish('validate', '--templates', bad);
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr.split('\n')).toEqual([
@@ -92,7 +92,7 @@ describe('furnish validate', () => {
     ]);
   });
 
-  it('reads directories recursively (*.yaml, *.yml, *.json), multi-document files and Lists', () => {
+  it('reads directories recursively (*.yaml, *.yml, *.json), multi-document files and Lists', async () => {
     const base = join(dir, 'tree');
     file('tree/a.yaml', `${tpl('a', cm('a'))}---\n${tpl('b', cm('b'))}---\n`);
     file('tree/sub/c.yml', tpl('c', cm('c')));
@@ -100,54 +100,54 @@ describe('furnish validate', () => {
     file('tree/sub/list.yaml', `apiVersion: v1\nkind: List\nitems:\n  - ${JSON.stringify({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: 'e' }, spec: {} })}\n`);
     file('tree/notes.txt', 'not a manifest');
     file('tree/kustomization.yaml', 'resources: [a.yaml]\n');
-    const run = furnish('validate', '--templates', base);
+    const run = await furnish('validate', '--templates', base);
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('ok: 5 NamespaceTemplates valid in 4 files\n');
   });
 
-  it('names the file and document of anything that is not a NamespaceTemplate', () => {
+  it('names the file and document of anything that is not a NamespaceTemplate', async () => {
     const mixed = file('mixed.yaml', `${tpl('m', cm('m'))}---\napiVersion: v1\nkind: ConfigMap\nmetadata: { name: x }\n---\n- just\n- a list\n`);
-    const run = furnish('validate', '--templates', mixed);
+    const run = await furnish('validate', '--templates', mixed);
     expect(run.status).toBe(2);
     expect(run.stderr).toContain(`${mixed}: document 2: v1 ConfigMap is not a NamespaceTemplate\n`);
     expect(run.stderr).toContain(`${mixed}: document 3: a list, not an object is not a NamespaceTemplate\n`);
   });
 
-  it('reports bad YAML with its line and column', () => {
+  it('reports bad YAML with its line and column', async () => {
     // Lines 1-10: a valid template; 11: ---; 14: the error.
     const broken = file('broken.yaml', `${tpl('ok', cm('ok'))}---\nkind: NamespaceTemplate\nmetadata:\n  name: a: b\n`);
-    const run = furnish('validate', '--templates', broken);
+    const run = await furnish('validate', '--templates', broken);
     expect(run.status).toBe(2);
     expect(run.stderr).toBe(`${broken}:14:9: invalid YAML: Nested mappings are not allowed in compact mappings\n1 problem found\n`);
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('reports a missing file and an empty directory', () => {
+  it('reports a missing file and an empty directory', async () => {
     mkdirSync(join(dir, 'empty'), { recursive: true });
-    const run = furnish('validate', '--templates', 'no-such-file.yaml', '--templates', join(dir, 'empty'));
+    const run = await furnish('validate', '--templates', 'no-such-file.yaml', '--templates', join(dir, 'empty'));
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('no-such-file.yaml: no such file or directory\n');
     expect(run.stderr).toContain(`${join(dir, 'empty')}: directory holds no .yaml, .yml or .json file\n`);
   });
 
-  it('refuses two templates with one name', () => {
+  it('refuses two templates with one name', async () => {
     const one = file('dup/one.yaml', tpl('same', cm('a')));
     const two = file('dup/two.yaml', tpl('same', cm('b')));
-    const run = furnish('validate', '--templates', join(dir, 'dup'));
+    const run = await furnish('validate', '--templates', join(dir, 'dup'));
     expect(run.status).toBe(2);
     expect(run.stderr).toContain(`${two}: NamespaceTemplate/same: metadata.name: also defined in ${one} (document 1)\n`);
   });
 
-  it('needs --templates', () => {
-    expectUserError(furnish('validate'), /^furnish validate: missing --templates/);
+  it('needs --templates', async () => {
+    expectUserError(await furnish('validate'), /^furnish validate: missing --templates/);
   });
 });
 
 describe('furnish render', () => {
   const renderExamples = (...args: string[]) => furnish('render', '--templates', 'examples', ...args);
 
-  it('prints the ApplySet parent, then each object after a comment naming its template', () => {
-    const run = renderExamples('--namespace', 'team-a', '--creator', 'alice@example.com', '--organization', 'acme');
+  it('prints the ApplySet parent, then each object after a comment naming its template', async () => {
+    const run = await renderExamples('--namespace', 'team-a', '--creator', 'alice@example.com', '--organization', 'acme');
     expect(run.status).toBe(0);
     const objects = documents(run.stdout);
     expect(namesOf(objects)).toEqual([
@@ -176,8 +176,8 @@ describe('furnish render', () => {
     expect(run.stderr).toBe('skipped NamespaceTemplate/privileged (not-selected): namespace labels do not match selector "namespace-class=privileged"\n');
   });
 
-  it('prints a v1 List with --output json, each item labelled with its template', () => {
-    const run = renderExamples('--namespace', 'team-a', '-o', 'json');
+  it('prints a v1 List with --output json, each item labelled with its template', async () => {
+    const run = await renderExamples('--namespace', 'team-a', '-o', 'json');
     expect(run.status).toBe(0);
     const list = JSON.parse(run.stdout) as { apiVersion: string; kind: string; items: KubeObject[] };
     expect([list.apiVersion, list.kind]).toEqual(['v1', 'List']);
@@ -187,22 +187,22 @@ describe('furnish render', () => {
     expect(run.stderr).toMatch(/skipped NamespaceTemplate\/starter-settings \(not-selected\)/);
   });
 
-  it('skips a template requiring permission unless --granted or --grant-all says so', () => {
+  it('skips a template requiring permission unless --granted or --grant-all says so', async () => {
     const privileged = ['--namespace', 'team-a', '--labels', 'namespace-class=privileged'];
-    const denied = renderExamples(...privileged);
+    const denied = await renderExamples(...privileged);
     expect(denied.status).toBe(0);
     expect(denied.stderr).toMatch(/skipped NamespaceTemplate\/privileged \(permission-required\): .*\(offline: --granted privileged or --grant-all\)/);
     expect(namesOf(documents(denied.stdout))).not.toContain('RoleBinding/privileged-workloads');
     for (const granted of [['--granted', 'privileged'], ['--grant-all']]) {
-      const run = renderExamples(...privileged, ...granted);
+      const run = await renderExamples(...privileged, ...granted);
       expect(run.status).toBe(0);
       expect(namesOf(documents(run.stdout))).toContain('RoleBinding/privileged-workloads');
     }
   });
 
-  it('keeps a creator that looks like YAML one string value', () => {
+  it('keeps a creator that looks like YAML one string value', async () => {
     const creator = 'a"\nkind: ClusterRoleBinding\n---\nkind: ClusterRole';
-    const run = renderExamples('--namespace', 'team-a', '--creator', creator);
+    const run = await renderExamples('--namespace', 'team-a', '--creator', creator);
     expect(run.status).toBe(0);
     const objects = documents(run.stdout);
     expect(objects.map((o) => o.kind)).not.toContain('ClusterRoleBinding');
@@ -210,9 +210,9 @@ describe('furnish render', () => {
     expect(objects.find((o) => o.kind === 'RoleBinding')!.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: creator }]);
   });
 
-  it('prints nothing for an opted-out or a system namespace', () => {
+  it('prints nothing for an opted-out or a system namespace', async () => {
     for (const args of [['--namespace', 'team-a', '--annotations', `${KEY.optOut}=true`], ['--namespace', 'kube-system']]) {
-      const run = renderExamples(...args);
+      const run = await renderExamples(...args);
       expect(run.status).toBe(0);
       expect(run.stdout).toBe('');
       expect(run.stderr.trim().split('\n')).toHaveLength(3);
@@ -220,10 +220,10 @@ describe('furnish render', () => {
     }
   });
 
-  it('warns when a later template overrides an object of an earlier one', () => {
+  it('warns when a later template overrides an object of an earlier one', async () => {
     file('override/a.yaml', tpl('10-base', cm('settings', 'size: small')));
     file('override/b.yaml', tpl('20-team', cm('settings', 'size: large')));
-    const run = furnish('render', '--templates', join(dir, 'override'), '--namespace', 'team-a');
+    const run = await furnish('render', '--templates', join(dir, 'override'), '--namespace', 'team-a');
     expect(run.status).toBe(0);
     const objects = documents(run.stdout);
     expect(objects.map((o) => o.data)).toEqual([undefined, { size: 'large' }]);
@@ -232,17 +232,17 @@ describe('furnish render', () => {
     );
   });
 
-  it('refuses invalid templates with their problems and prints no object', () => {
+  it('refuses invalid templates with their problems and prints no object', async () => {
     const bad = file('render-bad.yaml', tpl('bad', cm('x', 'who: $(USER)')));
-    const run = furnish('render', '--templates', bad, '--namespace', 'team-a');
+    const run = await furnish('render', '--templates', bad, '--namespace', 'team-a');
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(new RegExp(`^${bad}: NamespaceTemplate/bad: spec.templates\\[0\\].data.who: unknown token \\$\\(USER\\)`));
   });
 
-  it('refuses a template that cannot be rendered with these values, naming the value', () => {
+  it('refuses a template that cannot be rendered with these values, naming the value', async () => {
     const org = file('render-org.yaml', tpl('org', cm('settings-$(ORGANIZATION)')));
-    const run = furnish('render', '--templates', org, '--namespace', 'team-a', '--organization', 'ACME');
+    const run = await furnish('render', '--templates', org, '--namespace', 'team-a', '--organization', 'ACME');
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/NamespaceTemplate\/org: spec.templates\[0\].metadata.name: "settings-ACME" \(from "settings-\$\(ORGANIZATION\)"\) is not a valid ConfigMap name/);
@@ -256,11 +256,11 @@ describe('furnish render', () => {
     [['--namespace', 'a', '--labels', 'kubernetes.io/metadata.name=b'], /must equal the namespace name "a"/],
     [['--namespace', 'a', '--organization', 'x', '--labels', 'furnish.dev/organization=y'], /--organization and label furnish.dev\/organization disagree/],
     [['--namespace', 'a', '--output', 'xml'], /--output: "xml" is not one of yaml, json/],
-  ])('refuses bad flags %p', (args, message) => {
-    expectUserError(renderExamples(...args), message);
+  ])('refuses bad flags %p', async (args, message) => {
+    expectUserError(await renderExamples(...args), message);
   });
 
-  it('reports a missing template file', () => {
-    expectUserError(furnish('render', '--templates', 'missing.yaml', '--namespace', 'a'), /^missing.yaml: no such file or directory\n$/);
+  it('reports a missing template file', async () => {
+    expectUserError(await furnish('render', '--templates', 'missing.yaml', '--namespace', 'a'), /^missing.yaml: no such file or directory\n$/);
   });
 });

@@ -4,7 +4,7 @@ import { CliError, listOption, runCli, type CliIo, type Command } from '../../..
 import { COMMANDS } from '../../../shared/cli/commands.ts';
 
 function capture(): CliIo & { out: string; err: string } {
-  const io = { out: '', err: '', stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t) };
+  const io = { out: '', err: '', stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t), env: {}, readStdin: () => '' };
   return io;
 }
 

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { expectUserError, root, spawnFurnish, writeUnder } from './spawn.ts';
+import { expectUserError, root, runFurnish, writeUnder } from './spawn.ts';
 import type { AdmissionReview } from '../../../shared/admission/types.ts';
 
 const EXAMPLE = join(root, 'docs', 'examples', 'secret-seeder');
@@ -27,33 +27,33 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const render = (...args: string[]) => spawnFurnish(['render', '--templates', 'examples', '-n', 'team-a', '--initializers', EXAMPLE, '--initializers', vault, ...args]);
+const render = (...args: string[]) => runFurnish(['render', '--templates', 'examples', '-n', 'team-a', '--initializers', EXAMPLE, '--initializers', vault, ...args]);
 
 describe('furnish render --initializers', () => {
-  it('prints the namespace\'s initializers in order, and why the others are left out', () => {
-    const selected = render('--labels', 'vault=on');
+  it('prints the namespace\'s initializers in order, and why the others are left out', async () => {
+    const selected = await render('--labels', 'vault=on');
     expect(selected.status).toBe(0);
     expect(selected.stderr).toContain('initializers (furnish.dev/initializers): furnish,secret-seeder,vault-injector\n');
-    const plain = render();
+    const plain = await render();
     expect(plain.stderr).toContain('initializers (furnish.dev/initializers): furnish,secret-seeder\nskipped initializer vault-injector (not-selected): namespace labels do not match selector "vault=on"\n');
     expect(plain.stdout).toContain('kind: NetworkPolicy');
   });
 
-  it('an opted-out namespace gets none', () => {
-    expect(render('--annotations', 'furnish.dev/opt-out=true').stderr).toContain('initializers (furnish.dev/initializers): (none: opted out)\n');
+  it('an opted-out namespace gets none', async () => {
+    expect((await render('--annotations', 'furnish.dev/opt-out=true')).stderr).toContain('initializers (furnish.dev/initializers): (none: opted out)\n');
   });
 
-  it('refuses an invalid configuration with its file and path (exit 2)', () => {
+  it('refuses an invalid configuration with its file and path (exit 2)', async () => {
     const bad = writeUnder(dir, 'bad/bad.yaml', 'apiVersion: furnish.dev/v1alpha1\nkind: NamespaceInitializationConfiguration\nmetadata: { name: bad }\nspec: { initializers: [{ name: furnish, principals: [{ kind: User, name: x }] }] }\n');
-    const run = spawnFurnish(['render', '--templates', 'examples', '-n', 'team-a', '--initializers', bad]);
+    const run = await runFurnish(['render', '--templates', 'examples', '-n', 'team-a', '--initializers', bad]);
     expectUserError(run, /bad\.yaml: NamespaceInitializationConfiguration\/bad: spec\.initializers\[0\]\.name: "furnish" is Furnish's own template population/);
   });
 });
 
 describe('furnish admit --cluster with a configuration', () => {
-  it('mutate-namespace records the initializers a new namespace gets', () => {
+  it('mutate-namespace records the initializers a new namespace gets', async () => {
     const request = join(root, 'test', 'fixtures', 'kube-apiserver-1.26', 'admission', '001-mutate-CREATE-namespaces-team-a-alice.json');
-    const run = spawnFurnish(['admit', '-w', 'mutate-namespace', '-r', request, '--cluster', EXAMPLE]);
+    const run = await runFurnish(['admit', '-w', 'mutate-namespace', '-r', request, '--cluster', EXAMPLE]);
     expect(run.status).toBe(0);
     const { response } = JSON.parse(run.stdout) as AdmissionReview;
     const patch: unknown = JSON.parse(Buffer.from(response!.patch!, 'base64').toString('utf8'));

@@ -1,9 +1,12 @@
-// The real CLI as a user runs it (bin/furnish.js on the Node that runs the tests), shared by the
-// CLI suites: the spawn, the "user error" expectation and a temp-file writer.
+// The `furnish` CLI for the CLI suites: in-process through runCli and the injected IO (what most
+// cases use: no process per case), and the real bin/furnish.js in a process of its own (the
+// smoke tests); the "user error" expectation and a temp-file writer.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from '@jest/globals';
+import { runCli } from '../../../shared/cli/command.ts';
+import { COMMANDS } from '../../../shared/cli/commands.ts';
 
 export const root = join(import.meta.dirname, '..', '..', '..');
 const bin = join(root, 'bin', 'furnish.js');
@@ -14,6 +17,19 @@ export interface Run {
   stderr: string;
 }
 
+/** `furnish ARGS` in this process: stdin is `input` (empty without), the environment this one's plus `env`. */
+export async function runFurnish(args: string[], input?: string, env?: Record<string, string>): Promise<Run> {
+  const run: Run = { status: null, stdout: '', stderr: '' };
+  run.status = await runCli(COMMANDS, args, {
+    stdout: (text) => void (run.stdout += text),
+    stderr: (text) => void (run.stderr += text),
+    env: { ...process.env, ...env },
+    readStdin: () => input ?? '',
+  });
+  return run;
+}
+
+/** `furnish ARGS` as a user runs it: bin/furnish.js in its own process, from the repository root. */
 export function spawnFurnish(args: string[], input?: string, env?: Record<string, string>): Run {
   const run = spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout: 20_000, input, ...(env ? { env: { ...process.env, ...env } } : {}) });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };

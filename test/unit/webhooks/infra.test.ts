@@ -72,7 +72,7 @@ describe('furnish webhooks: the registrations for one cluster', () => {
   const credential = 'k'.repeat(48);
   const run = (args: Record<string, string>, env: Record<string, string> = {}) => {
     let out = '';
-    runWebhooks(args, { stdout: (t) => (out += t), stderr: () => {} }, env);
+    runWebhooks(args, { stdout: (t) => (out += t), stderr: () => {}, env, readStdin: () => '' });
     return parseAllDocuments(out).map((d) => d.toJS() as { kind: string; webhooks: Webhook[] });
   };
 

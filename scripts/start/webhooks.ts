@@ -1,0 +1,140 @@
+// The admission webhooks of `npm start`: each built by its factory from the stack's settings,
+// served over HTTPS on loopback with a certificate made for 127.0.0.1, and registered in the cluster.
+import { readSetting } from '../../shared/config/settings.ts';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as functions from '@google-cloud/functions-framework';
+import { SignJWT } from 'jose';
+import { parseAllDocuments } from 'yaml';
+import { WEBHOOKS, type WebhookName } from '../../shared/config/types.ts';
+import { bearerCredentials, type KubeClient } from '../../shared/kube/client.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import type { Logger } from '../../shared/log.ts';
+import { webhookFunction } from '../../shared/webhooks/serve.ts';
+import { localReconcilerPrincipals } from '../local-identity.ts';
+import { ROOT } from './cluster.ts';
+import { close, functionRouter, listen } from './http.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The kubectl command that deletes these webhook registrations. */
+export function removeRegistrationsCommand(configs: readonly KubeObject[]): string {
+  const names = (kind: string) => configs.filter((c) => c.kind === kind).map((c) => c.metadata.name).join(' ');
+  return [['MutatingWebhookConfiguration', 'mutatingwebhookconfiguration'], ['ValidatingWebhookConfiguration', 'validatingwebhookconfiguration']]
+    .filter(([kind]) => names(kind!) !== '').map(([kind, resource]) => `kubectl delete ${resource} ${names(kind!)}`).join('; ');
+}
+
+interface Credentials {
+  kubeconfigPath?: string;
+  context?: string;
+}
+
+/**
+ * The webhooks' settings: the stack's, plus what this local endpoint decides (cluster id, token
+ * secret, public URL, the API server and credentials of the kubeconfig's user, the reconciler's
+ * principals). A plain object handed to the factories: the process environment is left alone.
+ */
+async function webhookSettings(env: Env, local: { kube: KubeClient; credentials: Credentials; secret: string; publicUrl: string; log: Logger }): Promise<Env> {
+  // The webhooks ask the API server (SubjectAccessReviews, templates) as the kubeconfig's user.
+  const api = await bearerCredentials(local.credentials);
+  const reconciler = env.FURNISH_GUARD_RECONCILER ?? await localReconcilerPrincipals(local.kube, local.log);
+  return {
+    ...env,
+    FURNISH_CLUSTER_ID: readSetting(env, 'clusterId'),
+    FURNISH_JWT_SECRET: local.secret,
+    FURNISH_PUBLIC_URL: local.publicUrl,
+    FURNISH_API_SERVER: local.kube.server,
+    FURNISH_GUARD_RECONCILER: reconciler,
+    // The local reconcilers (the LNamespace one creates namespaces for their requesters) are trusted creators.
+    FURNISH_TRUSTED_CREATORS: env.FURNISH_TRUSTED_CREATORS ?? reconciler,
+    ...(api.caPem ? { FURNISH_API_CA: api.caPem } : {}),
+    ...(api.token ? { FURNISH_API_TOKEN: api.token } : {}),
+  };
+}
+
+interface Webhooks {
+  server: Server;
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves the webhook functions over HTTPS with a certificate made for 127.0.0.1 and registers them.
+ * kube-apiserver cannot be told to send a bearer token to a URL webhook without its own admission
+ * configuration, so locally the URL carries a random path secret and this shim turns it into the
+ * webhook JWT (HS256, local secret). Local only: the cloud deployment verifies the real token.
+ */
+export async function serveWebhooks(kube: KubeClient, credentials: Credentials, port: number, env: Env, log: Logger): Promise<Webhooks | null> {
+  const dir = mkdtempSync(join(tmpdir(), 'furnish-start-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=furnish-local', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+  } catch (e) {
+    log.log('WARNING', 'openssl is not available: webhooks not served', { error: (e as Error).message });
+    return null;
+  }
+  const key = readFileSync(join(dir, 'key.pem'));
+  const cert = readFileSync(join(dir, 'cert.pem'));
+  rmSync(dir, { recursive: true, force: true });
+  const secret = randomBytes(32).toString('hex');
+  const pathSecret = randomBytes(16).toString('hex');
+  const server = createHttpsServer({ key, cert });
+  const actualPort = await listen(server, port);
+  const publicUrl = `https://127.0.0.1:${actualPort}`;
+  const settings = await webhookSettings(env, { kube, credentials, secret, publicUrl, log });
+  const loaded: WebhookName[] = [];
+  for (const name of WEBHOOKS) {
+    try {
+      functions.http(name, await webhookFunction(name, settings));
+      loaded.push(name);
+    } catch (e) {
+      log.log('WARNING', 'webhook function did not load', { webhook: name, error: (e as Error).message });
+    }
+  }
+  if (loaded.length === 0) {
+    await close(server);
+    return null;
+  }
+  const router = await functionRouter(loaded);
+  const key256 = new TextEncoder().encode(secret);
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const [path = '', query] = (req.url ?? '').split('?');
+    const [, given, name, ...rest] = path.split('/');
+    if (given !== pathSecret || !name) return void res.writeHead(404).end();
+    void new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(readSetting(env, 'clusterId')).setAudience(`${publicUrl}/${name}`).setIssuedAt().setExpirationTime('5m').sign(key256).then((jwt) => {
+      req.headers.authorization = `Bearer ${jwt}`;
+      req.url = `/${[name, ...rest].join('/')}${query === undefined ? '' : `?${query}`}`;
+      router(req, res);
+    });
+  });
+  // The webhook engineer's configurations (infra/webhooks), rendered for this local endpoint.
+  const vars: Record<string, string> = { FURNISH_FUNCTIONS_URL: `${publicUrl}/${pathSecret}`, FURNISH_CA_BUNDLE: cert.toString('base64'), FURNISH_WEBHOOK_CREDENTIAL_PATH: '' };
+  const configs = loaded.flatMap((name) => {
+    const file = join(ROOT, 'infra/webhooks', `${name}.yaml`);
+    if (!existsSync(file)) return [];
+    const text = readFileSync(file, 'utf8').replace(/\$\{(FURNISH_[A-Z_]+)\}/g, (m, v: string) => vars[v] ?? m);
+    return parseAllDocuments(text).map((d) => d.toJS() as KubeObject).filter((o) => o?.kind?.endsWith('WebhookConfiguration'));
+  });
+  for (const c of configs) {
+    const plural = c.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
+    const res = await kube.call({ method: 'PATCH', path: `/apis/admissionregistration.k8s.io/v1/${plural}/${c.metadata.name}`, query: { fieldManager: 'furnish-local', force: true }, contentType: 'application/apply-patch+yaml', body: c });
+    log.log(res.ok ? 'INFO' : 'WARNING', res.ok ? 'webhook registered' : 'could not register webhook', { kind: c.kind, name: c.metadata.name, status: res.status, error: res.error });
+  }
+  // Registered over any left by an earlier run (same names); a killed run leaves these behind, and
+  // they fail closed: say how to remove them by hand.
+  log.log('INFO', 'webhooks served', { url: publicUrl, webhooks: loaded, removeIfKilled: removeRegistrationsCommand(configs) });
+  return {
+    server,
+    async stop() {
+      // Unregistered on exit: a webhook pointing at a stopped local server would block namespace writes.
+      for (const c of configs) {
+        const plural = c.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
+        await kube.call({ method: 'DELETE', path: `/apis/admissionregistration.k8s.io/v1/${plural}/${c.metadata.name}`, retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 } });
+      }
+      await close(server);
+    },
+  };
+}

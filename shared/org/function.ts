@@ -1,0 +1,15 @@
+// reconcile-organization's handler on the shared reconciler runtime: any namespace event trues up
+// the Organizations' namespace counts of its cluster (see reconcile.ts).
+import type { ReconcileMessage } from '../bus/envelope.ts';
+import type { KubeCall } from '../kube/http.ts';
+import type { Runtime } from '../reconcile/runtime.ts';
+import { reconcileOrganizations } from './reconcile.ts';
+import { clusterOrganizations } from './source.ts';
+
+export async function reconcileOrganizationsOf(rt: Runtime, msg: ReconcileMessage): Promise<object> {
+  const { kube } = await rt.cluster(msg.cluster || rt.config.cluster);
+  const http = <T,>(c: KubeCall) => kube.http<T>(c);
+  const result = await reconcileOrganizations(clusterOrganizations(http), http);
+  if (result.failed.length > 0) throw new Error(`organizations not trued up: ${result.failed.map((f) => `${f.organization} (${f.error})`).join(', ')}`);
+  return result;
+}

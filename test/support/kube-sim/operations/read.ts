@@ -1,0 +1,68 @@
+// get and list (selectors, pages with continue tokens); watch selects through `selectObjects`.
+import type { KubeObject } from '../../../../shared/kube/types.ts';
+import { badRequest, notFound } from '../errors.ts';
+import { apiVersionOf, groupResource, type ResourceType } from '../resources.ts';
+import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from '../selectors.ts';
+import type { Sim } from '../sim.ts';
+import { objectKey } from '../store.ts';
+import type { ApiReply, ApiRequest } from './request.ts';
+
+export function getObject(sim: Sim, req: ApiRequest): ApiReply {
+  const obj = sim.store.get(sim.keyOf(req.type), req.namespace, req.name!);
+  if (!obj) throw notFound(groupResource(req.type), req.name!);
+  return { status: 200, body: obj };
+}
+
+interface ContinueToken {
+  v: string;
+  rv: number;
+  start: string;
+}
+
+function decodeContinue(token: string | null): string | undefined {
+  if (!token) return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as ContinueToken;
+    if (parsed.v !== 'meta.k8s.io/v1' || typeof parsed.start !== 'string') throw new Error('bad version');
+    return parsed.start;
+  } catch {
+    throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  }
+}
+
+function encodeContinue(rv: number, lastKey: string): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start: `${lastKey}\u0000` })).toString('base64url');
+}
+
+/** The objects a list or watch selects, in key order. */
+export function selectObjects(sim: Sim, req: ApiRequest): KubeObject[] {
+  const labels = parseLabelSelector(req.query.get('labelSelector') ?? undefined);
+  const fields = parseFieldSelector(req.query.get('fieldSelector') ?? undefined, req.type.kind);
+  return sim.store.list(sim.keyOf(req.type), req.type.namespaced ? req.namespace : undefined, (o) => matchesLabels(labels, o.metadata.labels) && matchesFields(fields, o));
+}
+
+/** Built-in lists carry items without apiVersion and kind, as typed lists do; custom ones keep them. */
+export function listItem(type: ResourceType, obj: KubeObject): unknown {
+  if (type.crdName) return obj;
+  const { apiVersion: _a, kind: _k, ...rest } = obj;
+  return rest;
+}
+
+export function listObjects(sim: Sim, req: ApiRequest): ApiReply {
+  const rv = sim.store.currentResourceVersion();
+  const start = decodeContinue(req.query.get('continue'));
+  const all = selectObjects(sim, req);
+  const afterStart = start === undefined ? all : all.filter((o) => objectKey(o.metadata.namespace, o.metadata.name!) >= start);
+  const limit = Number(req.query.get('limit') ?? 0);
+  const page = limit > 0 ? afterStart.slice(0, limit) : afterStart;
+  const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
+  if (page.length < afterStart.length) {
+    const last = page[page.length - 1]!;
+    metadata.continue = encodeContinue(rv, objectKey(last.metadata.namespace, last.metadata.name!));
+    if (!req.query.get('labelSelector') && !req.query.get('fieldSelector')) metadata.remainingItemCount = afterStart.length - page.length;
+  }
+  return {
+    status: 200,
+    body: { kind: req.type.listKind, apiVersion: apiVersionOf(req.type), metadata, items: page.map((o) => listItem(req.type, o)) },
+  };
+}

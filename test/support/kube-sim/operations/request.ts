@@ -1,0 +1,153 @@
+// What every verb shares: the request and reply, reading the request (dry run, manager, body,
+// kind, name and namespace), NamespaceLifecycle, decode-time defaults, admission attributes.
+import type { KubeObject } from '../../../../shared/kube/types.ts';
+import type { AdmissionAttributes, Operation } from '../admission.ts';
+import type { Authenticated } from '../authn.ts';
+import { badRequest, forbidden, notFound } from '../errors.ts';
+import { isObject } from '../fieldsets.ts';
+import type { WriteContext } from '../managed-fields.ts';
+import { normaliseQuantities } from '../quantity.ts';
+import { apiVersionOf, groupResource, type ResourceType } from '../resources.ts';
+import type { Sim } from '../sim.ts';
+import { defaultSubjects } from '../validation.ts';
+
+export interface ApiRequest {
+  verb: string;
+  type: ResourceType;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+  query: URLSearchParams;
+  body?: unknown;
+  contentType?: string;
+  user: Authenticated;
+  userAgent: string;
+}
+
+export interface ApiReply {
+  status: number;
+  body: unknown;
+  warnings?: string[];
+}
+
+// --- small helpers -------------------------------------------------------------------------
+
+export const isNamespaceType = (t: ResourceType): boolean => t.kind === 'Namespace' && t.group === '';
+export const isCrdType = (t: ResourceType): boolean => t.kind === 'CustomResourceDefinition';
+
+export function dryRunOf(req: ApiRequest): boolean {
+  const values = req.query.getAll('dryRun');
+  if (values.some((v) => v !== 'All')) throw badRequest(`Invalid dry run value: ${values.join(',')}`);
+  return values.length > 0;
+}
+
+/** The manager of a write: `?fieldManager=`, else the User-Agent up to its first `/`. */
+export function managerOf(req: ApiRequest): string {
+  return req.query.get('fieldManager') || req.userAgent.split('/')[0]!.slice(0, 128) || 'unknown';
+}
+
+export function writeContext(req: ApiRequest): WriteContext {
+  return { type: req.type, manager: managerOf(req), ...(req.subresource ? { subresource: req.subresource } : {}) };
+}
+
+export function requestOptions(kind: 'CreateOptions' | 'UpdateOptions', req: ApiRequest): Record<string, unknown> {
+  const options: Record<string, unknown> = { kind, apiVersion: 'meta.k8s.io/v1' };
+  if (req.query.getAll('dryRun').length > 0) options.dryRun = req.query.getAll('dryRun');
+  if (req.query.get('fieldManager')) options.fieldManager = req.query.get('fieldManager');
+  if (req.query.get('fieldValidation')) options.fieldValidation = req.query.get('fieldValidation');
+  return options;
+}
+
+export function bodyObject(req: ApiRequest): KubeObject {
+  if (!isObject(req.body)) throw badRequest('the body of the request must be a JSON or YAML object');
+  const obj = structuredClone(req.body) as KubeObject;
+  if (!isObject(obj.metadata)) obj.metadata = {};
+  return obj;
+}
+
+/** apiVersion and kind must be those of the URL when given; they are filled in when absent. */
+export function checkKind(type: ResourceType, obj: KubeObject): void {
+  const expected = apiVersionOf(type);
+  if (obj.apiVersion && obj.apiVersion !== expected) {
+    throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${expected})`);
+  }
+  if (obj.kind && obj.kind !== type.kind) throw badRequest(`the kind in the data (${obj.kind}) does not match the expected kind (${type.kind})`);
+  obj.apiVersion = expected;
+  obj.kind = type.kind;
+}
+
+export function checkNamespaceOfBody(req: ApiRequest, obj: KubeObject): void {
+  if (!req.type.namespaced) {
+    delete obj.metadata.namespace;
+    return;
+  }
+  if (obj.metadata.namespace && obj.metadata.namespace !== req.namespace) {
+    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  obj.metadata.namespace = req.namespace;
+}
+
+export function checkNameOfBody(req: ApiRequest, obj: KubeObject): void {
+  if (obj.metadata.name && obj.metadata.name !== req.name) {
+    throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${req.name})`);
+  }
+  obj.metadata.name = req.name;
+}
+
+/** NamespaceLifecycle: no objects in a missing namespace, no new ones in a terminating one. */
+export function checkNamespaceLifecycle(sim: Sim, req: ApiRequest, operation: Operation, name: string): void {
+  if (!req.type.namespaced || !req.namespace) return;
+  const namespace = sim.namespace(req.namespace);
+  if (!namespace) throw notFound({ group: '', resource: 'namespaces' }, req.namespace);
+  if (operation === 'CREATE' && namespace.metadata.deletionTimestamp) {
+    const message = `unable to create new content in namespace ${req.namespace} because it is being terminated`;
+    const error = forbidden(groupResource(req.type), name, message);
+    error.status.details!.causes = [{ reason: 'NamespaceTerminating', message, field: 'metadata.namespace' }];
+    throw error;
+  }
+}
+
+/**
+ * Defaulting that runs on decode: quantities in canonical form (built-in kinds), RBAC subjects'
+ * apiGroup, the namespace name label and phase (SetDefaults_Namespace).
+ */
+export function applyDefaults(sim: Sim, type: ResourceType, obj: KubeObject): void {
+  if (!type.crdName) {
+    normaliseQuantities(type.group, type.kind, obj);
+    defaultSubjects(type, obj);
+  }
+  if (!isNamespaceType(type)) return;
+  // Like SetDefaults_Namespace: a generateName namespace has no name yet, so no name label either.
+  if (sim.options.metadataNameLabel && obj.metadata.name) obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name! };
+  if (!isObject(obj.spec)) obj.spec = {};
+  obj.status = { phase: 'Active', ...(isObject(obj.status) ? obj.status : {}) };
+}
+
+/** Custom resources are unstructured maps on the server, which encodes them with keys sorted. */
+export function sortedKeys<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(sortedKeys) as T;
+  if (!isObject(value)) return value;
+  const record = value as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(record).sort().map((k) => [k, sortedKeys(record[k])])) as T;
+}
+
+export function admissionAttributes(req: ApiRequest, operation: Operation, object: KubeObject | null, oldObject: KubeObject | null, options: Record<string, unknown>, dryRun: boolean): AdmissionAttributes {
+  const name = (object ?? oldObject)?.metadata.name ?? req.name;
+  return {
+    operation, type: req.type, object, oldObject, user: req.user, dryRun, options,
+    ...(req.subresource ? { subresource: req.subresource } : {}),
+    ...(req.namespace ? { namespace: req.namespace } : {}),
+    ...(name ? { name } : {}),
+  };
+}
+
+export function withDefaults(sim: Sim, type: ResourceType, obj: KubeObject): KubeObject {
+  applyDefaults(sim, type, obj);
+  return obj;
+}
+
+export function liveOrNotFound(sim: Sim, req: ApiRequest): KubeObject {
+  const live = sim.store.get(sim.keyOf(req.type), req.namespace, req.name!);
+  if (!live) throw notFound(groupResource(req.type), req.name!);
+  return live;
+}

@@ -1,0 +1,114 @@
+// update (PUT): the update strategy (PrepareForUpdate), optimistic concurrency, retry on a write
+// lost in admission, and the update pipeline that patch and apply share.
+import type { KubeObject } from '../../../../shared/kube/types.ts';
+import { admitMutating, admitValidating } from '../admission.ts';
+import { applySchema } from '../crd.ts';
+import { staleConflict } from '../errors.ts';
+import { deepEqual, isObject } from '../fieldsets.ts';
+import { managersForWrite, recordUpdate, setManagedFields } from '../managed-fields.ts';
+import { groupResource, type ResourceType } from '../resources.ts';
+import type { Sim } from '../sim.ts';
+import { validateUpdate } from '../validation.ts';
+import { admissionAttributes, type ApiReply, type ApiRequest, bodyObject, checkKind, checkNameOfBody, checkNamespaceLifecycle, checkNamespaceOfBody, dryRunOf, isNamespaceType, liveOrNotFound, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
+
+/** Fields an update may not change, the status/main split, and generation (PrepareForUpdate). */
+export function prepareForUpdate(type: ResourceType, live: KubeObject, next: KubeObject, subresource: string | undefined): KubeObject {
+  let prepared: KubeObject;
+  if (subresource === 'status' && type.group === '' && type.plural === 'namespaces') {
+    // The namespace status strategy keeps only the spec: labels and annotations change here too
+    // (which is why admission must judge namespaces/status like the namespace).
+    prepared = { ...structuredClone(next), spec: structuredClone(live.spec) };
+  } else if (subresource === 'status') {
+    prepared = { ...structuredClone(live), status: next.status };
+    // The namespace status strategy resets only spec: label and annotation changes are kept.
+    if (isNamespaceType(type)) prepared.metadata = structuredClone(next.metadata);
+    prepared.metadata.managedFields = next.metadata.managedFields;
+  } else {
+    prepared = structuredClone(next);
+    if (type.statusSubresource) {
+      if (live.status === undefined) delete prepared.status;
+      else prepared.status = structuredClone(live.status);
+    }
+  }
+  const kept = ['uid', 'creationTimestamp', 'deletionTimestamp', 'generation', 'name', 'namespace'] as const;
+  const target = prepared.metadata as Record<string, unknown>;
+  for (const field of kept) {
+    if (live.metadata[field] === undefined) Reflect.deleteProperty(target, field);
+    else target[field] = live.metadata[field];
+  }
+  if (type.crdName && subresource !== 'status') prepared = applySchema(type, prepared);
+  if (isNamespaceType(type) && !isObject(prepared.spec)) prepared.spec = live.spec;
+  return type.crdName ? sortedKeys(prepared) : prepared;
+}
+
+function specChanged(type: ResourceType, live: KubeObject, next: KubeObject): boolean {
+  const strip = (o: KubeObject): Record<string, unknown> => {
+    const { metadata: _m, status, ...rest } = o;
+    return type.statusSubresource ? rest : { ...rest, status };
+  };
+  return !deepEqual(strip(live), strip(next));
+}
+
+export function checkResourceVersion(req: ApiRequest, live: KubeObject, sent: KubeObject): void {
+  const rv = sent.metadata.resourceVersion;
+  if (rv && rv !== live.metadata.resourceVersion) throw staleConflict(groupResource(req.type), req.name!);
+}
+
+/**
+ * Another write committed while this one was in admission (which awaits webhooks). etcd's
+ * compare-and-swap refuses such a write; kube-apiserver's GuaranteedUpdate then runs the update
+ * again on the fresh object, where a resourceVersion the client sent is stale: 409 Conflict.
+ */
+class LostRace extends Error {}
+
+const MAX_UPDATE_ATTEMPTS = 16;
+
+export function retriedOnRace(once: (sim: Sim, req: ApiRequest) => Promise<ApiReply>): (sim: Sim, req: ApiRequest) => Promise<ApiReply> {
+  return async (sim, req) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await once(sim, req);
+      } catch (e) {
+        if (!(e instanceof LostRace)) throw e;
+        if (attempt >= MAX_UPDATE_ATTEMPTS) throw staleConflict(groupResource(req.type), req.name!);
+      }
+    }
+  };
+}
+
+export const updateObject = retriedOnRace(updateOnce);
+
+async function updateOnce(sim: Sim, req: ApiRequest): Promise<ApiReply> {
+  const obj = bodyObject(req);
+  checkKind(req.type, obj);
+  checkNamespaceOfBody(req, obj);
+  checkNameOfBody(req, obj);
+  const live = liveOrNotFound(sim, req);
+  checkResourceVersion(req, live, obj);
+  const next = withDefaults(sim, req.type, prepareForUpdate(req.type, live, obj, req.subresource));
+  setManagedFields(next, recordUpdate(live, next, managersForWrite(live, obj), writeContext(req)));
+  return commitUpdate(sim, req, live, next, requestOptions('UpdateOptions', req));
+}
+
+/** The update pipeline from mutating admission on; `next` already carries its managedFields. */
+export async function commitUpdate(sim: Sim, req: ApiRequest, live: KubeObject, next: KubeObject, options: Record<string, unknown>): Promise<ApiReply> {
+  const dryRun = dryRunOf(req);
+  const warnings: string[] = [];
+  const env = sim.admissionEnvironment(warnings);
+  checkNamespaceLifecycle(sim, req, 'UPDATE', req.name!);
+  next.metadata.resourceVersion = live.metadata.resourceVersion;
+  const mutated = (await admitMutating(admissionAttributes(req, 'UPDATE', next, live, options, dryRun), env))!;
+  const prepared = withDefaults(sim, req.type, prepareForUpdate(req.type, live, mutated, undefined));
+  if (req.subresource === 'status') prepared.status = mutated.status;
+  if (req.type.generation && specChanged(req.type, live, prepared)) prepared.metadata.generation = (live.metadata.generation ?? 0) + 1;
+  validateUpdate(req.type, live, prepared);
+  await admitValidating(admissionAttributes(req, 'UPDATE', prepared, live, options, dryRun), env);
+  if (deepEqual(prepared, live)) return { status: 200, body: live, warnings };
+  if (dryRun) return { status: 200, body: prepared, warnings };
+  const key = sim.keyOf(req.type);
+  if (sim.store.get(key, live.metadata.namespace, live.metadata.name!)?.metadata.resourceVersion !== live.metadata.resourceVersion) throw new LostRace();
+  if (prepared.metadata.deletionTimestamp && (prepared.metadata.finalizers ?? []).length === 0) {
+    return { status: 200, body: sim.store.delete(key, prepared.metadata.namespace, prepared.metadata.name!), warnings };
+  }
+  return { status: 200, body: sim.store.update(key, prepared), warnings };
+}
