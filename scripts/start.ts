@@ -30,6 +30,7 @@ import { jsonLogger, type Logger } from '../shared/log.ts';
 import { createRuntime, type Runtime } from '../shared/reconcile/runtime.ts';
 import type { RunningRelay } from '../functions/watch-relay/index.ts';
 import { localReconcilerPrincipals } from './local-identity.ts';
+import { removeRegistrationsCommand, removeStaleLocalRegistrations } from './local-registrations.ts';
 import { WEBHOOKS } from '../shared/config/types.ts';
 import { billingRuntime, RECORD_BILLING, useBillingRuntime } from '../shared/billing/function.ts';
 
@@ -198,12 +199,7 @@ async function emulatorPush(host: string, project: string, config: ReconcileConf
   }
 }
 
-/** The kubectl command that deletes these webhook registrations. */
-export function removeRegistrationsCommand(configs: readonly KubeObject[]): string {
-  const names = (kind: string) => configs.filter((c) => c.kind === kind).map((c) => c.metadata.name).join(' ');
-  return [['MutatingWebhookConfiguration', 'mutatingwebhookconfiguration'], ['ValidatingWebhookConfiguration', 'validatingwebhookconfiguration']]
-    .filter(([kind]) => names(kind!) !== '').map(([kind, resource]) => `kubectl delete ${resource} ${names(kind!)}`).join('; ');
-}
+export { removeRegistrationsCommand };
 
 interface Webhooks {
   server: Server;
@@ -335,6 +331,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const env = { ...process.env, ...opts.env };
   const log = opts.log ?? jsonLogger('furnish-local');
   const kube = await probeCluster(opts.kubeconfigPath ?? env.KUBECONFIG?.split(':')[0], opts.context);
+  if (opts.webhooks !== false) await removeStaleLocalRegistrations(kube, log);
   await ensureCrd(kube, log);
   await ensureFurnishNamespace(kube, log);
   const emulator = opts.pubsubEmulatorHost ?? env.PUBSUB_EMULATOR_HOST;
