@@ -13,6 +13,8 @@ import type { AuthResult, WebhookAuthenticator, WebhookCall } from '../auth/webh
 import { bodyIsHeld, closeUnread, readBody } from './body.ts';
 import type { ClusterConfig, WebhookName } from '../config/types.ts';
 import type { AdmissionHandler, WebhookDeps } from './deps.ts';
+import { jsonLogger, type Logger } from '../log.ts';
+import { withDecisionRecord, withMetrics } from './observe.ts';
 
 // Decorators stay synchronous on the hot path (a recently verified token, a handler that needs no
 // look-up): the functions framework runs every request in a domain, where each promise costs.
@@ -144,6 +146,8 @@ export interface WebhookServerOptions {
   authenticator: WebhookAuthenticator;
   depsFor: (cluster: ClusterConfig) => WebhookDeps;
   maxBodyBytes: number;
+  /** Where the one line per admission decision goes (default: JSON on stdout). */
+  log?: Logger;
 }
 
 function crashed(res: Response, e: unknown): void {
@@ -154,12 +158,8 @@ function crashed(res: Response, e: unknown): void {
 /** The HTTP function of one webhook. */
 export function webhookHttpFunction(options: WebhookServerOptions): HttpFunction {
   const { handler, depsFor } = options;
-  const handle = withLiveness(
-    withAuthentication(
-      options.authenticator,
-      withAdmissionCodec(options.maxBodyBytes, (review, cluster) => handler(review.request, depsFor(cluster))),
-    ),
-  );
+  const decide = withDecisionRecord(options.webhook, options.log ?? jsonLogger(options.webhook), (review, cluster: ClusterConfig) => handler(review.request, depsFor(cluster)));
+  const handle = withLiveness(withMetrics(options.webhook, withAuthentication(options.authenticator, withAdmissionCodec(options.maxBodyBytes, decide))));
   return (req, res) => {
     try {
       const pending = handle(req, res);
