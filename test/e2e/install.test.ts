@@ -170,6 +170,11 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       expect(relay.data?.spec.template.spec.containers[0]).toMatchObject({ image: RELAY_IMAGE, env: expect.arrayContaining([{ name: 'FURNISH_CLUSTER', value: TEST_CLUSTER }]) });
       // The probe identity is gone again.
       expect((await admin.call({ method: 'GET', path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/furnish-install-probe' })).status).toBe(404);
+      // Again, over its own fail-closed registrations (an upgrade): Ignore first, probed, closed again.
+      const again = await furnish(installArgs(60));
+      expect(again.code).toBe(0);
+      expect(again.stderr.indexOf('failurePolicy Ignore')).toBeLessThan(again.stderr.indexOf('"kind":"Namespace"'));
+      expect(await registeredPolicies()).toEqual(policies);
       // Enforced: a namespace gets its creator; with the functions down, namespace writes are refused (closed).
       expect((await createNamespace(`installed-${run}`)).annotations?.['furnish.dev/creator']).toBeDefined();
       killFunctions();
