@@ -11,7 +11,8 @@ import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createKubeClient, type KubeClient } from '../../shared/kube/client.ts';
@@ -98,6 +99,20 @@ async function createNamespace(name: string): Promise<{ status: number; error?: 
   return { status: res.status, error: res.error, annotations: res.data?.metadata.annotations };
 }
 
+const FURNISH_NAMESPACE = '/api/v1/namespaces/furnish-system';
+let hadFurnishNamespace = false;
+
+/**
+ * Uninstall deletes furnish-system; on a real cluster shared by the suites that follow, it is
+ * put back as it was once the namespace controller has finished with it.
+ */
+async function restoreFurnishNamespace(): Promise<void> {
+  for (let i = 0; i < 120 && (await admin.call({ method: 'GET', path: FURNISH_NAMESPACE })).ok; i++) await new Promise((r) => setTimeout(r, 500));
+  if (!hadFurnishNamespace) return;
+  const ns = parse(readFileSync(join(import.meta.dirname, '..', '..', 'infra', 'namespace.yaml'), 'utf8')) as KubeObject;
+  await admin.call({ method: 'POST', path: '/api/v1/namespaces', body: ns });
+}
+
 describe('furnish install / uninstall (cannot lock anyone out)', () => {
   beforeAll(async () => {
     const ca = createCertificateAuthority('furnish-install-e2e-ca');
@@ -122,17 +137,19 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
     }
     // Whatever an earlier, interrupted run left (a real cluster keeps it).
     await removeRegistrations();
+    hadFurnishNamespace = (await admin.call({ method: 'GET', path: FURNISH_NAMESPACE })).ok;
   }, 60_000);
 
   afterAll(async () => {
     if (admin) {
       await removeRegistrations();
+      await restoreFurnishNamespace();
       admin.close();
     }
     killFunctions();
     await cluster?.stop();
     rmSync(tmp, { recursive: true, force: true });
-  });
+  }, 90_000);
 
   it('functions killed mid-install: the install fails naming them, every registration stays Ignore, namespaces can still be created', async () => {
     try {
