@@ -57,9 +57,16 @@ locals {
   # inputs change.
   webhook_config = yamlencode({
     publicUrl = local.functions_url
+    # Optional keys are dropped by filtering out nulls: a conditional between {} and an object
+    # with attributes is a type error in Terraform.
     clusters = [for id, c in var.cluster_secrets : merge(
       { id = id, jwt = { secret = random_password.jwt_secret[id].result }, pathCredentials = [random_password.path_credential[id].result] },
-      c.api == null ? {} : { api = merge({ server = c.api.server, caPem = c.api.ca_pem }, contains(keys(var.cluster_webhook_tokens), id) ? { token = var.cluster_webhook_tokens[id] } : {}) },
+      { for k, v in {
+        api = c.api == null ? null : merge(
+          { server = c.api.server, caPem = c.api.ca_pem },
+          { for tk, tv in { token = try(var.cluster_webhook_tokens[id], null) } : tk => tv if tv != null },
+        )
+      } : k => v if v != null },
     )]
   })
 }
