@@ -189,5 +189,6 @@ export async function uninstall(t: Pick<InstallTarget, 'kube' | 'log'>, o: { crd
   const resolver = new ResourceResolver(t.kube);
   // Only the names matter here: no URL nor variable is filled in.
   const registrations = webhookRegistrations({ functionsUrl: 'https://unused' }) as KubeObject[];
-  for (const object of uninstallOrder([...registrations, ...clusterObjects()], { crds: o.crds })) await remove(t, resolver, object);
+  // The probe identity too, should an install have been interrupted while probing.
+  for (const object of uninstallOrder([...registrations, ...clusterObjects(), ...probeRole()], { crds: o.crds })) await remove(t, resolver, object);
 }
