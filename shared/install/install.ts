@@ -116,9 +116,12 @@ async function probeUntilAnswered(t: InstallTarget, resolver: ResourceResolver, 
   const why = new Map<string, string>();
   for (;;) {
     // A reconciler may have furnished the probe namespace since the last round: pending again (the installer holds `initialize`).
-    if (waiting.has('guard-initializing')) await apply(t, resolver, pendingNamespaceObject(names.pendingNamespace));
+    let noPendingNamespace: string | undefined;
+    if (waiting.has('guard-initializing')) {
+      noPendingNamespace = await apply(t, resolver, pendingNamespaceObject(names.pendingNamespace)).then(() => undefined, (e: unknown) => `guard-initializing: its probe namespace: ${(e as Error).message}`);
+    }
     for (const [webhook, probe] of waiting) {
-      const problem = await runProbe(t, resolver, probe, names);
+      const problem = webhook === 'guard-initializing' && noPendingNamespace ? noPendingNamespace : await runProbe(t, resolver, probe, names);
       if (problem === undefined) {
         waiting.delete(webhook);
         why.delete(webhook);
@@ -164,15 +167,35 @@ export async function install(t: InstallTarget, o: InstallOptions): Promise<void
     for (const object of [...rbac, pendingNamespaceObject(names.pendingNamespace)]) await remove(t, resolver, object).catch((e: unknown) => t.log.log('WARNING', 'could not remove a probe object', { error: (e as Error).message }));
   }
   if (failing.size > 0) {
+    const listed = [...failing.values()].map((w) => `  - ${w}`);
+    const lockout = await namespaceCreateRefused(t, resolver, names);
+    if (lockout === undefined) {
+      throw new InstallError([
+        `${failing.size} function${failing.size === 1 ? '' : 's'} did not answer as expected within ${Math.round(o.timeoutMs / 1000)} s, so every webhook stays registered with failurePolicy Ignore (nothing is locked out, but nothing is enforced when a function is down):`,
+        ...listed,
+        'Check the functions\' URL, CA bundle, credential and API access, then run furnish install again.',
+      ].join('\n'));
+    }
+    // A function that answers with a refusal refuses under Ignore too: only removing it unlocks.
+    for (const c of registrations) await remove(t, resolver, c);
     throw new InstallError([
-      `${failing.size} function${failing.size === 1 ? '' : 's'} did not answer as expected within ${Math.round(o.timeoutMs / 1000)} s, so every webhook stays registered with failurePolicy Ignore (nothing is locked out, but nothing is enforced when a function is down):`,
-      ...[...failing.values()].map((w) => `  - ${w}`),
-      'Check the functions\' URL, CA bundle and credential, then run furnish install again.',
+      `${failing.size} function${failing.size === 1 ? '' : 's'} did not answer as expected within ${Math.round(o.timeoutMs / 1000)} s:`,
+      ...listed,
+      `and a namespace create was refused (${lockout}): a webhook that answers with a refusal refuses whatever its failurePolicy, so every registration was removed again (nothing is enforced).`,
+      'Fix the functions (a first install: give them the furnish-webhook token, README Deploy), then run furnish install again.',
     ].join('\n'));
   }
   const skipped = unprobed(webhooks);
   if (skipped.length > 0) t.log.log('INFO', 'not probed (failurePolicy Ignore by design)', { webhooks: skipped });
   await register(t, resolver, failClosedConfigurations(registrations), 'as-manifest');
+}
+
+/** Why the installer's own dry-run namespace create is refused, or undefined when it is admitted. */
+async function namespaceCreateRefused(t: InstallTarget, resolver: ResourceResolver, names: ProbeNames): Promise<string | undefined> {
+  const probe = PROBES.find((p) => p.webhook === 'mutate-namespace')!;
+  const object = probe.object(names);
+  const res = await createObject(t.kube, await resolve(resolver, object), object, { dryRun: true, fieldManager: INSTALL_FIELD_MANAGER });
+  return res.ok ? undefined : `HTTP ${res.status}: ${res.error ?? ''}`;
 }
 
 async function existingRegistrations(t: InstallTarget, resolver: ResourceResolver, registrations: readonly KubeObject[]): Promise<KubeObject[]> {

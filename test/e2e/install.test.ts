@@ -40,8 +40,22 @@ let server: Server | undefined;
 let tls: { cert: string; key: string };
 const listeners = new Map<string, RequestListener>();
 
+/** Functions that answer every review with a refusal, as one without API access does ("retry"). */
+const refusing = new Set<string>();
+
+function refuse(req: IncomingMessage, res: ServerResponse): void {
+  let body = '';
+  req.on('data', (c: Buffer) => (body += c));
+  req.on('end', () => {
+    const uid = (JSON.parse(body) as { request: { uid: string } }).request.uid;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: false, status: { code: 503, message: 'could not list NamespaceInitializationConfigurations (no api configured); retry' } } }));
+  });
+}
+
 function route(req: IncomingMessage, res: ServerResponse): void {
-  const listener = listeners.get((req.url ?? '').split('?')[0]!.split('/')[1] ?? '');
+  const name = (req.url ?? '').split('?')[0]!.split('/')[1] ?? '';
+  if (refusing.has(name)) return refuse(req, res);
+  const listener = listeners.get(name);
   if (!listener) return void res.writeHead(404).end();
   listener(req, res);
 }
@@ -166,6 +180,20 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
     } finally {
       await removeRegistrations();
       if (!server) await startFunctions();
+    }
+  }, 120_000);
+
+  it('a function that answers with a refusal (no API access yet): the install fails and removes every registration, namespaces can be created', async () => {
+    refusing.add('mutate-namespace');
+    try {
+      const result = await furnish(installArgs(3));
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('a webhook that answers with a refusal refuses whatever its failurePolicy, so every registration was removed again');
+      expect(await registeredPolicies()).toEqual({});
+      expect((await createNamespace(`after-refusal-${run}`)).status).toBe(201);
+    } finally {
+      refusing.clear();
+      await removeRegistrations();
     }
   }, 120_000);
 
