@@ -168,7 +168,7 @@ function withoutTypeConstraints(hcl: Hcl): Hcl {
 
 interface AstNode {
   type?: string;
-  meta?: { name?: string };
+  meta?: { name?: string; fullAccessor?: string };
   children?: (AstNode | undefined)[];
 }
 
@@ -176,6 +176,18 @@ function functionNames(node: AstNode | null | undefined, out: string[] = []): st
   if (!node) return out;
   if (node.type === 'function' && node.meta?.name) out.push(node.meta.name);
   for (const child of node.children ?? []) functionNames(child, out);
+  return out;
+}
+
+/**
+ * Every traversal the expression names. hcl2json's getReferencesInExpression does not look inside
+ * the body of a `for` expression, so its list alone would let an undeclared name there through.
+ */
+function traversals(node: AstNode | null | undefined, out: string[] = []): string[] {
+  if (!node) return out;
+  // Indexes are not names: `google_pubsub_topic.events["billing"].name` names resource google_pubsub_topic.events.
+  if (node.type === 'scopeTraversal' && node.meta?.fullAccessor) out.push(node.meta.fullAccessor.replace(/\[[^\]]*\]/g, ''));
+  for (const child of node.children ?? []) traversals(child, out);
   return out;
 }
 
@@ -214,7 +226,7 @@ export async function loadModule(dir: string): Promise<{ module: Module; problem
       const references = (await getReferencesInExpression(name, expr)).map((r) => r.value);
       const ast = await expressionAst(name, expr);
       if (ast === undefined) problems.push({ file: name, message: `cannot parse expression ${expr.slice(0, 80)}` });
-      expressions.push({ file: name, references, functions: functionNames(ast) });
+      expressions.push({ file: name, references: [...new Set([...references, ...traversals(ast)])], functions: functionNames(ast) });
     }
   }
   return { module: { files, expressions }, problems };

@@ -42,9 +42,10 @@ resource "google_cloudfunctions2_function" "fn" {
     }
   }
 
-  # A function that starts before it may read its secret, or before its APIs are on, fails to deploy.
+  # A function that starts before its secret has a version it may read, or before its APIs are on, fails to deploy.
   depends_on = [
     google_project_service.api,
+    google_secret_manager_secret_version.webhook_config,
     google_secret_manager_secret_iam_member.webhook_reads_config,
     google_secret_manager_secret_iam_member.reconciler_reads_kubeconfig,
   ]

@@ -36,3 +36,15 @@ output "billing" {
     topic = google_pubsub_topic.events["billing"].name
   }
 }
+
+output "path_credentials" {
+  description = "Per cluster id: its generated path credential, for `furnish install --credential-env VAR` (managed control planes). Sensitive: `terraform output -json path_credentials`."
+  value       = { for id, p in random_password.path_credential : id => p.result }
+  sensitive   = true
+}
+
+output "jwt_secrets" {
+  description = "Per cluster id: the HS256 key of its webhook JWT (control planes whose admission configuration you set: mint the token of infra/webhooks/apiserver with it). Sensitive."
+  value       = { for id, p in random_password.jwt_secret : id => p.result }
+  sensitive   = true
+}

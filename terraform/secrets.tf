@@ -32,3 +32,46 @@ resource "google_secret_manager_secret_iam_member" "reconciler_reads_kubeconfig"
   role      = "roles/secretmanager.secretAccessor"
   member    = "serviceAccount:${google_service_account.reconciler.email}"
 }
+
+# The credentials each cluster authenticates to the webhooks with, generated here so that the
+# first apply gives the webhooks a configuration they can start with: a path credential (managed
+# control planes: GKE, EKS, AKS; `furnish install --credential-env`) and an HS256 key for the
+# bearer JWT (control planes whose admission configuration you set). Both are in Terraform state:
+# keep the state as secret as the credentials themselves. Rotate with `terraform apply
+# -replace='random_password.path_credential["<id>"]'`, then `furnish install` again.
+resource "random_password" "path_credential" {
+  for_each = var.cluster_secrets
+  length   = 48
+  special  = false
+}
+
+resource "random_password" "jwt_secret" {
+  for_each = var.cluster_secrets
+  length   = 64
+  special  = false
+}
+
+locals {
+  # The webhooks' configuration file (README, Configuration), version 1. A later version, added
+  # out of band, takes over (`latest`); `terraform apply` writes this one again only when its
+  # inputs change.
+  webhook_config = yamlencode({
+    publicUrl = local.functions_url
+    # Optional keys are dropped by filtering out nulls: a conditional between {} and an object
+    # with attributes is a type error in Terraform.
+    clusters = [for id, c in var.cluster_secrets : merge(
+      { id = id, jwt = { secret = random_password.jwt_secret[id].result }, pathCredentials = [random_password.path_credential[id].result] },
+      { for k, v in {
+        api = c.api == null ? null : merge(
+          { server = c.api.server, caPem = c.api.ca_pem },
+          { for tk, tv in { token = try(var.cluster_webhook_tokens[id], null) } : tk => tv if tv != null },
+        )
+      } : k => v if v != null },
+    )]
+  })
+}
+
+resource "google_secret_manager_secret_version" "webhook_config" {
+  secret      = google_secret_manager_secret.webhook_config.id
+  secret_data = local.webhook_config
+}

@@ -36,11 +36,25 @@ variable "bundle_dir" {
 }
 
 variable "cluster_secrets" {
-  description = "Per cluster id: the id of the Secret Manager secret that will hold the kubeconfig the reconcilers use in that cluster (a token of ServiceAccount furnish-system/furnish-reconciler; README, Deploy). Terraform creates the secret; add its versions out of band, so that no cluster credential is ever in Terraform state."
+  description = "The clusters Furnish serves, by cluster id (a DNS label; the webhook token's sub and the path credential's /c/<id>/): the id of the Secret Manager secret that will hold the kubeconfig the reconcilers use in that cluster (a token of ServiceAccount furnish-system/furnish-reconciler; README, Deploy; Terraform creates the secret, its versions are added out of band), and optionally the API server the webhooks ask SubjectAccessReviews and templates of (server URL and CA PEM; the token is var.cluster_webhook_tokens)."
   type = map(object({
     kubeconfig_secret_id = string
+    api = optional(object({
+      server = string
+      ca_pem = string
+    }))
   }))
-  default = {}
+  validation {
+    condition     = length(var.cluster_secrets) > 0 && alltrue([for id in keys(var.cluster_secrets) : can(regex("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", id))])
+    error_message = "cluster_secrets: at least one cluster, each keyed by its id, a DNS label (lowercase letters, digits and '-')."
+  }
+}
+
+variable "cluster_webhook_tokens" {
+  description = "Per cluster id: a token of ServiceAccount furnish-system/furnish-webhook (created by `furnish install`), for the webhooks' SubjectAccessReviews and template reads. Absent on the first apply (the cluster side does not exist yet): the webhooks then answer every check that needs the API with a 503 'retry'. Held in Terraform state, like the generated credentials."
+  type        = map(string)
+  default     = {}
+  sensitive   = true
 }
 
 variable "reconciler_env" {

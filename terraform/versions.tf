@@ -3,5 +3,6 @@ terraform {
   required_providers {
     google  = { source = "hashicorp/google", version = ">= 6.0, < 8.0" }
     archive = { source = "hashicorp/archive", version = ">= 2.4" }
+    random  = { source = "hashicorp/random", version = ">= 3.6" }
   }
 }

@@ -12,6 +12,7 @@ import { billingTopic, emulatorPush, memoryBusToPush } from './bus.ts';
 import { ensureCrd, ensureFurnishNamespace, probeCluster } from './cluster.ts';
 import { RECONCILERS, serveReconcilers } from './reconcilers.ts';
 import { serveWebhooks } from './webhooks.ts';
+import { removeStaleLocalRegistrations } from '../local-registrations.ts';
 
 export interface LocalStackOptions {
   kubeconfigPath?: string;
@@ -50,6 +51,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const env = { ...process.env, ...opts.env };
   const log = opts.log ?? jsonLogger('furnish-local');
   const kube = await probeCluster(opts.kubeconfigPath ?? env.KUBECONFIG?.split(':')[0], opts.context);
+  if (opts.webhooks !== false) await removeStaleLocalRegistrations(kube, log);
   await ensureCrd(kube, log);
   await ensureFurnishNamespace(kube, log);
   const emulator = opts.pubsubEmulatorHost ?? env.PUBSUB_EMULATOR_HOST;

@@ -17,17 +17,13 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import type { Logger } from '../../shared/log.ts';
 import { webhookFunction } from '../../shared/webhooks/serve.ts';
 import { localReconcilerPrincipals } from '../local-identity.ts';
+import { removeRegistrationsCommand } from '../local-registrations.ts';
 import { ROOT } from './cluster.ts';
 import { close, functionRouter, listen } from './http.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The kubectl command that deletes these webhook registrations. */
-export function removeRegistrationsCommand(configs: readonly KubeObject[]): string {
-  const names = (kind: string) => configs.filter((c) => c.kind === kind).map((c) => c.metadata.name).join(' ');
-  return [['MutatingWebhookConfiguration', 'mutatingwebhookconfiguration'], ['ValidatingWebhookConfiguration', 'validatingwebhookconfiguration']]
-    .filter(([kind]) => names(kind!) !== '').map(([kind, resource]) => `kubectl delete ${resource} ${names(kind!)}`).join('; ');
-}
+export { removeRegistrationsCommand };
 
 interface Credentials {
   kubeconfigPath?: string;

@@ -1,8 +1,8 @@
 // `furnish webhooks`: the admission webhook registrations for one cluster, in either trust mode.
 import { readFileSync } from 'node:fs';
 import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
-import { registrationYaml } from '../webhooks/registration.ts';
-import { CliError, EXIT, requiredString, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
+import { registrationYaml, type RegistrationOptions } from '../webhooks/registration.ts';
+import { CliError, EXIT, requiredString, stringOption, type CliIo, type Command, type OptionSpec, type OptionValues } from './command.ts';
 
 function pathCredential(values: OptionValues, env: CliIo['env']): { cluster: string; credential: string } | undefined {
   const variable = stringOption(values, 'credential-env');
@@ -27,12 +27,24 @@ function caBundle(values: OptionValues): string | undefined {
   return Buffer.from(pem).toString('base64');
 }
 
-export function runWebhooks(values: OptionValues, io: CliIo): number {
+/** What --url, --cluster, --credential-env and --ca-bundle say (shared with `furnish install`). */
+export function registrationOptions(values: OptionValues, env: CliIo['env']): RegistrationOptions {
   const url = requiredString(values, 'url');
   if (!/^https:\/\/[^/]/.test(url)) throw new CliError(`--url: kube-apiserver calls webhooks over HTTPS only, got ${JSON.stringify(url)}`);
-  io.stdout(registrationYaml({ functionsUrl: url, pathCredential: pathCredential(values, io.env), caBundle: caBundle(values) }));
+  return { functionsUrl: url, pathCredential: pathCredential(values, env), caBundle: caBundle(values) };
+}
+
+export function runWebhooks(values: OptionValues, io: CliIo): number {
+  io.stdout(registrationYaml(registrationOptions(values, io.env)));
   return EXIT.ok;
 }
+
+export const REGISTRATION_OPTIONS = {
+  url: { type: 'string', value: 'https://…', description: 'base URL the functions are served under' },
+  cluster: { type: 'string', value: 'id', description: 'the cluster id (clusters[].id of the functions\' configuration)' },
+  'credential-env': { type: 'string', value: 'VAR', description: 'environment variable holding the cluster\'s path credential (path mode)' },
+  'ca-bundle': { type: 'string', value: 'file', description: 'PEM of the CA of the functions\' certificate (omit for a public CA)' },
+} as const satisfies Record<string, OptionSpec>;
 
 export const webhooksCommand: Command = {
   name: 'webhooks',
@@ -44,11 +56,6 @@ export const webhooksCommand: Command = {
     'appears in a shell history; the output then holds a secret. Without it, the URLs carry nothing and',
     'kube-apiserver authenticates with the bearer JWT of its admission kubeconfig (infra/webhooks/apiserver).',
   ].join('\n'),
-  options: {
-    url: { type: 'string', value: 'https://…', description: 'base URL the functions are served under' },
-    cluster: { type: 'string', value: 'id', description: 'the cluster id (clusters[].id of the functions\' configuration)' },
-    'credential-env': { type: 'string', value: 'VAR', description: 'environment variable holding the cluster\'s path credential (path mode)' },
-    'ca-bundle': { type: 'string', value: 'file', description: 'PEM of the CA of the functions\' certificate (omit for a public CA)' },
-  },
+  options: REGISTRATION_OPTIONS,
   run: (values, io) => runWebhooks(values, io),
 };

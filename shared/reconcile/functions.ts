@@ -8,6 +8,8 @@ import { jsonLogger } from '../log.ts';
 import type { MessageKind, ReconcileMessage } from '../bus/envelope.ts';
 import { handleEnvelope, handlePush } from './push.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
+import { observeDelivery, reconcilerMetrics, trackClient } from './metrics.ts';
+import { PROMETHEUS_CONTENT_TYPE } from '../metrics.ts';
 
 export interface FunctionsFramework {
   http(name: string, fn: HttpFunction): void;
@@ -37,6 +39,10 @@ function runtimeFor(name: string): Promise<Runtime> {
 
 export function registerReconciler(ff: FunctionsFramework, name: string, kind: MessageKind, handle: (rt: Runtime, msg: ReconcileMessage) => Promise<object>): void {
   ff.http(name, async (req, res) => {
+    if (req.method === 'GET' && req.path.endsWith('/metrics')) {
+      res.status(200).type(PROMETHEUS_CONTENT_TYPE).send(reconcilerMetrics.text());
+      return;
+    }
     let rt: Runtime;
     try {
       rt = await runtimeFor(name);
@@ -44,7 +50,17 @@ export function registerReconciler(ff: FunctionsFramework, name: string, kind: M
       res.status(500).json({ error: `configuration: ${(e as Error).message}` });
       return;
     }
-    const answer = await handlePush({ verify: rt.verify, accept: kind, handle: async (m) => ({ ...(await handle(rt, m)) }), log: rt.log }, req.get('authorization'), req.body);
+    const started = performance.now();
+    const handled = async (m: ReconcileMessage) => {
+      try {
+        return { ...(await handle(rt, m)) };
+      } finally {
+        // Failed deliveries write too; a cluster without credentials has no client to count.
+        void rt.cluster(m.cluster).then((c) => trackClient(name, m.cluster, c.kube), () => undefined);
+      }
+    };
+    const answer = await handlePush({ verify: rt.verify, accept: kind, handle: handled, log: rt.log }, req.get('authorization'), req.body);
+    observeDelivery(name, answer.status, (performance.now() - started) / 1000);
     res.status(answer.status).json(answer.body);
   });
   ff.cloudEvent(`${name}-event`, async (event) => {

@@ -14,6 +14,7 @@ import { bodyIsHeld, closeUnread, readBody } from './body.ts';
 import type { ClusterConfig, WebhookName } from '../config/types.ts';
 import type { AdmissionHandler, WebhookDeps } from './deps.ts';
 import { jsonLogger, type Logger } from '../log.ts';
+import { withDecisionRecord, withMetrics } from './observe.ts';
 
 // Decorators stay synchronous on the hot path (a recently verified token, a handler that needs no
 // look-up): the functions framework runs every request in a domain, where each promise costs.
@@ -145,7 +146,7 @@ export interface WebhookServerOptions {
   authenticator: WebhookAuthenticator;
   depsFor: (cluster: ClusterConfig) => WebhookDeps;
   maxBodyBytes: number;
-  /** Where failures are logged; default: one JSON line with severity on stderr (Cloud Logging parses it). */
+  /** Where failures and the one line per admission decision go; default: one JSON line with severity on stderr (Cloud Logging parses it). */
   log?: Logger;
 }
 
@@ -163,12 +164,8 @@ function crashed(res: Response, e: unknown, log: Logger): void {
 export function webhookHttpFunction(options: WebhookServerOptions): HttpFunction {
   const { handler, depsFor } = options;
   const log = options.log ?? webhookLogger(options.webhook);
-  const handle = withLiveness(
-    withAuthentication(
-      options.authenticator,
-      withAdmissionCodec(options.maxBodyBytes, (review, cluster) => handler(review.request, depsFor(cluster)), log),
-    ),
-  );
+  const decide = withDecisionRecord(options.webhook, log, (review, cluster: ClusterConfig) => handler(review.request, depsFor(cluster)));
+  const handle = withLiveness(withMetrics(options.webhook, withAuthentication(options.authenticator, withAdmissionCodec(options.maxBodyBytes, decide, log))));
   return (req, res) => {
     try {
       const pending = handle(req, res);

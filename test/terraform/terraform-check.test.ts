@@ -43,6 +43,16 @@ describe('terraform check', () => {
     );
   });
 
+  it('looks inside the body of a for expression, indexes aside', async () => {
+    const problems = await check({
+      'main.tf': `variable "clusters" {\n  description = "c"\n  type = map(string)\n}\nresource "google_pubsub_topic" "t" {\n  for_each = var.clusters\n  name = "x"\n}\nlocals {\n  config = yamlencode([for id, c in var.clusters : { id = id, topic = google_pubsub_topic.t[id].name, key = random_password.p[id].result, x = var.missing[id] }])\n}\noutput "config" {\n  description = "c"\n  value = local.config\n}\n`,
+    });
+    expect(problems.sort()).toEqual([
+      'main.tf: resource "random_password.p" is not declared (in "random_password.p")',
+      'main.tf: variable "missing" is not declared (in "var.missing")',
+    ]);
+  });
+
   it('reports unused and undocumented variables, undocumented outputs and unpinned providers', async () => {
     const problems = await check({
       'main.tf': `variable "unused" {\n  type = string\n}\nresource "kubernetes_namespace" "n" {}\noutput "o" {\n  value = 1\n}\n`,

@@ -230,6 +230,13 @@ export function responseError(status: number, text: string): string {
   return GENERIC[status] ?? `the server responded with the status code ${status} but did not return more information`;
 }
 
+/** What Go's net package says where Node says `connect ECONNREFUSED 127.0.0.1:1` (kube-apiserver quotes it). */
+function goDialError(error: NodeJS.ErrnoException & { address?: string; port?: number }): string | undefined {
+  if (error.syscall !== 'connect' || error.address === undefined) return undefined;
+  const cause = { ECONNREFUSED: 'connection refused', ETIMEDOUT: 'connection timed out', EHOSTUNREACH: 'no route to host' }[error.code ?? ''];
+  return cause && `dial tcp ${error.address}:${error.port}: connect: ${cause}`;
+}
+
 async function call(webhook: Webhook, review: AdmissionReview, auth: WebhookAuthResolver | undefined): Promise<AdmissionResponse> {
   const timeoutSeconds = webhook.timeoutSeconds ?? 10;
   const credentials = credentialsOf(webhook, auth);
@@ -245,7 +252,7 @@ async function call(webhook: Webhook, review: AdmissionReview, auth: WebhookAuth
     }
     return answer.response;
   } catch (error) {
-    const reason = (error as Error).message;
+    const reason = goDialError(error as NodeJS.ErrnoException) ?? (error as Error).message;
     const detail = url && !(error instanceof AnswerError) ? `Post "${url.href}": ${reason}` : reason;
     throw new CallFailure(`failed calling webhook "${webhook.name}": failed to call webhook: ${detail}`);
   }

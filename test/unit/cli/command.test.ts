@@ -70,7 +70,7 @@ describe('runCli', () => {
     expect(help.out).toMatch(/^Usage: furnish billing report \[options\]/);
   });
 
-  it('ships render, validate, admit, webhooks and billing report', () => {
-    expect(COMMANDS.map((c) => c.name)).toEqual(['render', 'validate', 'admit', 'webhooks', 'billing report']);
+  it('ships render, validate, admit, webhooks, install, uninstall and billing report', () => {
+    expect(COMMANDS.map((c) => c.name)).toEqual(['render', 'validate', 'admit', 'webhooks', 'install', 'uninstall', 'billing report']);
   });
 });

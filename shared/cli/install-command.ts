@@ -1,0 +1,123 @@
+// `furnish install` / `furnish uninstall`: the cluster side of a deployment in one command that
+// cannot lock anyone out (shared/install/install.ts says how).
+import { connect, createKubeClient, type Connection, type KubeClient } from '../kube/client.ts';
+import { jsonLogger } from '../log.ts';
+import { install, InstallError, uninstall } from '../install/install.ts';
+import { imageReferenceProblem } from '../install/plan.ts';
+import { PROBE_USER } from '../install/probes.ts';
+import { CliError, EXIT, requiredString, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
+import { REGISTRATION_OPTIONS, registrationOptions } from './webhooks-command.ts';
+
+const CLUSTER_OPTIONS = {
+  kubeconfig: { type: 'string', value: 'file', description: 'kubeconfig of the cluster (default: $KUBECONFIG, ~/.kube/config)' },
+  context: { type: 'string', value: 'name', description: 'context of the kubeconfig to use (default: its current context)' },
+} as const;
+
+const DEFAULT_TIMEOUT_SECONDS = 120;
+
+function timeoutSeconds(values: OptionValues): number {
+  const text = stringOption(values, 'timeout');
+  if (text === undefined) return DEFAULT_TIMEOUT_SECONDS;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new CliError(`--timeout: a whole number of seconds, at least 1, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+function relayImage(values: OptionValues): string {
+  const image = requiredString(values, 'relay-image');
+  const problem = imageReferenceProblem(image);
+  if (problem) throw new CliError(`--relay-image: ${problem}`);
+  return image;
+}
+
+async function clusterConnection(values: OptionValues): Promise<Connection> {
+  try {
+    return await connect({ kubeconfigPath: stringOption(values, 'kubeconfig'), context: stringOption(values, 'context') });
+  } catch (e) {
+    throw new CliError(`--kubeconfig/--context: ${(e as Error).message}`);
+  }
+}
+
+/** The same connection, impersonating PROBE_USER (the installer's identity must hold `impersonate`). */
+function impersonating(conn: Connection, user: string): Connection {
+  return { ...conn, headers: async () => ({ ...(await conn.headers()), 'impersonate-user': user }) };
+}
+
+const client = (conn: Connection): KubeClient => createKubeClient(conn, { timeoutMs: 15_000, userAgent: 'furnish-install' });
+
+function logTo(io: CliIo) {
+  return jsonLogger('furnish-install', (line) => io.stderr(line));
+}
+
+export async function runInstall(values: OptionValues, io: CliIo): Promise<number> {
+  const registration = registrationOptions(values, io.env);
+  const cluster = requiredString(values, 'cluster');
+  const project = requiredString(values, 'project');
+  const vars = {
+    FURNISH_RELAY_IMAGE: relayImage(values),
+    FURNISH_CLUSTER_ID: cluster,
+    FURNISH_PROJECT: project,
+    FURNISH_RELAY_SERVICE_ACCOUNT: stringOption(values, 'relay-service-account') ?? `furnish-relay@${project}.iam.gserviceaccount.com`,
+  };
+  const conn = await clusterConnection(values);
+  const kube = client(conn);
+  const probeKube = client(impersonating(conn, PROBE_USER));
+  try {
+    await install({ kube, probeKube, log: logTo(io) }, { registration, vars, timeoutMs: timeoutSeconds(values) * 1000 });
+  } catch (e) {
+    if (e instanceof InstallError) throw new CliError(e.message);
+    throw e;
+  } finally {
+    kube.close();
+    probeKube.close();
+  }
+  io.stdout(`Furnish is installed in ${conn.server}: every function answered, and the security webhooks now fail closed.\nTo remove it: furnish uninstall (registrations first).\n`);
+  return EXIT.ok;
+}
+
+export async function runUninstall(values: OptionValues, io: CliIo): Promise<number> {
+  const conn = await clusterConnection(values);
+  const kube = client(conn);
+  try {
+    await uninstall({ kube, log: logTo(io) }, { crds: values.crds === true });
+  } catch (e) {
+    if (e instanceof InstallError) throw new CliError(e.message);
+    throw e;
+  } finally {
+    kube.close();
+  }
+  io.stdout(`Furnish is removed from ${conn.server}${values.crds === true ? '' : ' (its CRDs, and the templates, Organizations and LNamespaces in them, are kept: --crds removes them)'}.\n`);
+  return EXIT.ok;
+}
+
+export const installCommand: Command = {
+  name: 'install',
+  summary: 'Install Furnish in a cluster without locking anyone out',
+  description: [
+    'Create Furnish\'s namespace, CRDs, RBAC and relay (infra/), register every webhook with',
+    'failurePolicy Ignore, then probe each function with server-side dry runs until it answers as it',
+    'must; only then do the security webhooks fail closed. If a function does not answer within',
+    '--timeout, the install stops with the webhooks still Ignore and names what failed.',
+    'Needs cluster-admin (CRDs, RBAC, webhook registrations, impersonation of the probe user).',
+  ].join('\n'),
+  options: {
+    ...CLUSTER_OPTIONS,
+    ...REGISTRATION_OPTIONS,
+    project: { type: 'string', value: 'id', description: 'the GCP project of the deployment (the relay publishes to its Pub/Sub)' },
+    'relay-image': { type: 'string', value: 'image@sha256:…', description: 'the relay image, by digest (a tag is refused)' },
+    'relay-service-account': { type: 'string', value: 'e-mail', description: 'the relay\'s Google service account (terraform output relay_service_account; default furnish-relay@<project>.iam.gserviceaccount.com)' },
+    timeout: { type: 'string', value: 'seconds', description: `how long the functions have to answer the probes (default ${DEFAULT_TIMEOUT_SECONDS})` },
+  },
+  run: (values, io) => runInstall(values, io),
+};
+
+export const uninstallCommand: Command = {
+  name: 'uninstall',
+  summary: 'Remove Furnish from a cluster, webhook registrations first',
+  description: 'Delete the webhook registrations first (nothing keeps calling functions that go away), then the relay, RBAC and namespace; the CRDs only with --crds.',
+  options: {
+    ...CLUSTER_OPTIONS,
+    crds: { type: 'boolean', description: 'also delete the CRDs, and with them every NamespaceTemplate, Organization and LNamespace' },
+  },
+  run: (values, io) => runUninstall(values, io),
+};
