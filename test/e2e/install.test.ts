@@ -77,7 +77,7 @@ function killFunctions(): void {
 async function furnish(args: string[], onLog?: (line: string) => void): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(COMMANDS, args, { stdout: (t) => (stdout += t), stderr: (t) => { stderr += t; onLog?.(t); } });
+  const code = await runCli(COMMANDS, args, { stdout: (t) => (stdout += t), stderr: (t) => { stderr += t; onLog?.(t); }, env: process.env, readStdin: () => '' });
   return { code, stdout, stderr };
 }
 

@@ -113,7 +113,7 @@ describeWithTool('kubectl', 'compares the installer\'s reading of infra/ with ku
 describe('furnish install (arguments)', () => {
   const cli = async (args: string[]) => {
     let stderr = '';
-    const code = await runCli(COMMANDS, args, { stdout: () => {}, stderr: (t) => (stderr += t) });
+    const code = await runCli(COMMANDS, args, { stdout: () => {}, stderr: (t) => (stderr += t), env: process.env, readStdin: () => '' });
     return { code, stderr };
   };
   const base = ['install', '--url', 'https://functions.example', '--cluster', 'prod', '--project', 'p'];
