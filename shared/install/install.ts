@@ -186,8 +186,8 @@ export async function install(t: InstallTarget, o: InstallOptions): Promise<void
     ].join('\n'));
   }
   const skipped = unprobed(webhooks);
-  if (skipped.length > 0) t.log.log('INFO', 'not probed (failurePolicy Ignore by design)', { webhooks: skipped });
-  await register(t, resolver, failClosedConfigurations(registrations), 'as-manifest');
+  if (skipped.length > 0) t.log.log('INFO', 'not probed: left at failurePolicy Ignore', { webhooks: skipped });
+  await register(t, resolver, failClosedConfigurations(registrations, (w) => !skipped.includes(w)), 'as-manifest');
 }
 
 /** Why the installer's own dry-run namespace create is refused, or undefined when it is admitted. */

@@ -20,10 +20,12 @@ export function withFailurePolicy(config: KubeObject, policy: FailurePolicy): Ku
 
 /**
  * The configurations the second phase switches: those with at least one webhook whose manifest
- * says `Fail` (the security webhooks). The others (mutate-pod) stay as their manifest says.
+ * says `Fail` (the security webhooks) and whose every webhook a probe has seen answer. The others
+ * stay `Ignore`: mutate-pod by design, and a webhook no probe checks yet (protect-objects), since
+ * failing closed on a function nobody saw answer is how a cluster gets locked out.
  */
-export function failClosedConfigurations(configs: readonly KubeObject[]): KubeObject[] {
-  return configs.filter((c) => webhooksOf(c).some((w) => (w.failurePolicy ?? 'Fail') === 'Fail'));
+export function failClosedConfigurations(configs: readonly KubeObject[], probed: (webhook: string) => boolean = () => true): KubeObject[] {
+  return configs.filter((c) => webhooksOf(c).some((w) => (w.failurePolicy ?? 'Fail') === 'Fail') && webhooksOf(c).every((w) => probed(w.name.replace(/\.furnish\.dev$/, ''))));
 }
 
 /** The failurePolicy of every webhook of these configurations, by webhook name. */

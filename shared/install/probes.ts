@@ -112,8 +112,10 @@ export function pendingNamespaceObject(name: string): KubeObject {
 }
 
 /**
- * The webhooks no probe checks: mutate-pod stays `failurePolicy: Ignore` by design (it only fills
- * in a default deadline), and its answer can only be seen in an organization namespace.
+ * The webhooks no probe checks, left at `failurePolicy: Ignore` by the installer: mutate-pod by
+ * design (it only fills in a default deadline, and its answer can only be seen in an organization
+ * namespace); protect-objects until it has a probe (it judges only UPDATE and DELETE of an object
+ * a protecting template owns, which a dry run cannot set up without writing a template first).
  */
 export function unprobed(webhooks: readonly string[]): string[] {
   return webhooks.filter((w) => !PROBES.some((p) => p.webhook === w));

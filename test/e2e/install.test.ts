@@ -204,15 +204,15 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       expect(result.code).toBe(0);
       expect(result.stdout).toContain('every function answered, and the security webhooks now fail closed');
       const answered = result.stderr.split('\n').filter((l) => l.includes('"message":"function answers"')).map((l) => (JSON.parse(l) as { webhook: string }).webhook);
-      expect(answered.sort()).toEqual(WEBHOOKS.filter((w) => w !== 'mutate-pod').sort());
+      expect(answered.sort()).toEqual(WEBHOOKS.filter((w) => w !== 'mutate-pod' && w !== 'protect-objects').sort());
       const policies = await registeredPolicies();
       expect(policies).toEqual({
         'mutate-namespace.furnish.dev': 'Fail', 'validate-namespace.furnish.dev': 'Fail', 'validate-template.furnish.dev': 'Fail',
         'guard-initializing.furnish.dev': 'Fail', 'validate-organization.furnish.dev': 'Fail', 'mutate-lnamespace.furnish.dev': 'Fail',
-        'mutate-pod.furnish.dev': 'Ignore',
+        'mutate-pod.furnish.dev': 'Ignore', 'protect-objects.furnish.dev': 'Ignore',
       });
       const relay = await admin.call<{ spec: { template: { spec: { containers: { image: string; env: { name: string; value: string }[] }[] } } } }>({ method: 'GET', path: '/apis/apps/v1/namespaces/furnish-system/deployments/furnish-relay' });
-      expect(relay.data?.spec.template.spec.containers[0]).toMatchObject({ image: RELAY_IMAGE, env: expect.arrayContaining([{ name: 'FURNISH_CLUSTER', value: TEST_CLUSTER }]) });
+      expect(relay.data?.spec.template.spec.containers[0]).toMatchObject({ image: RELAY_IMAGE, env: expect.arrayContaining([{ name: 'FURNISH_CLUSTER_ID', value: TEST_CLUSTER }]) });
       // The probe identity is gone again.
       expect((await admin.call({ method: 'GET', path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/furnish-install-probe' })).status).toBe(404);
       // Again, over its own fail-closed registrations (an upgrade): Ignore first, probed, closed again.

@@ -8,7 +8,7 @@
 // The test cluster is kube-sim, or the real cluster FURNISH_TEST_KUBECONFIG names (current context
 // allowed everything, a context `alice` for any user without cluster-admin; the API server must
 // reach this host's loopback, where the webhooks are served). Names carry a per-run suffix.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';

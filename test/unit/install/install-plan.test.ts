@@ -77,9 +77,13 @@ describe('failure policies', () => {
     expect(failurePolicies(registrations)['mutate-pod.furnish.dev']).toBe('Ignore');
   });
 
-  it('probes every webhook that fails closed', () => {
-    expect(unprobed(WEBHOOKS)).toEqual(['mutate-pod']);
-    expect(PROBES.map((p) => p.webhook).sort()).toEqual(WEBHOOKS.filter((w) => w !== 'mutate-pod').sort());
+  it('probes every webhook it lets fail closed; protect-objects, not probed yet, stays Ignore', () => {
+    expect(unprobed(WEBHOOKS)).toEqual(['mutate-pod', 'protect-objects']);
+    expect(PROBES.map((p) => p.webhook).sort()).toEqual(WEBHOOKS.filter((w) => w !== 'mutate-pod' && w !== 'protect-objects').sort());
+    const skipped = unprobed(WEBHOOKS);
+    const switched = failClosedConfigurations(registrations, (w) => !skipped.includes(w)).map((c) => c.metadata.name);
+    expect(switched).not.toContain('furnish-protect-objects');
+    expect(switched).toHaveLength(WEBHOOKS.length - 2);
   });
 });
 
