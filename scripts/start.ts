@@ -308,7 +308,7 @@ export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: s
     config,
     log,
     bus: async () => opts.bus,
-    kubeFor: async () => createKubeClient(await connect(credentials), { qps: config.kube.qps, burst: config.kube.burst, ...opts.kubeOptions }),
+    kubeFor: async () => createKubeClient(await connect(credentials), { pacing: { maxPerSecond: config.kube.qps, maxInflight: config.kube.maxInflight }, ...opts.kubeOptions }),
   });
   for (const name of RECONCILERS) {
     await import(`../functions/${name}/index.ts`);

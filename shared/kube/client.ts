@@ -2,14 +2,14 @@
 // @kubernetes/client-node's KubeConfig (kubeconfig file, in-cluster service account, exec and
 // OIDC plugins), imported lazily so that webhook functions never pay for it; the requests
 // themselves go through one seam, `call`, that never throws and returns `{ ok, status, data }`.
-// Retries with backoff, the client-side rate limit (token bucket), metrics and test fault
+// Retries with backoff, adaptive pacing (pacing.ts: the server's answers set the pace), metrics and test fault
 // injection live there and nowhere else. `watch` streams through the same connection.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { classifyApiError, statusMessage, statusReason } from './errors.ts';
 import { API_RETRY, backoffDelay, hasAttemptsLeft, parseRetryAfter, type RetryPolicy } from './retry.ts';
 import type { KubeCall, KubeResult } from './http.ts';
-import { TokenBucket } from './ratelimit.ts';
+import { createPacer, requestKind, type PacingCeilings } from './pacing.ts';
 
 export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -84,9 +84,8 @@ export interface Connection {
 
 export interface KubeClientOptions {
   retry?: RetryPolicy;
-  /** Client-side rate limit: sustained requests per second, and burst. */
-  qps?: number;
-  burst?: number;
+  /** Ceilings of the adaptive pacing (requests per second, in flight); the server's answers set the pace below them. */
+  pacing?: Partial<PacingCeilings>;
   timeoutMs?: number;
   faults?: FaultHook;
   sleep?: (ms: number) => Promise<void>;
@@ -97,8 +96,6 @@ export interface KubeClientOptions {
   transport?: (req: KubeRequest) => Promise<{ status: number; data: unknown; retryAfterSeconds?: number }>;
 }
 
-export const DEFAULT_QPS = 200;
-export const DEFAULT_BURST = 400;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const USER_AGENT = 'furnish';
 
@@ -188,8 +185,8 @@ interface RawAnswer {
 
 export function createKubeClient(conn: Connection, options: KubeClientOptions = {}): KubeClient {
   const policy = options.retry ?? API_RETRY;
-  const bucket = new TokenBucket(options.qps ?? DEFAULT_QPS, options.burst ?? DEFAULT_BURST);
   const sleep = options.sleep ?? sleepReal;
+  const pacer = createPacer(options.pacing, { now: () => performance.now(), sleep });
   const random = options.random ?? Math.random;
   const base = new URL(conn.server);
   const send = base.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -254,14 +251,15 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
   }
 
   async function attemptOnce<T>(req: KubeRequest, attempt: number): Promise<KubeResponse<T>> {
-    const waited = await bucket.take(sleep);
-    metrics.throttledMs += waited;
+    const ticket = await pacer.take(requestKind(req.method, req.path));
+    metrics.throttledMs += ticket.waitedMs;
     const injected = options.faults?.(req, attempt);
     const raw: RawAnswer = injected
       ? { status: injected.status ?? 500, data: injected.data, retryAfterSeconds: injected.retryAfterSeconds, error: injected.error }
       : options.transport
         ? await options.transport(req)
         : await open(req, readAll);
+    pacer.done(ticket, raw);
     record(req, raw.status);
     const ok = raw.status >= 200 && raw.status < 300;
     if (ok) return { ok, status: raw.status, data: raw.data as T, attempts: attempt };
@@ -290,7 +288,8 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
     let cut = false;
     let cutTimer: NodeJS.Timeout | undefined;
     const done = (async (): Promise<KubeResponse<void>> => {
-      await bucket.take(sleep);
+      // A watch waits its turn but holds no slot: it is open for minutes.
+      pacer.done(await pacer.take('watch'));
       const injected = options.faults?.(req, 1);
       if (injected?.closeWatchAfterMs !== undefined) {
         cutTimer = setTimeout(() => {

@@ -2,6 +2,7 @@
 // Every variable is optional; the defaults run the local stack.
 import type { ClusterCredentialSource, PushAuthSettings } from '../config/types.ts';
 import { DEFAULT_DRIFT_RESOURCES } from './drift-watch.ts';
+import { DEFAULT_MAX_INFLIGHT, DEFAULT_MAX_PER_SECOND } from '../kube/pacing.ts';
 
 export type { ClusterCredentialSource, PushAuthSettings };
 
@@ -13,7 +14,8 @@ export interface ReconcileConfig {
   topics: Topics;
   pubsubProject: string;
   push: PushAuthSettings;
-  kube: { qps: number; burst: number; timeoutMs: number };
+  /** Ceilings of the adaptive pacing (shared/kube/pacing.ts): requests per second and in flight. */
+  kube: { qps: number; maxInflight: number; timeoutMs: number };
   /** Objects applied in parallel inside one namespace. */
   applyConcurrency: number;
   /** Set phase=ready even when a template failed permanently (default: phase failed). */
@@ -101,7 +103,7 @@ export function reconcileConfig(env: Env): ReconcileConfig {
       jwksUrl: env.FURNISH_PUSH_JWKS_URL ?? 'https://www.googleapis.com/oauth2/v3/certs',
       serviceAccountEmail: env.FURNISH_PUSH_SERVICE_ACCOUNT || undefined,
     },
-    kube: { qps: num(env, 'FURNISH_KUBE_QPS', 200, 1), burst: num(env, 'FURNISH_KUBE_BURST', 400, 1), timeoutMs: num(env, 'FURNISH_KUBE_TIMEOUT_MS', 10_000, 100) },
+    kube: { qps: num(env, 'FURNISH_KUBE_QPS', DEFAULT_MAX_PER_SECOND, 1), maxInflight: num(env, 'FURNISH_KUBE_MAX_INFLIGHT', DEFAULT_MAX_INFLIGHT, 1), timeoutMs: num(env, 'FURNISH_KUBE_TIMEOUT_MS', 10_000, 100) },
     applyConcurrency: num(env, 'FURNISH_APPLY_CONCURRENCY', 8, 1),
     readyDespiteFailures: env.FURNISH_READY_DESPITE_FAILURES === 'true',
     statusIntervalMs: num(env, 'FURNISH_STATUS_INTERVAL_MS', 1000),
