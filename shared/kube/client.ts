@@ -9,7 +9,7 @@ import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } fro
 import { classifyApiError, statusMessage, statusReason } from './errors.ts';
 import { API_RETRY, backoffDelay, hasAttemptsLeft, parseRetryAfter, type RetryPolicy } from './retry.ts';
 import type { KubeCall, KubeResult } from './http.ts';
-import { createPacer, requestKind, type PacingCeilings } from './pacing.ts';
+import { createPacer, requestKind, type PacingCeilings, type PacingController } from './pacing.ts';
 
 export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -71,6 +71,8 @@ export interface KubeClient {
   /** Adapter to the webhook side's `KubeHttp` shape (shared/kube/sar.ts runs on it). */
   http<T = unknown>(call: KubeCall): Promise<KubeResult<T>>;
   readonly metrics: KubeMetrics;
+  /** The adaptive pacing's state: in-flight limit, rate, throttles seen. */
+  readonly pacing: PacingController;
   readonly server: string;
   close(): void;
 }
@@ -356,6 +358,7 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
       return r.ok ? { ok: true, status: r.status, data: r.data } : { ok: false, status: r.status, data: r.data, error: r.error ?? `HTTP ${r.status}` };
     },
     metrics,
+    pacing: pacer.controller,
     server: conn.server,
     close() {
       for (const s of streams) s();

@@ -1,9 +1,9 @@
 // Adaptive request pacing: the API server, not a fixed client budget, sets how fast Furnish goes.
 // A congestion controller in the manner of TCP and Netflix's concurrency-limits: the number of
-// requests in flight and the request rate grow while answers come back fast, are halved on a 429
-// (API Priority and Fairness rejecting: its Retry-After pauses every new request), and shrink a
-// little when latency climbs well above the best seen for that kind of request (the server is
-// queueing). Both stay under ceilings a cluster admin may lower (FURNISH_KUBE_QPS,
+// requests in flight and the request rate grow while answers come back fast; the in-flight limit
+// is halved on a 429 (API Priority and Fairness rejecting: its Retry-After pauses every new
+// request, and the rate falls to what the server sustained) and lowered by one per round trip
+// while latency stays well above the best seen for that kind of request (the server is queueing). Both stay under ceilings a cluster admin may lower (FURNISH_KUBE_QPS,
 // FURNISH_KUBE_MAX_INFLIGHT). The controller is pure arithmetic on an injected clock;
 // `createPacer` is the thin async adapter the client calls once per request.
 
@@ -17,7 +17,7 @@ export interface PacingCeilings {
 export interface PacingTuning {
   /** In-flight limit at start; it grows from there (doubling per round trip until the first sign of congestion). */
   initialInflight: number;
-  /** Latency above `latencyTolerance` × the best recent one (and `latencySlackMs` more) means the server queues. */
+  /** Recent latency above `latencyTolerance` × the usual one (and `latencySlackMs` more) means the server queues. */
   latencyTolerance: number;
   latencySlackMs: number;
   /** Pause after a 429 that names no Retry-After. */
@@ -36,7 +36,7 @@ export const DEFAULT_PACING: PacingSettings = {
   maxInflight: DEFAULT_MAX_INFLIGHT,
   initialInflight: 8,
   latencyTolerance: 2,
-  latencySlackMs: 25,
+  latencySlackMs: 50,
   defaultRetryAfterMs: 1_000,
   maxPauseMs: 10_000,
 };
@@ -44,10 +44,12 @@ export const DEFAULT_PACING: PacingSettings = {
 /** Least rate and in-flight limit: the client always makes progress. */
 const MIN_PER_SECOND = 1;
 const MIN_INFLIGHT = 1;
+/** Above the plateau, the limit grows at most once per this interval. */
+const PROBE_INTERVAL_MS = 1_000;
 /** Weight of a new sample in the short latency average. */
 const SHORT_WEIGHT = 0.2;
-/** How fast the best-seen latency forgets (per sample above it): a slow server becomes the new normal. */
-const BASELINE_DRIFT = 0.01;
+/** Weight of a new sample in the long latency average: a slow server becomes the new normal. */
+const LONG_WEIGHT = 0.02;
 
 /** What one request found, as the controller needs it. */
 export interface PaceOutcome {
@@ -64,7 +66,7 @@ export interface Ticket {
 }
 
 interface LatencyStats {
-  /** Best recent latency, drifting up slowly. */
+  /** Long moving average: what this kind of request normally takes (Gradient2's long window). */
   baseline: number;
   /** Short moving average. */
   recent: number;
@@ -83,7 +85,8 @@ export function isQueueing(stats: LatencyStats, tuning: Pick<PacingTuning, 'late
 /** Latency statistics after one more sample. */
 export function nextLatency(prev: LatencyStats | undefined, ms: number): LatencyStats {
   if (!prev) return { baseline: ms, recent: ms };
-  const baseline = ms < prev.baseline ? ms : prev.baseline + (ms - prev.baseline) * BASELINE_DRIFT;
+  // Not the minimum: on a busy machine the best sample is luck, and a limit tuned to it starves.
+  const baseline = prev.baseline + (ms - prev.baseline) * LONG_WEIGHT;
   return { baseline, recent: prev.recent + (ms - prev.recent) * SHORT_WEIGHT };
 }
 
@@ -98,6 +101,15 @@ export class PacingController {
   pausedUntil = 0;
   /** Grow fast (one per answer) below this, slowly (one per window) above it. */
   private threshold = Number.POSITIVE_INFINITY;
+  /**
+   * Just under the limit at which the server last pushed back: the limit climbs back to it in a
+   * few round trips, then probes above it once per `PROBE_INTERVAL_MS` with a step that doubles
+   * while the server keeps up (as CUBIC plateaus near its last maximum). A 429 costs a whole
+   * Retry-After, far more than a round trip, so the sawtooth must be slow.
+   */
+  private plateau = Number.POSITIVE_INFINITY;
+  private probeStep = 1;
+  private lastProbe = Number.NEGATIVE_INFINITY;
   /** Last cut: requests sent before it must not cut again (one cut per window, as TCP). */
   private lastCut = Number.NEGATIVE_INFINITY;
   private tokens: number;
@@ -156,17 +168,18 @@ export class PacingController {
     this.countAnswer(now);
     if (isThrottle(outcome)) return this.onThrottle(now, ticket, outcome);
     if (outcome.status === 0) {
-      this.cut(now, ticket, 0.5);
+      this.cut(now, ticket, (l) => l * 0.5);
       return;
     }
     const stats = nextLatency(this.latency.get(ticket.kind), now - ticket.sentAt);
     this.latency.set(ticket.kind, stats);
     if (isQueueing(stats, this.settings)) {
+      // Queueing is a gentle signal (and a noisy one on a busy machine): one less per round trip, as TCP Vegas.
       this.counters.queueing += 1;
-      this.cut(now, ticket, 0.9);
+      this.cut(now, ticket, (l) => l - 1);
       return;
     }
-    this.grow();
+    this.grow(now);
   }
 
   private countAnswer(now: number): void {
@@ -182,32 +195,47 @@ export class PacingController {
 
   private onThrottle(now: number, ticket: Ticket, outcome: PaceOutcome): void {
     this.counters.throttled += 1;
-    const pauseMs = Math.min(this.settings.maxPauseMs, outcome.retryAfterSeconds !== undefined ? outcome.retryAfterSeconds * 1000 : this.settings.defaultRetryAfterMs);
-    this.pausedUntil = Math.max(this.pausedUntil, now + pauseMs);
-    if (this.cut(now, ticket, 0.5)) {
-      // The rate the server sustained before it said no, halved; the ceiling if we know none yet.
+    // Answers to requests sent before the last cut are old news: the cut and its pause covered them
+    // (each such request still waits its own Retry-After before it is retried).
+    if (this.cut(now, ticket, (l) => l * 0.5)) {
+      const pauseMs = Math.min(this.settings.maxPauseMs, outcome.retryAfterSeconds !== undefined ? outcome.retryAfterSeconds * 1000 : this.settings.defaultRetryAfterMs);
+      this.pausedUntil = Math.max(this.pausedUntil, now + pauseMs);
+      // No faster than the rate the server sustained before it said no (the in-flight cut slows it further).
       const sustained = this.lastWindowRate > 0 ? this.lastWindowRate : this.rate;
-      this.rate = Math.max(MIN_PER_SECOND, Math.min(this.rate, sustained) * 0.5);
+      this.rate = Math.max(MIN_PER_SECOND, Math.min(this.rate, sustained));
       this.tokens = Math.min(this.tokens, this.burst());
     }
   }
 
-  /** Multiplies the limits by `factor`, once per window: answers to requests sent before the last cut are old news. */
-  private cut(now: number, ticket: Ticket, factor: number): boolean {
+  /** Lowers the in-flight limit, once per window: answers to requests sent before the last cut are old news. */
+  private cut(now: number, ticket: Ticket, lower: (limit: number) => number): boolean {
     if (ticket.sentAt < this.lastCut) return false;
     this.lastCut = now;
     this.counters.cuts += 1;
-    this.limit = Math.max(MIN_INFLIGHT, this.limit * factor);
+    this.plateau = Math.max(MIN_INFLIGHT, Math.min(this.limit - 1, this.limit * 0.9));
+    this.probeStep = 1;
+    this.lastProbe = now;
+    this.limit = Math.max(MIN_INFLIGHT, lower(this.limit));
     this.threshold = this.limit;
     return true;
   }
 
-  private grow(): void {
+  private grow(now: number): void {
     // Only a limit in use (over this second or the last) is evidence that a higher one would work.
     if (Math.max(this.windowPeak, this.lastWindowPeak) < this.limit / 2) return;
-    this.limit = Math.min(this.settings.maxInflight, this.limit < this.threshold ? this.limit + 1 : this.limit + 1 / this.limit);
+    this.limit = Math.min(this.settings.maxInflight, this.nextLimit(now));
     // The rate grows by the same proportion as the in-flight limit would in slow start.
     this.rate = Math.min(this.settings.maxPerSecond, this.rate * (1 + 1 / Math.max(this.limit, 1)));
+  }
+
+  private nextLimit(now: number): number {
+    if (this.limit < this.threshold) return this.limit + 1;
+    if (this.limit + 1 / this.limit <= this.plateau) return this.limit + 1 / this.limit;
+    if (now - this.lastProbe < PROBE_INTERVAL_MS) return Math.max(this.limit, this.plateau);
+    this.lastProbe = now;
+    const next = this.limit + this.probeStep;
+    this.probeStep *= 2;
+    return next;
   }
 }
 

@@ -56,8 +56,8 @@ describe('PacingController', () => {
     // Eight answers to requests of the same window: one cut, not eight.
     for (let i = 0; i < 8; i += 1) c.finish(1110, ticket(1100), { status: 429, retryAfterSeconds: 2 });
     expect(c.limit).toBeCloseTo(limit / 2);
-    expect(c.rate).toBeLessThanOrEqual(500 * 0.5 + 1);
-    expect(c.rate).toBeGreaterThan(200);
+    expect(c.rate).toBeLessThanOrEqual(501);
+    expect(c.rate).toBeGreaterThan(400);
     expect(c.counters.throttled).toBe(8);
     expect(c.counters.cuts).toBe(1);
     expect(c.admit(1200)).toBe(1910);
@@ -87,18 +87,30 @@ describe('PacingController', () => {
     expect(c.limit).toBe(4);
   });
 
-  it('cuts the limit when latency climbs well above the best seen, and grows only slowly after', () => {
+  it('lowers the limit by one per round trip while latency stays well above the best seen', () => {
     const c = new PacingController({ initialInflight: 4, maxInflight: 64 }, 0);
-    let now = roundTrips(c, 0, 3, 5);
+    const now = roundTrips(c, 0, 3, 5);
     expect(c.limit).toBe(32);
-    now = roundTrips(c, now, 3, 200);
+    roundTrips(c, now, 4, 200);
+    // The first slow round only moves the average; each later one takes one off.
     expect(c.limit).toBeLessThan(32);
+    expect(c.limit).toBeGreaterThanOrEqual(28);
     expect(c.counters.queueing).toBeGreaterThan(0);
-    const cut = c.limit;
-    // Fast again: growth is additive now (about one per round trip), not doubling.
-    roundTrips(c, now + 1000, 3, 5);
-    expect(c.limit).toBeGreaterThan(cut);
-    expect(c.limit).toBeLessThan(cut + 4);
+  });
+
+  it('after a 429, climbs back to just under the limit that was refused, then probes above it once a second', () => {
+    const c = new PacingController({ initialInflight: 4, maxInflight: 64 }, 0);
+    let now = roundTrips(c, 0, 2, 5);
+    expect(c.limit).toBe(16);
+    // One 429 among the answers of a round: halved to 8, plateau at 14.4.
+    now = roundTrips(c, now, 1, 5, (i) => (i === 0 ? { status: 429, retryAfterSeconds: 1 } : ok));
+    expect(c.limit).toBeLessThan(16);
+    now = roundTrips(c, now + 1000, 20, 5);
+    expect(c.limit).toBeGreaterThanOrEqual(14);
+    expect(c.limit).toBeLessThan(17);
+    // Each second above the plateau: a step that doubles (1, 2, 4, ...).
+    for (let s = 0; s < 4; s += 1) now = roundTrips(c, now + 1000, 1, 5);
+    expect(c.limit).toBeGreaterThan(25);
   });
 
   it('compares latency within a kind of request: a slow list does not slow the gets', () => {
@@ -112,10 +124,14 @@ describe('PacingController', () => {
 
   it('recovers the rate after a throttle: it grows back toward the ceiling while answers are fast', () => {
     const c = new PacingController({ initialInflight: 8, maxPerSecond: 1000 }, 0);
-    c.admit(0);
-    c.finish(5, ticket(0), { status: 429, retryAfterSeconds: 1 });
-    const low = c.rate;
-    expect(low).toBe(500);
+    // A second at 200 requests per second, then a 429: the rate falls to what the server sustained.
+    for (let t = 0; t <= 1000; t += 5) {
+      c.admit(t);
+      c.finish(t + 1, ticket(t), ok);
+    }
+    c.admit(1001);
+    c.finish(1005, ticket(1001), { status: 429, retryAfterSeconds: 1 });
+    expect(c.rate).toBeCloseTo(200, 0);
     roundTrips(c, 2000, 30, 5);
     expect(c.rate).toBe(1000);
   });
@@ -134,14 +150,13 @@ describe('PacingController', () => {
 });
 
 describe('pure helpers', () => {
-  it('latency: the best sample is the baseline; a slower one moves it only a little', () => {
+  it('latency: a long average is the baseline, a short one the recent; queueing is recent well above usual', () => {
     let s = nextLatency(undefined, 10);
-    s = nextLatency(s, 5);
-    expect(s.baseline).toBe(5);
-    s = nextLatency(s, 105);
-    expect(s.baseline).toBeCloseTo(6);
-    expect(isQueueing({ baseline: 5, recent: 40 }, DEFAULT_PACING)).toBe(true);
-    expect(isQueueing({ baseline: 5, recent: 20 }, DEFAULT_PACING)).toBe(false);
+    s = nextLatency(s, 110);
+    expect(s.baseline).toBeCloseTo(12);
+    expect(s.recent).toBeCloseTo(30);
+    expect(isQueueing({ baseline: 5, recent: 60 }, DEFAULT_PACING)).toBe(true);
+    expect(isQueueing({ baseline: 5, recent: 40 }, DEFAULT_PACING)).toBe(false);
     expect(isQueueing({ baseline: 100, recent: 180 }, DEFAULT_PACING)).toBe(false);
   });
 
