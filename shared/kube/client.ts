@@ -9,7 +9,7 @@ import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } fro
 import { classifyApiError, statusMessage, statusReason } from './errors.ts';
 import { API_RETRY, backoffDelay, hasAttemptsLeft, parseRetryAfter, type RetryPolicy } from './retry.ts';
 import type { KubeCall, KubeResult } from './http.ts';
-import { createPacer, requestKind, type PacingCeilings, type PacingController } from './pacing.ts';
+import { createPacer, requestKind, type PacingController, type PacingSettings } from './pacing.ts';
 
 export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -86,8 +86,8 @@ export interface Connection {
 
 export interface KubeClientOptions {
   retry?: RetryPolicy;
-  /** Ceilings of the adaptive pacing (requests per second, in flight); the server's answers set the pace below them. */
-  pacing?: Partial<PacingCeilings>;
+  /** Adaptive pacing: its ceilings (requests per second, in flight) and tuning; the server's answers set the pace below them. */
+  pacing?: Partial<PacingSettings>;
   timeoutMs?: number;
   faults?: FaultHook;
   sleep?: (ms: number) => Promise<void>;
