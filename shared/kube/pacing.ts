@@ -102,7 +102,7 @@ export class PacingController {
   /** Grow fast (one per answer) below this, slowly (one per window) above it. */
   private threshold = Number.POSITIVE_INFINITY;
   /**
-   * Just under the limit at which the server last pushed back: the limit climbs back to it in a
+   * Just under the limit the server last refused (429): the limit climbs back to it in a
    * few round trips, then probes above it once per `PROBE_INTERVAL_MS` with a step that doubles
    * while the server keeps up (as CUBIC plateaus near its last maximum). A 429 costs a whole
    * Retry-After, far more than a round trip, so the sawtooth must be slow.
@@ -167,16 +167,15 @@ export class PacingController {
     if (!outcome) return;
     this.countAnswer(now);
     if (isThrottle(outcome)) return this.onThrottle(now, ticket, outcome);
-    if (outcome.status === 0) {
-      this.cut(now, ticket, (l) => l * 0.5);
-      return;
-    }
+    // No answer (a timeout, a refused connection) says nothing about the server's queue.
+    if (outcome.status === 0) return;
     const stats = nextLatency(this.latency.get(ticket.kind), now - ticket.sentAt);
     this.latency.set(ticket.kind, stats);
     if (isQueueing(stats, this.settings)) {
-      // Queueing is a gentle signal (and a noisy one on a busy machine): one less per round trip, as TCP Vegas.
+      // Queueing is a gentle signal (and a noisy one on a busy machine): one less per round trip, as
+      // TCP Vegas, never below the starting limit (only a 429 goes lower) and without a plateau.
       this.counters.queueing += 1;
-      this.cut(now, ticket, (l) => l - 1);
+      this.cut(now, ticket, (l) => Math.max(Math.min(l, this.settings.initialInflight), l - 1));
       return;
     }
     this.grow(now);
@@ -197,7 +196,11 @@ export class PacingController {
     this.counters.throttled += 1;
     // Answers to requests sent before the last cut are old news: the cut and its pause covered them
     // (each such request still waits its own Retry-After before it is retried).
+    const refused = this.limit;
     if (this.cut(now, ticket, (l) => l * 0.5)) {
+      this.plateau = Math.max(MIN_INFLIGHT, Math.min(refused - 1, refused * 0.9));
+      this.probeStep = 1;
+      this.lastProbe = now;
       const pauseMs = Math.min(this.settings.maxPauseMs, outcome.retryAfterSeconds !== undefined ? outcome.retryAfterSeconds * 1000 : this.settings.defaultRetryAfterMs);
       this.pausedUntil = Math.max(this.pausedUntil, now + pauseMs);
       // No faster than the rate the server sustained before it said no (the in-flight cut slows it further).
@@ -212,9 +215,6 @@ export class PacingController {
     if (ticket.sentAt < this.lastCut) return false;
     this.lastCut = now;
     this.counters.cuts += 1;
-    this.plateau = Math.max(MIN_INFLIGHT, Math.min(this.limit - 1, this.limit * 0.9));
-    this.probeStep = 1;
-    this.lastProbe = now;
     this.limit = Math.max(MIN_INFLIGHT, lower(this.limit));
     this.threshold = this.limit;
     return true;

@@ -91,7 +91,7 @@ describe('PacingController', () => {
     const c = new PacingController({ initialInflight: 4, maxInflight: 64 }, 0);
     const now = roundTrips(c, 0, 3, 5);
     expect(c.limit).toBe(32);
-    roundTrips(c, now, 4, 200);
+    roundTrips(c, now, 2, 200);
     // The first slow round only moves the average; each later one takes one off.
     expect(c.limit).toBeLessThan(32);
     expect(c.limit).toBeGreaterThanOrEqual(28);
@@ -111,6 +111,18 @@ describe('PacingController', () => {
     // Each second above the plateau: a step that doubles (1, 2, 4, ...).
     for (let s = 0; s < 4; s += 1) now = roundTrips(c, now + 1000, 1, 5);
     expect(c.limit).toBeGreaterThan(25);
+  });
+
+  it('latency alone never takes the limit below where it started, and a request without an answer cuts nothing', () => {
+    const c = new PacingController({ initialInflight: 8 }, 0);
+    let now = 0;
+    for (let r = 0; r < 50; r += 1) now = roundTrips(c, now, 1, r < 3 ? 5 : 5 + r * 100);
+    expect(c.counters.queueing).toBeGreaterThan(0);
+    expect(c.limit).toBeGreaterThanOrEqual(8);
+    const d = new PacingController({ initialInflight: 8 }, 0);
+    d.admit(0);
+    d.finish(10_000, ticket(0), { status: 0 });
+    expect([d.limit, d.counters.cuts]).toEqual([8, 0]);
   });
 
   it('compares latency within a kind of request: a slow list does not slow the gets', () => {
