@@ -83,12 +83,14 @@ async function reconcilerRole(): Promise<void> {
   const { serveReconcilers, memoryBusToPush } = await import('../../scripts/start.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
   const { reconcileConfig } = await import('../../shared/reconcile/config.ts');
-  const { silentLogger } = await import('../../shared/log.ts');
+  const { silentLogger, jsonLogger } = await import('../../shared/log.ts');
+  // BENCH_LOG=1: warnings and errors of this process on stderr (why a phase waits).
+  const log = process.env.BENCH_LOG ? jsonLogger(role!, (l) => process.stderr.write(l), 'WARNING') : silentLogger;
   const mem = memorySampler();
   // Default settings: only what the local stack needs (no push authentication).
   const config = reconcileConfig({ ...process.env, FURNISH_PUSH_AUTH: 'off' });
   const bus = createMemoryBus();
-  const served = await serveReconcilers({ credentials: { kubeconfigPath: process.env.KUBECONFIG }, config, bus, port: 0, log: silentLogger });
+  const served = await serveReconcilers({ credentials: { kubeconfigPath: process.env.KUBECONFIG }, config, bus, port: 0, log });
   await memoryBusToPush(bus, config, served.url);
   const kube = async () => (await served.runtime.cluster(config.cluster)).kube;
   serveIpc(async ({ cmd }) => {
@@ -108,12 +110,14 @@ async function relayRole(): Promise<void> {
   const { memoryBusToPush } = await import('../../scripts/start.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
   const { reconcileConfig, relayConfig } = await import('../../shared/reconcile/config.ts');
-  const { silentLogger } = await import('../../shared/log.ts');
+  const { silentLogger, jsonLogger } = await import('../../shared/log.ts');
+  // BENCH_LOG=1: warnings and errors of this process on stderr (why a phase waits).
+  const log = process.env.BENCH_LOG ? jsonLogger(role!, (l) => process.stderr.write(l), 'WARNING') : silentLogger;
   const { startRelay } = await import('../../functions/watch-relay/index.ts');
   const mem = memorySampler();
   const bus = createMemoryBus();
   await memoryBusToPush(bus, reconcileConfig({ FURNISH_PUSH_AUTH: 'off' }), process.env.RECONCILER_URL!);
-  const running = await startRelay({ config: { ...relayConfig(process.env), port: 0, resyncSeconds: 0, bus: 'memory' }, bus, kube: createKubeClient(await connect({ kubeconfigPath: process.env.KUBECONFIG })), log: silentLogger });
+  const running = await startRelay({ config: { ...relayConfig(process.env), port: 0, resyncSeconds: 0, bus: 'memory' }, bus, kube: createKubeClient(await connect({ kubeconfigPath: process.env.KUBECONFIG })), log });
   serveIpc(async ({ cmd }) => {
     if (cmd === 'idle') return (await Promise.race([bus.idle().then(() => true), new Promise((r) => setTimeout(() => r(false), 20))])) as boolean;
     if (cmd === 'resync') return running.relay.resync();
@@ -331,13 +335,16 @@ async function main(): Promise<void> {
   const ourNamespaces: string[] = [];
   let watch: { stop(): void } | undefined;
   try {
-    const crdReady = await admin.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
-    if (!crdReady.ok) {
-      const { readFileSync } = await import('node:fs');
-      const { parse } = await import('yaml');
-      const crd = parse(readFileSync(new URL('../../infra/crds/namespacetemplates.yaml', import.meta.url), 'utf8')) as KubeObject;
-      await admin.call({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
+    // Furnish's CRDs, as an install puts them (without Organization the organization reconciler
+    // fails every namespace message and the bus retries them for minutes).
+    const { readFileSync } = await import('node:fs');
+    const { parse } = await import('yaml');
+    for (const file of ['namespacetemplates', 'organizations', 'lnamespaces']) {
+      const crd = parse(readFileSync(new URL(`../../infra/crds/${file}.yaml`, import.meta.url), 'utf8')) as KubeObject;
+      const r = await admin.call({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
+      if (!r.ok && r.status !== 409) throw new Error(`install CRD ${file}: ${r.status} ${r.error}`);
     }
+    for (let i = 0; i < 100 && !(await admin.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1/organizations' })).ok; i++) await new Promise((r) => setTimeout(r, 100));
     await applyTemplate(admin, TEMPLATE('50'));
     const env = { KUBECONFIG: sim.kubeconfigPath };
     const reconciler = await spawnRole('reconciler', env);

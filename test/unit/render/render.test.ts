@@ -9,6 +9,7 @@ import { canonicalJson, contentHash, RENDER_VERSION } from '../../../shared/rend
 import { cloneJson } from '../../../shared/render/json.ts';
 import { substituteTokens, tokenValues } from '../../../shared/render/tokens.ts';
 import { renderNamespace } from '../../../shared/render/render.ts';
+import type { RenderContext } from '../../../shared/render/types.ts';
 import { configMap, ctx, template } from './helpers.ts';
 
 const only = (objects: KubeObject[]) => renderNamespace([template('t', { objects })], ctx);
@@ -168,7 +169,7 @@ describe('content hash', () => {
 
   it('changes with every input rendering reads, and only with those', () => {
     const objects = [configMap('c', { owner: '$(CREATOR)', cost: '$(ANNOTATION:example.com/cost|none)' })];
-    const hashOf = (c: typeof ctx) => renderNamespace([template('t', { objects })], c).objects[0]!.hash;
+    const hashOf = (c: RenderContext) => renderNamespace([template('t', { objects })], c).objects[0]!.hash;
     const base = hashOf({ ...ctx, annotations: { 'example.com/cost': 'cc-1' } });
     expect(hashOf({ ...ctx, annotations: { 'example.com/cost': 'cc-1', unrelated: 'x' } })).toBe(base);
     expect(hashOf({ ...ctx, annotations: { 'example.com/cost': 'cc-2' } })).not.toBe(base);
