@@ -47,6 +47,9 @@ interface Sample {
   /** heapUsed right after a full GC: what the process really holds. */
   retainedHeapMb: number;
   rssMb: number;
+  /** Outside the JS heap: C++ objects bound to JS (`external`, Buffers included) and ArrayBuffers alone. */
+  externalMb: number;
+  arrayBuffersMb: number;
 }
 
 const mb = (bytes: number) => Math.round(bytes / 1048576);
@@ -66,7 +69,7 @@ function memorySampler(): { reset(): void; read(): Sample } {
       const sampledPeak = Math.max(peak, process.memoryUsage().heapUsed);
       gc?.();
       const m = process.memoryUsage();
-      return { maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024), peakHeapMb: mb(sampledPeak), retainedHeapMb: mb(m.heapUsed), rssMb: mb(m.rss) };
+      return { maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024), peakHeapMb: mb(sampledPeak), retainedHeapMb: mb(m.heapUsed), rssMb: mb(m.rss), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers) };
     },
   };
 }
@@ -323,7 +326,7 @@ async function directApply(kube: KubeClient, namespaces: string[], pods: string)
   return performance.now() - t0;
 }
 
-const memoryLine = (s: Sample) => `RSS ${s.rssMb} MB (max ${s.maxRssMb} MB), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak`;
+const memoryLine = (s: Sample) => `RSS ${s.rssMb} MB (max ${s.maxRssMb} MB), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB)`;
 
 async function main(): Promise<void> {
   console.log(`population bench: ${N} namespaces × 5 objects, default settings, burst and direct applies at concurrency ${CONCURRENCY}, latency over ${LATENCY_N} at ${LATENCY_RATE}/s, relay heap capped at 128 MB, against ${EXTERNAL ? `the real cluster ${EXTERNAL}` : 'kube-sim'}`);
