@@ -40,7 +40,7 @@ export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: s
     config,
     log,
     bus: async () => opts.bus,
-    kubeFor: async () => createKubeClient(await connect(credentials), { qps: config.kube.qps, burst: config.kube.burst, ...opts.kubeOptions }),
+    kubeFor: async () => createKubeClient(await connect(credentials), { pacing: { maxPerSecond: config.kube.qps, maxInflight: config.kube.maxInflight }, ...opts.kubeOptions }),
   });
   for (const { name, kind, handler } of RECONCILER_FACTORIES) {
     registerReconciler(functions, name, kind, handler(env));

@@ -3,6 +3,7 @@
 // component reads its settings through `readSetting` (one reader, one error type naming the
 // variable); the README's settings list is generated from this table (`npm run settings:readme`)
 // and a test keeps the two equal.
+import { DEFAULT_MAX_INFLIGHT, DEFAULT_MAX_PER_SECOND } from '../kube/pacing.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../admission/decode.ts';
 import { DEFAULT_LNS_SETTINGS } from '../lnamespace/desired.ts';
 import { DEFAULT_ORGANIZATION_SETTINGS } from '../org/settings.ts';
@@ -165,8 +166,8 @@ export const SETTINGS = {
   pushIssuer: setting({ env: 'FURNISH_PUSH_ISSUER', parse: nonEmpty, default: 'https://accounts.google.com', usedBy: ['reconcilers', 'billing'], description: "issuer of the push request's token" }),
   pushJwksUrl: setting({ env: 'FURNISH_PUSH_JWKS_URL', parse: nonEmpty, default: 'https://www.googleapis.com/oauth2/v3/certs', usedBy: ['reconcilers', 'billing'], description: "keys of the push request's token" }),
   pushServiceAccount: setting({ env: 'FURNISH_PUSH_SERVICE_ACCOUNT', parse: nonEmpty, usedBy: ['reconcilers', 'billing'], description: "the push subscription's service account: the token's verified e-mail must equal it" }),
-  kubeQps: setting({ env: 'FURNISH_KUBE_QPS', parse: number(1), default: 200, usedBy: RECONCILERS, description: 'token-bucket rate of Kubernetes calls per second' }),
-  kubeBurst: setting({ env: 'FURNISH_KUBE_BURST', parse: number(1), default: 400, usedBy: RECONCILERS, description: 'token-bucket burst of Kubernetes calls' }),
+  kubeQps: setting({ env: 'FURNISH_KUBE_QPS', parse: number(1), default: DEFAULT_MAX_PER_SECOND, usedBy: RECONCILERS, description: "ceiling of Kubernetes calls per second: below it the API server's answers set the pace (429 and Retry-After, latency); lower it to cap Furnish's share" }),
+  kubeMaxInflight: setting({ env: 'FURNISH_KUBE_MAX_INFLIGHT', parse: number(1), default: DEFAULT_MAX_INFLIGHT, usedBy: RECONCILERS, description: 'ceiling of Kubernetes calls in flight per client: the pacing grows towards it while answers are fast and halves on a 429' }),
   kubeTimeoutMs: setting({ env: 'FURNISH_KUBE_TIMEOUT_MS', parse: number(100), default: 10_000, usedBy: RECONCILERS, description: 'timeout of one Kubernetes call' }),
   applyConcurrency: setting({ env: 'FURNISH_APPLY_CONCURRENCY', parse: number(1), default: 8, usedBy: RECONCILERS, description: 'objects written in parallel per namespace' }),
   readyDespiteFailures: setting({ env: 'FURNISH_READY_DESPITE_FAILURES', parse: bool, default: false, usedBy: RECONCILERS, description: '`true`: phase `ready` even when a template failed (the reason is still recorded)' }),

@@ -6,7 +6,7 @@ import { classifyApiError } from './errors.ts';
 import { API_RETRY, backoffDelay, hasAttemptsLeft, type RetryPolicy } from './retry.ts';
 import type { KubeCall, KubeResult } from './http.ts';
 import { emptyMetrics, recordRequest, type KubeMetrics } from './metrics.ts';
-import { TokenBucket } from './ratelimit.ts';
+import { createPacer, requestKind, type PacingController, type PacingSettings, type Ticket } from './pacing.ts';
 import { answerOfData, createTransport, type TransportAnswer, type TransportRequest, type Verb } from './transport.ts';
 import { openWatch, type WatchHandle as StreamHandle } from './watch.ts';
 import type { Connection } from './connection.ts';
@@ -41,15 +41,16 @@ export interface KubeClient {
   /** Adapter to the webhook side's `KubeHttp` shape (shared/kube/sar.ts runs on it). */
   http<T = unknown>(call: KubeCall): Promise<KubeResult<T>>;
   readonly metrics: KubeMetrics;
+  /** The adaptive pacing's state: in-flight limit, rate, throttles seen. */
+  readonly pacing: PacingController;
   readonly server: string;
   close(): void;
 }
 
 export interface KubeClientOptions {
   retry?: RetryPolicy;
-  /** Client-side rate limit: sustained requests per second, and burst. */
-  qps?: number;
-  burst?: number;
+  /** Adaptive pacing: its ceilings (requests per second, in flight) and tuning; the server's answers set the pace below them. */
+  pacing?: Partial<PacingSettings>;
   timeoutMs?: number;
   faults?: FaultHook;
   sleep?: (ms: number) => Promise<void>;
@@ -60,26 +61,10 @@ export interface KubeClientOptions {
   transport?: (req: KubeRequest) => Promise<{ status: number; data: unknown; retryAfterSeconds?: number }>;
 }
 
-export const DEFAULT_QPS = 200;
-export const DEFAULT_BURST = 400;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const USER_AGENT = 'furnish';
 
 const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/**
- * The rate-limit point's shape: a request takes a turn before it is sent and hands it back with
- * its answer (which an adaptive limiter learns from); a watch takes a turn and hands it back at once.
- */
-export interface Limiter {
-  take(kind: 'call' | 'watch'): Promise<{ waitedMs: number }>;
-  done(ticket: { waitedMs: number }, answer?: { status: number; retryAfterSeconds?: number }): void;
-}
-
-/** The fixed token bucket as a Limiter (it learns nothing from answers). */
-function bucketLimiter(bucket: TokenBucket, sleep: (ms: number) => Promise<void>): Limiter {
-  return { take: async () => ({ waitedMs: await bucket.take(sleep) }), done: () => undefined };
-}
 
 /** The seam's answer to one attempt. */
 function responseOf<T>(a: TransportAnswer<unknown>, attempts: number): KubeResponse<T> {
@@ -90,27 +75,27 @@ function responseOf<T>(a: TransportAnswer<unknown>, attempts: number): KubeRespo
 export function createKubeClient(conn: Connection, options: KubeClientOptions = {}): KubeClient {
   const policy = options.retry ?? API_RETRY;
   const sleep = options.sleep ?? sleepReal;
-  const limiter = bucketLimiter(new TokenBucket(options.qps ?? DEFAULT_QPS, options.burst ?? DEFAULT_BURST), sleep);
+  const pacer = createPacer(options.pacing, { now: () => performance.now(), sleep });
   const random = options.random ?? Math.random;
   const metrics = emptyMetrics();
   const streams = new Set<() => void>();
   const transport = createTransport({ server: conn.server, tls: conn.tls, agent: conn.agent, headers: () => conn.headers(), userAgent: options.userAgent ?? USER_AGENT, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxSockets: conn.maxSockets });
   const replaced = options.transport;
 
-  /** The one rate-limit point: every request and every watch waits here first. */
-  async function turn(kind: 'call' | 'watch'): Promise<{ waitedMs: number }> {
-    const ticket = await limiter.take(kind);
+  /** The one pacing point: every request and every watch waits here first (pacing.ts). */
+  async function turn(kind: string): Promise<Ticket> {
+    const ticket = await pacer.take(kind);
     metrics.throttledMs += ticket.waitedMs;
     return ticket;
   }
 
   async function attemptOnce<T>(req: KubeRequest, attempt: number): Promise<KubeResponse<T>> {
-    const ticket = await turn('call');
+    const ticket = await turn(requestKind(req.method, req.path));
     const injected = options.faults?.(req, attempt);
     // An injected fault or a replaced network answers as the transport would have.
     const raw = injected ? { status: injected.status ?? 500, data: injected.data, retryAfterSeconds: injected.retryAfterSeconds, error: injected.error } : replaced ? await replaced(req) : undefined;
     const answer = raw ? answerOfData(raw.status, raw.data, raw) : await transport.send(req);
-    limiter.done(ticket, answer);
+    pacer.done(ticket, answer);
     recordRequest(metrics, req, answer.status);
     return responseOf<T>(answer, attempt);
   }
@@ -135,7 +120,7 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
       {
         transport,
         // A watch waits its turn but holds none: it stays open for minutes.
-        throttle: async () => limiter.done(await turn('watch')),
+        throttle: async () => pacer.done(await turn('watch')),
         streams,
         fault() {
           const injected = options.faults?.(req, 1);
@@ -163,6 +148,7 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
       return r.ok ? { ok: true, status: r.status, data: r.data } : { ok: false, status: r.status, data: r.data, error: r.error ?? `HTTP ${r.status}` };
     },
     metrics,
+    pacing: pacer.controller,
     server: conn.server,
     close() {
       for (const s of streams) s();

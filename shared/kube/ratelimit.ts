@@ -1,4 +1,5 @@
-// Client-side rate limit: a token bucket (sustained rate per second, burst), like client-go's.
+// A token bucket (sustained rate per second, burst): the fan-out paces its messages with it. API
+// requests are paced adaptively instead (pacing.ts).
 // The clock is injectable so that the arithmetic tests without waiting.
 
 export class TokenBucket {

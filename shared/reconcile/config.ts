@@ -15,7 +15,8 @@ export interface ReconcileConfig {
   topics: Topics;
   pubsubProject: string;
   push: PushAuthSettings;
-  kube: { qps: number; burst: number; timeoutMs: number };
+  /** Ceilings of the adaptive pacing (shared/kube/pacing.ts): requests per second and in flight. */
+  kube: { qps: number; maxInflight: number; timeoutMs: number };
   /** Objects applied in parallel inside one namespace. */
   applyConcurrency: number;
   /** Set phase=ready even when a template failed permanently (default: phase failed). */
@@ -72,7 +73,7 @@ export function reconcileConfig(env: Env): ReconcileConfig {
     topics: topics(env),
     pubsubProject: readSetting(env, 'pubsubProject'),
     push: { mode, issuer: readSetting(env, 'pushIssuer'), audience, jwksUrl: readSetting(env, 'pushJwksUrl'), serviceAccountEmail: readSetting(env, 'pushServiceAccount') },
-    kube: { qps: readSetting(env, 'kubeQps'), burst: readSetting(env, 'kubeBurst'), timeoutMs: readSetting(env, 'kubeTimeoutMs') },
+    kube: { qps: readSetting(env, 'kubeQps'), maxInflight: readSetting(env, 'kubeMaxInflight'), timeoutMs: readSetting(env, 'kubeTimeoutMs') },
     applyConcurrency: readSetting(env, 'applyConcurrency'),
     readyDespiteFailures: readSetting(env, 'readyDespiteFailures'),
     statusIntervalMs: readSetting(env, 'statusIntervalMs'),

@@ -48,7 +48,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const { config, log } = opts;
   const kubeFor = opts.kubeFor ?? (async (cluster: string) => {
     const creds = await credentialsFor(cluster, config.clusters, opts.readSecret);
-    return createKubeClient(await connect(creds), { qps: config.kube.qps, burst: config.kube.burst, timeoutMs: config.kube.timeoutMs, ...opts.kubeOptions });
+    return createKubeClient(await connect(creds), { pacing: { maxPerSecond: config.kube.qps, maxInflight: config.kube.maxInflight }, timeoutMs: config.kube.timeoutMs, ...opts.kubeOptions });
   });
   const clients = clientCache(async (cluster): Promise<ClusterHandle> => {
     const kube = await kubeFor(cluster);

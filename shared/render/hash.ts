@@ -45,3 +45,52 @@ export function sha256Hex(text: string): string {
 export function contentHash(value: unknown): string {
   return sha256Hex(canonicalJson(value));
 }
+
+/** Bumped whenever rendering changes what the same template makes: every object is applied again once. */
+export const RENDER_VERSION = 1;
+
+/** `$(ANNOTATION:key|default)` tokens (not their `$$(` escapes): the annotations a template object reads. */
+const ANNOTATION_TOKENS = /(?<!\$)\$\(ANNOTATION:([^|()$]*)\|([^()$]*)\)/g;
+
+/** Every `$(ANNOTATION:key|default)` in the object's strings (keys and values), as written. */
+function annotationsRead(value: unknown, out: Array<[string, string]> = []): Array<[string, string]> {
+  if (typeof value === 'string') {
+    for (const m of value.matchAll(ANNOTATION_TOKENS)) out.push([m[1]!, m[2]!]);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) {
+      annotationsRead(k, out);
+      annotationsRead(v, out);
+    }
+  }
+  return out;
+}
+
+interface TemplateHash {
+  hash: string;
+  annotations: Array<[key: string, fallback: string]>;
+}
+
+/** Per template object (the same object across a fan-out's namespaces): its hash and the annotations it reads. */
+const templateHashes = new WeakMap<object, TemplateHash>();
+
+function templateHash(raw: object): TemplateHash {
+  let known = templateHashes.get(raw);
+  if (!known) {
+    const json = canonicalJson(raw);
+    known = { hash: sha256Hex(json), annotations: json.includes('$(ANNOTATION:') ? annotationsRead(raw) : [] };
+    templateHashes.set(raw, known);
+  }
+  return known;
+}
+
+/**
+ * The hash of what one template object renders to, without rendering it again: the template
+ * object's own hash (computed once, before tokens are substituted) and everything else rendering
+ * reads (the context's values, the annotations the object names, RENDER_VERSION). Equal inputs
+ * render equal objects, so an unchanged hash means an unchanged object.
+ */
+export function renderHash(raw: object, context: Readonly<Record<string, string>>, annotation: (key: string, fallback: string) => string): string {
+  const t = templateHash(raw);
+  const read = t.annotations.map(([key, fallback]) => annotation(key, fallback));
+  return sha256Hex(`${RENDER_VERSION}\n${t.hash}\n${canonicalJson(context)}\n${canonicalJson(read)}`);
+}

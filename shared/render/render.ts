@@ -12,12 +12,12 @@ import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { applySetId, applySetParent } from './applyset.ts';
 import { emptyTokenProblems } from './empty-tokens.ts';
-import { contentHash } from './hash.ts';
+import { renderHash } from './hash.ts';
 import { cloneJson } from './json.ts';
 import { formatGroupKind, groupOf, objectKey } from './kinds.ts';
 import { byTemplateName, templateName } from './match.ts';
 import { childPath } from './path.ts';
-import { substituteTokens, tokenValues, type TokenValues } from './tokens.ts';
+import { annotationValue, substituteTokens, tokenValues, type TokenValues } from './tokens.ts';
 import type { GroupKind, NamespaceTemplate, RenderContext, RenderedObject, RenderProblem, RenderResult, ValidationProblem } from './types.ts';
 import { renderedObjectProblems, templateProblems } from './validate.ts';
 
@@ -48,12 +48,18 @@ function placeInNamespace(object: KubeObject, target: Target): KubeObject {
   return { ...object, metadata: { name, namespace: target.namespace, labels: { ...labels, ...ours }, ...rest } };
 }
 
+/** What rendering reads besides the template object and the annotations it names. */
+function hashContext(target: Target): Record<string, string> {
+  const { CREATOR, NAMESPACE, ORGANIZATION } = target.values;
+  return { template: target.template, namespace: target.namespace, applySetId: target.applySetId, CREATOR, NAMESPACE, ORGANIZATION };
+}
+
 function renderObject(raw: KubeObject, path: string, target: Target): { object: RenderedObject; problems: ValidationProblem[] } {
   const substituted = cloneJson(raw, (s) => substituteTokens(s, target.values)) as KubeObject;
   const placed = placeInNamespace(substituted, target);
   const problems = [...namespaceProblems(raw, substituted, target.namespace, path), ...renderedObjectProblems(raw, placed, path, false), ...emptyTokenProblems(raw, target.values, path)];
   const key = objectKey(groupKindOf(placed), target.namespace, placed.metadata.name ?? '');
-  const hash = problems.length === 0 ? contentHash(placed) : '';
+  const hash = problems.length === 0 ? renderHash(raw, hashContext(target), (key, fallback) => annotationValue(target.values.annotations, key, fallback)) : '';
   return { object: { template: target.template, key, hash, object: placed }, problems };
 }
 

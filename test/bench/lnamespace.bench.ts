@@ -65,7 +65,7 @@ async function readsAlone(kube: KubeClient, names: string[]): Promise<void> {
 
 async function main(): Promise<void> {
   const sim = await startKubeSimProcess();
-  const kube = createKubeClient(await connect({ kubeconfigPath: sim.kubeconfigPath, context: sim.adminContext }), { qps: 1e6, burst: 1e6 });
+  const kube = createKubeClient(await connect({ kubeconfigPath: sim.kubeconfigPath, context: sim.adminContext }), { pacing: { maxPerSecond: 1e6 } });
   try {
     const crd = parse(readFileSync(join(import.meta.dirname, '..', '..', 'infra', 'crds', 'lnamespaces.yaml'), 'utf8')) as KubeObject;
     await kube.call({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });

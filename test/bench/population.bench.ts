@@ -1,18 +1,23 @@
-// `npm run bench population`: population at scale against kube-sim, or against the real cluster
+// `npm run bench -- population`: population at scale against kube-sim, or against the real cluster
 // FURNISH_TEST_KUBECONFIG names (its current context; FURNISH_TEST_AUDIT_LOG, the API server's
-// audit log, then counts every write Furnish made as the server saw it), in one run.
-//   setup     N namespaces (default 10,000) furnished by a template of 5 objects
-//   latency   `create namespace` → phase=ready, p50/p99 over 200 namespaces
-//   fan-out   one object of the template changed: wall time, API writes (by resource; the
-//             object writes must equal the objects that really changed), messages published,
-//             peak memory of the relay and of the reconciler
-//   resync    the same figures for a no-op full resync (baseline: zero writes)
+// audit log, then counts every write Furnish made as the server saw it), in one run, with the
+// settings a user gets by default (the reconciler's client paces itself by the server's answers).
+// Each row of issue 15's table is printed beside a baseline measured in the same run:
+//   burst     N namespaces (default 1,000) created at concurrency 16, create → `ready`; baseline:
+//             the creates' own time (ratio: all ready / all created)
+//   latency   100 namespaces created at 5/s, create → `ready` p50/p99; baseline: the create call's
+//             own p50/p99
+//   fan-out   the template's ResourceQuota `pods` 50 → 60 reaching every namespace; baseline: the
+//             same server-side applies sent directly at concurrency 16 (a quota of the bench's own)
+//   resync    a no-op full resync; baseline: zero writes
+// plus API calls per namespace and the RSS of the relay and of the reconciler (`BENCH_NAMESPACES`
+// 100, 1,000, 10,000 gives the memory curve).
 // Three processes besides this one, so each memory figure is its own: kube-sim, the relay (its
 // in-process bus pushes to the reconciler over HTTP, in the Pub/Sub push format) and the
 // reconcilers (Functions Framework; the template fan-out publishes to its own in-process bus).
 // The template spells quantities the way people do (`1000m`, `1024Mi`, `0.5`), which the real
 // server stores differently: the resync must still write nothing.
-// BENCH_NAMESPACES, BENCH_LATENCY_NAMESPACES and FURNISH_KUBE_QPS tune it.
+// BENCH_NAMESPACES, BENCH_LATENCY_NAMESPACES, BENCH_LATENCY_RATE and BENCH_CONCURRENCY tune it.
 import { fork, type ChildProcess } from 'node:child_process';
 import { KEY } from '../../shared/keys.ts';
 import { connect, createKubeClient, type KubeClient, type KubeMetrics } from '../../shared/kube/client.ts';
@@ -28,11 +33,12 @@ const EXTERNAL = process.env.FURNISH_TEST_KUBECONFIG;
 const RUN = EXTERNAL ? Date.now().toString(36).slice(-5) : 'yes';
 
 const role = process.argv[2];
-const N = Number(process.env.BENCH_NAMESPACES ?? 10_000);
-const LATENCY_N = Number(process.env.BENCH_LATENCY_NAMESPACES ?? 200);
-const QPS = process.env.FURNISH_KUBE_QPS ?? '5000';
+const N = Number(process.env.BENCH_NAMESPACES ?? 1_000);
+const LATENCY_N = Number(process.env.BENCH_LATENCY_NAMESPACES ?? 100);
 /** Namespaces created per second in the latency phase (open loop, like users would). */
-const LATENCY_RATE = Number(process.env.BENCH_LATENCY_RATE ?? 10);
+const LATENCY_RATE = Number(process.env.BENCH_LATENCY_RATE ?? 5);
+/** Concurrency of the namespace burst and of the direct server-side applies. */
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 
 interface Sample {
   maxRssMb: number;
@@ -41,6 +47,9 @@ interface Sample {
   /** heapUsed right after a full GC: what the process really holds. */
   retainedHeapMb: number;
   rssMb: number;
+  /** Outside the JS heap: C++ objects bound to JS (`external`, Buffers included) and ArrayBuffers alone. */
+  externalMb: number;
+  arrayBuffersMb: number;
 }
 
 const mb = (bytes: number) => Math.round(bytes / 1048576);
@@ -60,7 +69,7 @@ function memorySampler(): { reset(): void; read(): Sample } {
       const sampledPeak = Math.max(peak, process.memoryUsage().heapUsed);
       gc?.();
       const m = process.memoryUsage();
-      return { maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024), peakHeapMb: mb(sampledPeak), retainedHeapMb: mb(m.heapUsed), rssMb: mb(m.rss) };
+      return { maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024), peakHeapMb: mb(sampledPeak), retainedHeapMb: mb(m.heapUsed), rssMb: mb(m.rss), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers) };
     },
   };
 }
@@ -77,17 +86,23 @@ async function reconcilerRole(): Promise<void> {
   const { serveReconcilers, memoryBusToPush } = await import('../../scripts/start.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
   const { reconcileConfig } = await import('../../shared/reconcile/config.ts');
-  const { silentLogger } = await import('../../shared/log.ts');
+  const { silentLogger, jsonLogger } = await import('../../shared/log.ts');
+  // BENCH_LOG=1: warnings and errors of this process on stderr (why a phase waits).
+  const log = process.env.BENCH_LOG ? jsonLogger(role!, (l) => process.stderr.write(l), 'WARNING') : silentLogger;
   const mem = memorySampler();
-  const config = reconcileConfig({ ...process.env, FURNISH_PUSH_AUTH: 'off', FURNISH_KUBE_QPS: QPS, FURNISH_KUBE_BURST: QPS, FURNISH_FANOUT_RATE: '20000' });
+  // Default settings: only what the local stack needs (no push authentication).
+  const config = reconcileConfig({ ...process.env, FURNISH_PUSH_AUTH: 'off' });
   const bus = createMemoryBus();
-  const served = await serveReconcilers({ credentials: { kubeconfigPath: process.env.KUBECONFIG }, config, bus, port: 0, log: silentLogger });
+  const served = await serveReconcilers({ credentials: { kubeconfigPath: process.env.KUBECONFIG }, config, bus, port: 0, log });
   await memoryBusToPush(bus, config, served.url);
   const kube = async () => (await served.runtime.cluster(config.cluster)).kube;
   serveIpc(async ({ cmd }) => {
     if (cmd === 'url') return served.url;
     if (cmd === 'idle') return (await Promise.race([bus.idle().then(() => true), new Promise((r) => setTimeout(() => r(false), 20))])) as boolean;
-    if (cmd === 'stats') return { metrics: structuredClone((await kube()).metrics), bus: { ...bus.stats }, memory: mem.read() };
+    if (cmd === 'stats') {
+      const k = await kube();
+      return { metrics: structuredClone(k.metrics), pacing: { limit: k.pacing.limit, rate: k.pacing.rate, ...k.pacing.counters }, bus: { ...bus.stats }, memory: mem.read() };
+    }
     if (cmd === 'reset-memory') return mem.reset();
     throw new Error(`unknown command ${cmd}`);
   });
@@ -98,12 +113,14 @@ async function relayRole(): Promise<void> {
   const { memoryBusToPush } = await import('../../scripts/start.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
   const { reconcileConfig, relayConfig } = await import('../../shared/reconcile/config.ts');
-  const { silentLogger } = await import('../../shared/log.ts');
+  const { silentLogger, jsonLogger } = await import('../../shared/log.ts');
+  // BENCH_LOG=1: warnings and errors of this process on stderr (why a phase waits).
+  const log = process.env.BENCH_LOG ? jsonLogger(role!, (l) => process.stderr.write(l), 'WARNING') : silentLogger;
   const { startRelay } = await import('../../functions/watch-relay/index.ts');
   const mem = memorySampler();
   const bus = createMemoryBus();
   await memoryBusToPush(bus, reconcileConfig({ FURNISH_PUSH_AUTH: 'off' }), process.env.RECONCILER_URL!);
-  const running = await startRelay({ config: { ...relayConfig(process.env), port: 0, resyncSeconds: 0, bus: 'memory' }, bus, kube: createKubeClient(await connect({ kubeconfigPath: process.env.KUBECONFIG })), log: silentLogger });
+  const running = await startRelay({ config: { ...relayConfig(process.env), port: 0, resyncSeconds: 0, bus: 'memory' }, bus, kube: createKubeClient(await connect({ kubeconfigPath: process.env.KUBECONFIG })), log });
   serveIpc(async ({ cmd }) => {
     if (cmd === 'idle') return (await Promise.race([bus.idle().then(() => true), new Promise((r) => setTimeout(() => r(false), 20))])) as boolean;
     if (cmd === 'resync') return running.relay.resync();
@@ -146,18 +163,20 @@ async function spawnRole(name: string, env: Record<string, string>, execArgv: st
   };
 }
 
-const TEMPLATE = (version: string): NamespaceTemplate => ({
+const QUOTA = (pods: string) => ({ apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods, 'requests.cpu': '1000m', 'requests.memory': '1024Mi', 'limits.cpu': '0.5' } } });
+
+const TEMPLATE = (pods: string): NamespaceTemplate => ({
   apiVersion: 'furnish.dev/v1alpha1',
   kind: 'NamespaceTemplate',
   metadata: { name: 'bench' },
   spec: {
     namespaces: { labelSelector: { matchLabels: { bench: RUN } } },
     templates: [
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' }, data: { owner: '$(CREATOR)', version } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' }, data: { owner: '$(CREATOR)' } },
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'contacts' }, data: { team: '$(NAMESPACE)' } },
       { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'default-deny' }, spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] } },
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'namespace-admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: '$(CREATOR)' }], roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' } },
-      { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'default-quota' }, spec: { hard: { pods: '50', 'requests.cpu': '1000m', 'requests.memory': '1024Mi', 'limits.cpu': '0.5' } } },
+      { ...QUOTA(pods), metadata: { name: 'default-quota' } },
     ],
   },
 });
@@ -248,96 +267,162 @@ async function measured(label: string, relay: Child, reconciler: Child, run: () 
   return result;
 }
 
+/** When each watched namespace was first seen `ready` (performance.now()). */
+function readyWatch(kube: KubeClient, labelSelector: string): { ready: Map<string, number>; stop(): void } {
+  const ready = new Map<string, number>();
+  const handle = kube.watch({ method: 'GET', path: '/api/v1/namespaces', query: { watch: 1, labelSelector, allowWatchBookmarks: true } }, (ev) => {
+    const e = ev as { object?: KubeObject };
+    const name = e.object?.metadata?.name;
+    if (name && !ready.has(name) && e.object!.metadata.labels?.[KEY.phase] === 'ready') ready.set(name, performance.now());
+  });
+  return { ready, stop: () => handle.stop() };
+}
+
+async function until(pred: () => boolean, timeoutMs: number): Promise<boolean> {
+  for (const end = performance.now() + timeoutMs; performance.now() < end; ) {
+    if (pred()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return pred();
+}
+
+const ratio = (furnish: number, baseline: number) => `${(furnish / baseline).toFixed(2)}x`;
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+/** Creates `names` (at `concurrency`, or open loop at `perSecond`); each create's send time and own duration. */
+async function createAll(kube: KubeClient, names: string[], labels: Record<string, string>, pace: { concurrency: number } | { perSecond: number }): Promise<{ sentAt: Map<string, number>; callMs: number[]; doneAt: number }> {
+  const sentAt = new Map<string, number>();
+  const callMs: number[] = [];
+  const one = async (n: string) => {
+    const t = performance.now();
+    sentAt.set(n, t);
+    await createNamespace(kube, n, labels);
+    callMs.push(performance.now() - t);
+  };
+  if ('concurrency' in pace) await mapLimit(names, pace.concurrency, one);
+  else {
+    const all: Promise<void>[] = [];
+    for (const n of names) {
+      all.push(one(n));
+      await new Promise((r) => setTimeout(r, 1000 / pace.perSecond));
+    }
+    await Promise.all(all);
+  }
+  return { sentAt, callMs: callMs.sort((a, b) => a - b), doneAt: performance.now() };
+}
+
+/** create → ready of each name, sorted. */
+function readyLatencies(sentAt: Map<string, number>, ready: Map<string, number>): number[] {
+  return [...sentAt].map(([n, t]) => (ready.get(n) ?? Number.NaN) - t).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+}
+
+/** The baseline of the fan-out: the same server-side apply of a quota, sent directly at `CONCURRENCY`. */
+async function directApply(kube: KubeClient, namespaces: string[], pods: string): Promise<number> {
+  const t0 = performance.now();
+  await mapLimit(namespaces, CONCURRENCY, async (ns) => {
+    const r = await kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${ns}/resourcequotas/bench-direct`, query: { fieldManager: 'bench-direct', force: true }, contentType: 'application/apply-patch+yaml', body: { ...QUOTA(pods), metadata: { name: 'bench-direct', namespace: ns } } });
+    if (!r.ok) throw new Error(`direct apply in ${ns}: ${r.status} ${r.error}`);
+  });
+  return performance.now() - t0;
+}
+
+const memoryLine = (s: Sample) => `RSS ${s.rssMb} MB (max ${s.maxRssMb} MB), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB)`;
+
 async function main(): Promise<void> {
-  console.log(`population bench: ${N} namespaces × 5 objects, latency over ${LATENCY_N}, reconciler client ${QPS} qps, relay heap capped at 128 MB, against ${EXTERNAL ? `the real cluster ${EXTERNAL}` : 'kube-sim'}`);
+  console.log(`population bench: ${N} namespaces × 5 objects, default settings, burst and direct applies at concurrency ${CONCURRENCY}, latency over ${LATENCY_N} at ${LATENCY_RATE}/s, relay heap capped at 128 MB, against ${EXTERNAL ? `the real cluster ${EXTERNAL}` : 'kube-sim'}`);
   const sim = EXTERNAL ? { kubeconfigPath: EXTERNAL, adminContext: undefined, stop: async () => {} } : await startKubeSimProcess();
   const audit = EXTERNAL && process.env.FURNISH_TEST_AUDIT_LOG ? auditLog(process.env.FURNISH_TEST_AUDIT_LOG) : undefined;
-  const admin = createKubeClient(await connect({ kubeconfigPath: sim.kubeconfigPath, context: sim.adminContext }), { qps: 1e6, burst: 1e6, userAgent: 'furnish-bench' });
+  // The bench's own client (creates, direct applies) is not paced: it is the baseline.
+  const admin = createKubeClient(await connect({ kubeconfigPath: sim.kubeconfigPath, context: sim.adminContext }), { pacing: { maxPerSecond: 1e6, maxInflight: 1e6, initialInflight: 1e6 }, userAgent: 'furnish-bench' });
   const children: Child[] = [];
   const ourNamespaces: string[] = [];
+  let watch: { stop(): void } | undefined;
   try {
-    const crdReady = await admin.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
-    if (!crdReady.ok) {
-      const { readFileSync } = await import('node:fs');
-      const { parse } = await import('yaml');
-      const crd = parse(readFileSync(new URL('../../infra/crds/namespacetemplates.yaml', import.meta.url), 'utf8')) as KubeObject;
-      await admin.call({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
+    // Furnish's CRDs, as an install puts them (without Organization the organization reconciler
+    // fails every namespace message and the bus retries them for minutes).
+    const { readFileSync } = await import('node:fs');
+    const { parse } = await import('yaml');
+    for (const file of ['namespacetemplates', 'organizations', 'lnamespaces']) {
+      const crd = parse(readFileSync(new URL(`../../infra/crds/${file}.yaml`, import.meta.url), 'utf8')) as KubeObject;
+      const r = await admin.call({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
+      if (!r.ok && r.status !== 409) throw new Error(`install CRD ${file}: ${r.status} ${r.error}`);
     }
-    await applyTemplate(admin, TEMPLATE('1'));
-    // kube-sim serves every page of a list by scanning the whole kind, so big pages are cheaper there.
-    const env = { KUBECONFIG: sim.kubeconfigPath, FURNISH_KUBE_QPS: QPS, FURNISH_LIST_PAGE_SIZE: process.env.FURNISH_LIST_PAGE_SIZE ?? '5000' };
+    for (let i = 0; i < 100 && !(await admin.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1/organizations' })).ok; i++) await new Promise((r) => setTimeout(r, 100));
+    await applyTemplate(admin, TEMPLATE('50'));
+    const env = { KUBECONFIG: sim.kubeconfigPath };
     const reconciler = await spawnRole('reconciler', env);
     children.push(reconciler);
-    // The relay lists with the default page size and runs under a 128 MB heap cap: names and versions only.
-    const relay = await spawnRole('relay', { ...env, FURNISH_LIST_PAGE_SIZE: '500', RECONCILER_URL: await reconciler.ask<string>('url') }, ['--max-old-space-size=128']);
+    // The relay runs under a 128 MB heap cap: it keeps names and versions only.
+    const relay = await spawnRole('relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') }, ['--max-old-space-size=128']);
     children.push(relay);
+    const idleMemory = { relay: (await relay.ask<{ memory: Sample }>('stats')).memory, reconciler: (await reconciler.ask<{ memory: Sample }>('stats')).memory };
 
-    // setup, with the relay's memory measured at a tenth of the namespaces and at all of them
-    const t0 = performance.now();
+    // row: a burst of N creates at CONCURRENCY, create → ready
     const prefix = EXTERNAL ? `bench-${RUN}` : 'bench';
     const names = Array.from({ length: N }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
     const latencyNames = Array.from({ length: LATENCY_N }, (_, i) => (EXTERNAL ? `lat-${RUN}-${i}` : `lat-${i}`));
     ourNamespaces.push(...names, ...latencyNames);
-    const tenth = Math.ceil(N / 10);
-    await mapLimit(names.slice(0, tenth), 64, (n) => createNamespace(admin, n, {}));
-    await waitIdle(relay, reconciler);
-    const relayAtTenth = (await relay.ask<{ memory: Sample; sizes: { Namespace: number } }>('stats'));
-    await mapLimit(names.slice(tenth), 64, (n) => createNamespace(admin, n, {}));
-    await waitIdle(relay, reconciler);
-    const relayAtAll = (await relay.ask<{ memory: Sample; sizes: { Namespace: number } }>('stats'));
-    const ready = await countWhere(admin, '/api/v1/namespaces', `bench=${RUN}`, (o) => o.metadata.labels?.[KEY.phase] === 'ready');
-    console.log(`\n--- setup: ${N} namespaces created and furnished in ${((performance.now() - t0) / 1000).toFixed(1)} s (${ready} ready)`);
-    console.log(`relay retained heap after GC: ${relayAtTenth.memory.retainedHeapMb} MB knowing ${relayAtTenth.sizes.Namespace} namespaces, ${relayAtAll.memory.retainedHeapMb} MB knowing ${relayAtAll.sizes.Namespace} (RSS ${relayAtTenth.memory.rssMb} → ${relayAtAll.memory.rssMb} MB)`);
-
-    // latency
-    const created = new Map<string, number>();
-    const latencies: number[] = [];
-    const watch = admin.watch({ method: 'GET', path: '/api/v1/namespaces', query: { watch: 1, labelSelector: 'bench-latency=yes', allowWatchBookmarks: true } }, (ev) => {
-      const e = ev as { type: string; object: KubeObject };
-      const name = e.object?.metadata?.name ?? '';
-      const t = created.get(name);
-      if (t !== undefined && e.object.metadata.labels?.[KEY.phase] === 'ready') {
-        latencies.push(performance.now() - t);
-        created.delete(name);
-      }
-    });
+    const w = readyWatch(admin, `bench=${RUN}`);
+    watch = w;
     await new Promise((r) => setTimeout(r, 200));
-    const creations: Promise<void>[] = [];
-    for (let i = 0; i < LATENCY_N; i++) {
-      const n = latencyNames[i]!;
-      created.set(n, performance.now());
-      creations.push(createNamespace(admin, n, { 'bench-latency': 'yes' }));
-      await new Promise((r) => setTimeout(r, 1000 / LATENCY_RATE));
-    }
-    await Promise.all(creations);
-    for (let i = 0; i < 600 && latencies.length < LATENCY_N; i++) await new Promise((r) => setTimeout(r, 100));
+    const beforeBurst = await reconciler.ask<Snapshot['reconciler']>('stats');
+    const t0 = performance.now();
+    const burst = await createAll(admin, names, {}, { concurrency: CONCURRENCY });
+    const allReady = await until(() => names.every((n) => w.ready.has(n)), 600_000);
+    await waitIdle(relay, reconciler);
+    const afterBurst = await reconciler.ask<Snapshot['reconciler']>('stats');
+    const burstLat = readyLatencies(burst.sentAt, w.ready);
+    const lastReady = Math.max(...names.map((n) => w.ready.get(n) ?? Number.NaN));
+    const createsMs = burst.doneAt - t0;
+    console.log(`\n--- burst: ${N} namespaces created at concurrency ${CONCURRENCY}, create → ready${allReady ? '' : ` (only ${burstLat.length} ready within 10 min)`}`);
+    console.log(`ROW burst: all ${N} ready ${seconds(lastReady - t0)} after the first create; the creates themselves ${seconds(createsMs)}; ratio ${ratio(lastReady - t0, createsMs)} (target ≤ 2.00x)`);
+    console.log(`    create → ready p50 ${percentile(burstLat, 50).toFixed(0)} ms, p99 ${percentile(burstLat, 99).toFixed(0)} ms; reconciler calls per namespace ${((afterBurst.metrics.requests - beforeBurst.metrics.requests) / N).toFixed(2)} ${JSON.stringify(afterBurst.metrics.byVerb)}`);
+    const setupMemory = { relay: (await relay.ask<{ memory: Sample }>('stats')).memory, reconciler: afterBurst.memory };
+
+    // row: LATENCY_N namespaces at LATENCY_RATE/s, create → ready
+    const lat = await createAll(admin, latencyNames, { 'bench-latency': 'yes' }, { perSecond: LATENCY_RATE });
+    await until(() => latencyNames.every((n) => w.ready.has(n)), 60_000);
+    const latencies = readyLatencies(lat.sentAt, w.ready);
+    console.log(`\n--- ${LATENCY_N} namespaces created at ${LATENCY_RATE}/s, create → ready (${latencies.length} ready)`);
+    console.log(`ROW latency p50: ${percentile(latencies, 50).toFixed(0)} ms create → ready; the create call itself ${percentile(lat.callMs, 50).toFixed(0)} ms; ratio ${ratio(percentile(latencies, 50), percentile(lat.callMs, 50))}`);
+    console.log(`ROW latency p99: ${percentile(latencies, 99).toFixed(0)} ms create → ready; the create call itself ${percentile(lat.callMs, 99).toFixed(0)} ms; ratio ${ratio(percentile(latencies, 99), percentile(lat.callMs, 99))}`);
     watch.stop();
-    latencies.sort((a, b) => a - b);
-    console.log(`\n--- create namespace → phase=ready over ${latencies.length} namespaces created at ${LATENCY_RATE}/s: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies[latencies.length - 1]?.toFixed(0)} ms`);
+    watch = undefined;
     await waitIdle(relay, reconciler);
 
-    // fan-out of a template change
-    const total = N + LATENCY_N;
-    const fan = await measured(`template change fanned out to ${total} namespaces (1 of 5 objects changed)`, relay, reconciler, async () => {
-      await applyTemplate(admin, TEMPLATE('2'));
+    // row: fan-out of a template change; baseline first (its quota is its own, Furnish never sees it)
+    const all = [...names, ...latencyNames];
+    const total = all.length;
+    await directApply(admin, all, '50');
+    const directMs = await directApply(admin, all, '60');
+    const before = await reconciler.ask<Snapshot['reconciler']>('stats');
+    const fan = await measured(`template change (ResourceQuota pods 50 → 60) fanned out to ${total} namespaces`, relay, reconciler, async () => {
+      await applyTemplate(admin, TEMPLATE('60'));
       for (let i = 0; i < 6000; i++) {
         await new Promise((r) => setTimeout(r, 100));
         if ((await relay.ask<boolean>('idle')) && (await reconciler.ask<boolean>('idle')) && (await reconciler.ask<Snapshot['reconciler']>('stats')).bus.published >= total) break;
       }
     }, audit);
-    const ours = new Set([...names, ...latencyNames]);
-    const updated = await countWhere(admin, '/api/v1/configmaps', `${KEY.template}=bench`, (o) => o.metadata.name === 'settings' && ours.has(o.metadata.namespace ?? '') && (o.data as Record<string, string>)?.version === '2');
-    const objectWrites = (source: Record<string, number>) => source.configmaps ?? 0;
-    console.log(`objects really changed: ${updated} (configmap "settings" at version 2) = baseline`);
-    console.log(`object writes        ${objectWrites(fan.writes)} (client) ${(objectWrites(fan.writes) / updated).toFixed(2)}x baseline${fan.audited ? `; ${objectWrites(fan.audited)} (audit log) ${(objectWrites(fan.audited) / updated).toFixed(2)}x baseline` : ''}`);
-    console.log(`writes per namespace ${(fan.totalWrites / total).toFixed(2)} (client, all resources)${fan.audited ? `; ${(sum(fan.audited) / total).toFixed(2)} (audit log, all resources)` : ''}`);
+    const after = await reconciler.ask<Snapshot['reconciler'] & { pacing: Record<string, number> }>('stats');
+    const ours = new Set(all);
+    const updated = await countWhere(admin, '/api/v1/resourcequotas', `${KEY.template}=bench`, (o) => o.metadata.name === 'default-quota' && ours.has(o.metadata.namespace ?? '') && (o.spec as { hard: Record<string, string> })?.hard?.pods === '60');
+    console.log(`ROW fan-out: ${seconds(fan.wallMs)} to reach ${updated}/${total} namespaces; direct server-side apply of the same ${total} quotas at concurrency ${CONCURRENCY} ${seconds(directMs)}; ratio ${ratio(fan.wallMs, directMs)} (target ≤ 2.00x)`);
+    console.log(`    reconciler calls per namespace ${((after.metrics.requests - before.metrics.requests) / total).toFixed(2)} (${after.metrics.requests - before.metrics.requests} calls: ${JSON.stringify(Object.fromEntries(Object.entries(after.metrics.byVerb).map(([k, v]) => [k, v - (before.metrics.byVerb[k] ?? 0)])))}); quota writes ${fan.writes.resourcequotas ?? 0} (${(fan.writes.resourcequotas ?? 0) / updated}x the quotas that changed)`);
+    console.log(`    pacing: in-flight limit ${after.pacing.limit!.toFixed(1)}, rate ${after.pacing.rate!.toFixed(0)}/s, 429s ${after.pacing.throttled}, cuts ${after.pacing.cuts} (on queueing ${after.pacing.queueing}), ${after.metrics.byStatus['429'] ?? 0} answers 429 in all`);
+    console.log(`    writes per namespace ${(fan.totalWrites / total).toFixed(2)} (client, all resources)${fan.audited ? `; ${(sum(fan.audited) / total).toFixed(2)} (audit log, all resources)` : ''}`);
 
-    // no-op resync: the baseline
+    // no-op resync: the baseline is zero writes
     const resync = await measured('no-op full resync (nothing changed)', relay, reconciler, async () => {
       await relay.ask('resync');
     }, audit);
     console.log(`no-op resync writes  ${resync.totalWrites} (client)${resync.audited ? `, ${sum(resync.audited)} (audit log)` : ''}; baseline 0`);
+
+    console.log(`\n--- memory with ${total} namespaces (baseline: the same process idle, before any namespace)`);
+    console.log(`ROW memory relay: ${memoryLine(setupMemory.relay)} after the burst; idle ${idleMemory.relay.rssMb} MB; ratio ${ratio(setupMemory.relay.rssMb, idleMemory.relay.rssMb)}`);
+    console.log(`ROW memory reconciler: ${memoryLine(setupMemory.reconciler)} after the burst; idle ${idleMemory.reconciler.rssMb} MB; ratio ${ratio(setupMemory.reconciler.rssMb, idleMemory.reconciler.rssMb)}`);
+    console.log(`    after the fan-out: relay ${memoryLine(fan.memory.relay)}; reconciler ${memoryLine(fan.memory.reconciler)}`);
   } finally {
+    watch?.stop();
     for (const c of children) c.proc.kill('SIGTERM');
     if (EXTERNAL) {
       // Leave the real cluster as it was: this run's template and namespaces go (in the background, server-side).

@@ -14,7 +14,7 @@ import type { Fault, TestCluster } from '../support/cluster.ts';
 
 /** The tests' own client: User-Agent furnish-test, so that an audit log tells its writes from Furnish's. */
 export async function clientFor(kubeconfigPath: string, context?: string): Promise<KubeClient> {
-  return createKubeClient(await connect({ kubeconfigPath, context }), { qps: 1e6, burst: 1e6, userAgent: 'furnish-test' });
+  return createKubeClient(await connect({ kubeconfigPath, context }), { pacing: { maxPerSecond: 1e6 }, userAgent: 'furnish-test' });
 }
 
 /** Furnish's requests in an audit log: its clients' User-Agent, not the tests'. */

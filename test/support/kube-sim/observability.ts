@@ -52,6 +52,11 @@ export interface Fault {
   retryAfterSeconds?: number;
   /** For watches: end the stream this long after it starts. */
   closeWatchAfterMs?: number;
+  /**
+   * Like API Priority and Fairness with its seats taken: a request arriving while this many
+   * others (watches excluded) are in flight gets 429 with Retry-After (`retryAfterSeconds`, default 1).
+   */
+  maxInflight?: number;
 }
 
 interface ActiveFault {

@@ -147,6 +147,8 @@ function forbiddenMessage(user: Authenticated, info: RequestInfo): string {
 export class ApiServer {
   private readonly parts: ServerParts;
   private host = '127.0.0.1';
+  /** Requests being served (watches only while they open): what `maxInflight` faults compare with. */
+  private inflight = 0;
 
   constructor(parts: ServerParts) {
     this.parts = parts;
@@ -194,8 +196,10 @@ export class ApiServer {
       ...(request.namespace ? { namespace: request.namespace } : {}), ...(request.name ? { name: request.name } : {}),
     };
     this.parts.log.add(entry);
+    this.inflight += 1;
     try {
       const faults = this.parts.faults.take({ verb: request.verb, resource, ...(request.namespace ? { namespace: request.namespace } : {}) });
+      if (request.verb !== 'watch') rejectOverSeats(faults, this.inflight - 1);
       await injectFaults(faults);
       this.authorize(request);
       if (request.verb === 'watch') {
@@ -209,6 +213,8 @@ export class ApiServer {
       send(res, reply.status, reply.body, {}, reply.warnings);
     } catch (error) {
       entry.status = sendError(res, error);
+    } finally {
+      this.inflight -= 1;
     }
   }
 
@@ -264,6 +270,12 @@ export class ApiServer {
     })();
     send(res, 200, body);
   }
+}
+
+/** APF's answer when every seat is taken: 429 at once, before any work. */
+function rejectOverSeats(faults: Fault[], others: number): void {
+  const full = faults.find((f) => f.maxInflight !== undefined && others >= f.maxInflight);
+  if (full) throw fromCode(429, 'Too many requests, please try again later.', full.retryAfterSeconds ?? 1);
 }
 
 async function injectFaults(faults: Fault[]): Promise<void> {

@@ -132,6 +132,6 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
         return { status: 405, data: status(405, 'MethodNotAllowed') };
     }
   };
-  api.client = createKubeClient({ server: 'https://memory.invalid', agent: undefined as never, headers: async () => ({}) }, { transport, faults, sleep: async () => {}, qps: 1e9, burst: 1e9 });
+  api.client = createKubeClient({ server: 'https://memory.invalid', agent: undefined as never, headers: async () => ({}) }, { transport, faults, sleep: async () => {}, pacing: { maxPerSecond: 1e9, maxInflight: 1e9 } });
   return api;
 }

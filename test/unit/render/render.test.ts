@@ -5,10 +5,11 @@ import { parse, stringify } from 'yaml';
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { applySetId, applySetParent } from '../../../shared/render/applyset.ts';
-import { canonicalJson, contentHash } from '../../../shared/render/hash.ts';
+import { canonicalJson, contentHash, RENDER_VERSION } from '../../../shared/render/hash.ts';
 import { cloneJson } from '../../../shared/render/json.ts';
 import { substituteTokens, tokenValues } from '../../../shared/render/tokens.ts';
 import { renderNamespace } from '../../../shared/render/render.ts';
+import type { RenderContext } from '../../../shared/render/types.ts';
 import { configMap, ctx, template } from './helpers.ts';
 
 const only = (objects: KubeObject[]) => renderNamespace([template('t', { objects })], ctx);
@@ -158,10 +159,37 @@ describe('renderNamespace: order and overrides', () => {
 });
 
 describe('content hash', () => {
-  it('is the sha256 of the canonical JSON of the rendered object', () => {
-    const { object, hash } = only([configMap('c', { b: '1', a: '2' })]).objects[0]!;
-    expect(hash).toBe(createHash('sha256').update(canonicalJson(object)).digest('hex'));
+  it('hashes the template object before tokens, with the context it renders in: the version, the template object, the values, the annotations it reads', () => {
+    const raw = configMap('c', { b: '1', a: '$(CREATOR)' });
+    const { hash } = only([raw]).objects[0]!;
+    const context = { template: 't', namespace: ctx.namespace, applySetId: applySetId(ctx.namespace), CREATOR: ctx.creator, NAMESPACE: ctx.namespace, ORGANIZATION: ctx.organization };
+    expect(hash).toBe(createHash('sha256').update(`${RENDER_VERSION}\n${contentHash(raw)}\n${canonicalJson(context)}\n[]`).digest('hex'));
     expect(hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('changes with every input rendering reads, and only with those', () => {
+    const objects = [configMap('c', { owner: '$(CREATOR)', cost: '$(ANNOTATION:example.com/cost|none)' })];
+    const hashOf = (c: RenderContext) => renderNamespace([template('t', { objects })], c).objects[0]!.hash;
+    const base = hashOf({ ...ctx, annotations: { 'example.com/cost': 'cc-1' } });
+    expect(hashOf({ ...ctx, annotations: { 'example.com/cost': 'cc-1', unrelated: 'x' } })).toBe(base);
+    expect(hashOf({ ...ctx, annotations: { 'example.com/cost': 'cc-2' } })).not.toBe(base);
+    expect(hashOf({ ...ctx, annotations: {} })).not.toBe(base);
+    expect(hashOf({ ...ctx, creator: 'someone-else', annotations: { 'example.com/cost': 'cc-1' } })).not.toBe(base);
+    expect(hashOf({ ...ctx, namespace: 'team-b', annotations: { 'example.com/cost': 'cc-1' } })).not.toBe(base);
+    expect(renderNamespace([template('u', { objects })], { ...ctx, annotations: { 'example.com/cost': 'cc-1' } }).objects[0]!.hash).not.toBe(base);
+  });
+
+  it('equal hashes mean equal rendered objects (property)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('a', '$(CREATOR)', '$(NAMESPACE)', 'x-$(ORGANIZATION)'), fc.constantFrom('alice', 'bob'), fc.constantFrom('team-a', 'team-b'), (value, creator, namespace) => {
+        const c1 = { ...ctx, creator, namespace };
+        const r1 = renderNamespace([template('t', { objects: [configMap('c', { k: value })] })], c1).objects[0]!;
+        const r2 = renderNamespace([template('t', { objects: [configMap('c', { k: value })] })], ctx).objects[0]!;
+        // An equal hash must mean an equal object; the converse may fail (a token-free object in
+        // another creator's namespace renders the same but hashes apart: one needless apply at most).
+        return r1.hash !== r2.hash || canonicalJson(r1.object) === canonicalJson(r2.object);
+      }),
+    );
   });
 
   it('does not depend on key order, and changes with content', () => {
