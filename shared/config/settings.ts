@@ -199,6 +199,7 @@ export const SETTINGS = {
   startPort: setting({ env: 'FURNISH_START_PORT', parse: number(0, true), default: 8080, usedBy: LOCAL, description: "port of the local reconcilers' HTTP server" }),
   webhookPort: setting({ env: 'FURNISH_WEBHOOK_PORT', parse: number(0, true), default: 8443, usedBy: LOCAL, description: 'port of the local webhooks (HTTPS)' }),
   relayPort: setting({ env: 'FURNISH_RELAY_PORT', parse: number(0, true), default: 8081, usedBy: LOCAL, description: "port of the local relay's endpoints" }),
+  logLevel: setting({ env: 'FURNISH_LOG_LEVEL', parse: oneOf('DEBUG', 'INFO', 'WARNING', 'ERROR'), default: 'INFO', usedBy: ['webhooks', 'reconcilers'], description: "least severity a webhook or reconciler function logs (`INFO` includes one line per admission decision; the test suites set `WARNING`)" }),
   stateDir: setting({ env: 'FURNISH_STATE_DIR', parse: nonEmpty, default: '.furnish', usedBy: LOCAL, description: 'where the embedded cluster keeps its state (relative to the repository)' }),
 } as const;
 

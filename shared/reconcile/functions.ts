@@ -1,6 +1,7 @@
 // Registers a reconciler with the Functions Framework twice over: an HTTP function for Pub/Sub
 // push (OIDC-verified; the status code is the ack) and a CloudEvent function for Eventarc
 // Pub/Sub triggers (throwing nacks). Both decode the same envelope and call the same runtime.
+import { readSetting } from '../config/settings.ts';
 import type { HttpFunction, CloudEventFunction } from '@google-cloud/functions-framework';
 import { createPubSubBus } from '../bus/pubsub.ts';
 import { reconcileConfig } from './config.ts';
@@ -28,7 +29,7 @@ function runtimeFor(name: string): Promise<Runtime> {
   if (!r) {
     r = (async () => {
       const config = reconcileConfig(process.env);
-      const log = jsonLogger(name);
+      const log = jsonLogger(name, undefined, readSetting(process.env, 'logLevel'));
       return createRuntime({ config, log, bus: () => createPubSubBus({ projectId: config.pubsubProject, log }) });
     })();
     r.catch(() => runtimes.delete(name));

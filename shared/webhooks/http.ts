@@ -14,6 +14,7 @@ import { bodyIsHeld, closeUnread, readBody } from './body.ts';
 import type { ClusterConfig, WebhookName } from '../config/types.ts';
 import type { AdmissionHandler, WebhookDeps } from './deps.ts';
 import { jsonLogger, type Logger } from '../log.ts';
+import { readSetting } from '../config/settings.ts';
 import { withDecisionRecord, withMetrics } from './observe.ts';
 
 // Decorators stay synchronous on the hot path (a recently verified token, a handler that needs no
@@ -152,7 +153,7 @@ export interface WebhookServerOptions {
 
 /** The webhooks' logger: the structured one every component uses, on stderr so that the framework's stdout stays its own. */
 export function webhookLogger(webhook: string): Logger {
-  return jsonLogger(webhook, (line) => process.stderr.write(line));
+  return jsonLogger(webhook, (line) => process.stderr.write(line), readSetting(process.env, 'logLevel'));
 }
 
 function crashed(res: Response, e: unknown, log: Logger): void {

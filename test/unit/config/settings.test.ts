@@ -93,8 +93,10 @@ describe('the settings table', () => {
 
 describe('readSetting', () => {
   it('gives the default when unset (or empty for a number), the parsed value otherwise', () => {
-    expect(readSetting({}, 'kubeQps')).toBe(200);
-    expect(readSetting({ FURNISH_KUBE_QPS: '' }, 'kubeQps')).toBe(200);
+    expect(readSetting({}, 'kubeQps')).toBe(5000);
+    expect(readSetting({ FURNISH_KUBE_QPS: '' }, 'kubeQps')).toBe(5000);
+    expect(readSetting({}, 'logLevel')).toBe('INFO');
+    expect(() => readSetting({ FURNISH_LOG_LEVEL: 'LOUD' }, 'logLevel')).toThrow(/FURNISH_LOG_LEVEL/);
     expect(readSetting({ FURNISH_KUBE_QPS: '50' }, 'kubeQps')).toBe(50);
     expect(readSetting({ FURNISH_SYSTEM_NAMESPACES: ' a, b ,,' }, 'systemNamespaces')).toEqual(['a', 'b']);
     expect(readSetting({ FURNISH_READY_DESPITE_FAILURES: 'true' }, 'readyDespiteFailures')).toBe(true);
