@@ -6,7 +6,17 @@ import type { Runtime } from '../reconcile/runtime.ts';
 import { reconcileOrganizations } from './reconcile.ts';
 import { clusterOrganizations } from './source.ts';
 
+/**
+ * Whether a namespace message can change an Organization's count: a template's fan-out (FANOUT)
+ * asks a namespace to take its templates again and changes no membership, so it is acknowledged
+ * without the two cluster-wide lists a true-up costs (one per namespace of every fan-out before).
+ */
+export function concernsOrganizations(msg: Pick<ReconcileMessage, 'type'>): boolean {
+  return msg.type !== 'FANOUT';
+}
+
 export async function reconcileOrganizationsOf(rt: Runtime, msg: ReconcileMessage): Promise<object> {
+  if (!concernsOrganizations(msg)) return { skipped: 'a template fan-out changes no organization membership' };
   const { kube } = await rt.cluster(msg.cluster || rt.config.cluster);
   const http = <T,>(c: KubeCall) => kube.http<T>(c);
   const result = await reconcileOrganizations(clusterOrganizations(http), http);
