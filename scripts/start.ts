@@ -21,7 +21,7 @@ export { ensureCrd, NoClusterError, probeCluster } from './start/cluster.ts';
 export { memoryBusToPush } from './start/bus.ts';
 export { serveReconcilers, type ServedReconcilers } from './start/reconcilers.ts';
 export { startLocalStack, type LocalStack, type LocalStackOptions } from './start/stack.ts';
-export { removeRegistrationsCommand } from './start/webhooks.ts';
+export { removeRegistrationsCommand } from './local-registrations.ts';
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {
   const log = jsonLogger('furnish-local');

@@ -23,7 +23,6 @@ import { close, functionRouter, listen } from './http.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export { removeRegistrationsCommand };
 
 interface Credentials {
   kubeconfigPath?: string;

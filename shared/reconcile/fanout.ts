@@ -6,10 +6,8 @@ import type { KubeObject } from '../kube/types.ts';
 import { matchTemplates } from '../render/index.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
 import { splitList } from './objects.ts';
-import { templateFingerprint, templatesDigest } from './fingerprints.ts';
+import { templateFingerprint } from './fingerprints.ts';
 
-/** reconcile-template records the hash it fanned out; the hash itself lives with the relay's (fingerprints.ts). */
-export { templateFingerprint, templatesDigest };
 
 /** A deleted template always fans out; otherwise only when its fingerprint moved since the last fan-out. */
 export function fanoutNeeded(t: NamespaceTemplate | null): boolean {

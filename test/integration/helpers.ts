@@ -198,3 +198,23 @@ export function seamFaults(): SeamFaults {
     },
   };
 }
+
+/** What a suite created on the cluster, removed again on a real one (kube-sim is thrown away whole). */
+export interface Created {
+  namespaces: string[];
+  templates: string[];
+}
+
+/**
+ * A suite's teardown: on a real cluster deletes what it created (namespaces, then templates), then
+ * stops the local stack, closes the admin client and stops the test cluster.
+ */
+export async function tearDown(t: { cluster?: TestCluster; admin?: KubeClient; stack?: { stop(): Promise<void> }; created: Created }): Promise<void> {
+  if (t.cluster && !t.cluster.isSimulated && t.admin) {
+    for (const n of t.created.namespaces) await t.admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
+    for (const name of new Set(t.created.templates)) await deleteTemplate(t.admin, name);
+  }
+  await t.stack?.stop();
+  t.admin?.close();
+  await t.cluster?.stop();
+}

@@ -15,7 +15,7 @@ import { ownedByFurnish } from '../../shared/reconcile/objects.ts';
 import { orphanPatch } from '../../shared/reconcile/plan.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
-import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, get, patchNamespace, waitFor, waitReady } from './helpers.ts';
+import { applyTemplate, clientFor, CONFIGMAP, createNamespace, get, patchNamespace, waitFor, waitReady, tearDown, type Created } from './helpers.ts';
 
 let cluster: TestCluster;
 let stack: LocalStack;
@@ -25,7 +25,7 @@ const sent: KubeRequest[] = [];
 const run = `${process.pid % 1000}-${Date.now().toString(36).slice(-4)}`;
 let seq = 0;
 const uniq = (p: string) => `${p}-${run}-${++seq}`;
-const created = { namespaces: [] as string[], templates: [] as string[] };
+const created: Created = { namespaces: [], templates: [] };
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps', namespaced: true };
 
 async function namespace(name: string, labels: Record<string, string>): Promise<void> {
@@ -63,15 +63,7 @@ beforeAll(async () => {
   });
 }, 60_000);
 
-afterAll(async () => {
-  if (cluster && !cluster.isSimulated && admin) {
-    for (const n of created.namespaces) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
-    for (const t of new Set(created.templates)) await deleteTemplate(admin, t);
-  }
-  await stack?.stop();
-  admin?.close();
-  await cluster?.stop();
-});
+afterAll(() => tearDown({ cluster, admin, stack, created }));
 
 describe('managedFields say who owns what (the same on kube-sim and a real server)', () => {
   it('a label taken off by someone else leaves Furnish owning its recorded annotations; orphaning releases everything', async () => {

@@ -20,7 +20,7 @@ import { jsonLogger, silentLogger } from '../../shared/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type Fault, type TestCluster } from '../support/cluster.ts';
 import { toolGate } from '../support/tools.ts';
-import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, examples, get, list, managers, NETPOL, patchNamespace, QUOTA, ROLEBINDING, seamFaults, waitFor, waitReady, writeWitnesses, type WriteWitnesses } from './helpers.ts';
+import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, examples, get, list, managers, NETPOL, patchNamespace, QUOTA, ROLEBINDING, seamFaults, waitFor, waitReady, writeWitnesses, tearDown, type Created, type WriteWitnesses } from './helpers.ts';
 
 let cluster: TestCluster;
 let stack: LocalStack;
@@ -31,7 +31,7 @@ let faults: { inject(f: Fault): () => void; clear(): void };
 let seq = 0;
 const run = `${process.pid % 1000}-${Date.now().toString(36).slice(-4)}`;
 const uniq = (p: string) => `${p}-${run}-${++seq}`;
-const created = { namespaces: [] as string[], templates: [] as string[] };
+const created: Created = { namespaces: [], templates: [] };
 
 /** Waits until the bus has been quiet (nothing queued, nothing in flight) twice in a row. */
 async function settle(): Promise<void> {
@@ -74,15 +74,7 @@ beforeAll(async () => {
   for (const t of examples()) await template(t);
 }, 60_000);
 
-afterAll(async () => {
-  if (cluster && !cluster.isSimulated && admin) {
-    for (const n of created.namespaces) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
-    for (const t of new Set(created.templates)) await deleteTemplate(admin, t);
-  }
-  await stack?.stop();
-  admin?.close();
-  await cluster?.stop();
-});
+afterAll(() => tearDown({ cluster, admin, stack, created }));
 
 beforeEach(() => faults?.clear());
 

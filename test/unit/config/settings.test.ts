@@ -97,6 +97,8 @@ describe('readSetting', () => {
     expect(readSetting({ FURNISH_KUBE_QPS: '' }, 'kubeQps')).toBe(5000);
     expect(readSetting({}, 'logLevel')).toBe('INFO');
     expect(() => readSetting({ FURNISH_LOG_LEVEL: 'LOUD' }, 'logLevel')).toThrow(/FURNISH_LOG_LEVEL/);
+    // The fixed client budget is gone: its burst is refused, naming the ceiling that replaced it, not ignored.
+    expect(() => readSetting({ FURNISH_KUBE_BURST: '400' }, 'kubeMaxInflight')).toThrow(/FURNISH_KUBE_BURST: was renamed FURNISH_KUBE_MAX_INFLIGHT/);
     expect(readSetting({ FURNISH_KUBE_QPS: '50' }, 'kubeQps')).toBe(50);
     expect(readSetting({ FURNISH_SYSTEM_NAMESPACES: ' a, b ,,' }, 'systemNamespaces')).toEqual(['a', 'b']);
     expect(readSetting({ FURNISH_READY_DESPITE_FAILURES: 'true' }, 'readyDespiteFailures')).toBe(true);
