@@ -13,7 +13,8 @@ export function jsonLogger(component: string, write: (line: string) => void = (l
   return {
     log(severity, message, fields = {}) {
       if (order.indexOf(severity) < floor) return;
-      write(`${JSON.stringify({ severity, time: new Date().toISOString(), component, message, ...fields })}\n`);
+      // The line's own keys last: a field named `message` or `severity` never replaces them.
+      write(`${JSON.stringify({ ...fields, severity, time: new Date().toISOString(), component, message })}\n`);
     },
   };
 }

@@ -28,7 +28,7 @@ export function decisionRecord(webhook: string, review: DecodedReview, response:
     allowed: response.allowed,
     code: response.status?.code ?? (response.allowed ? 200 : 403),
     reason: response.status?.reason ?? (response.allowed ? 'Allowed' : 'Denied'),
-    ...(response.allowed ? {} : { message: (response.status?.message ?? '').slice(0, 500) }),
+    ...(response.allowed ? {} : { denial: (response.status?.message ?? '').slice(0, 500) }),
     ...(response.patch ? { patched: true } : {}),
     ...(r.dryRun ? { dryRun: true } : {}),
     latencyMs: Math.round(seconds * 1e6) / 1e3,

@@ -64,7 +64,7 @@ describe('a webhook function', () => {
     expect(lines).toHaveLength(2);
     expect(lines[0]!.fields).toMatchObject({
       webhook: 'validate-template', uid: denied.request!.uid, operation: 'CREATE', resource: 'furnish.dev/v1alpha1/namespacetemplates',
-      name: denied.request!.name, user: denied.request!.userInfo.username, allowed: false, code: 422, message: expect.stringContaining('NO_SUCH_TOKEN'),
+      name: denied.request!.name, user: denied.request!.userInfo.username, allowed: false, code: 422, denial: expect.stringContaining('NO_SUCH_TOKEN'),
     });
     expect(lines[0]!.fields.latencyMs).toEqual(expect.any(Number));
     expect(lines[1]!.fields).toMatchObject({ allowed: true, code: 200, reason: 'Allowed' });
