@@ -27,7 +27,29 @@ export interface ReconcileMessage {
    * A namespace reconciler holding templates with this digest needs not read them again.
    */
   templates?: string;
+  /**
+   * FANOUT in batches: the namespaces this one message asks to converge (then `name` only labels
+   * the batch), each with what it holds of the template that changed. Absent: `name` is the namespace.
+   */
+  targets?: FanoutTarget[];
+  /** FANOUT in batches: the template that changed (the one `targets[].h` describe). */
+  template?: string;
 }
+
+/** A namespace of a fan-out batch. */
+export interface FanoutTarget {
+  /** The namespace. */
+  n: string;
+  /**
+   * What the namespace holds of the fanned-out template, read cluster-wide once per fan-out:
+   * object key → its furnish.dev/hash. Absent when the fan-out could not read them (the namespace
+   * then reads its objects itself).
+   */
+  h?: Record<string, string>;
+}
+
+/** Bounds of a batch a delivery is trusted to carry. */
+export const MAX_FANOUT_TARGETS = 1000;
 
 /** What a bus carries: opaque bytes, string attributes (filterable in Pub/Sub), an ordering key. */
 export interface Envelope {
@@ -90,7 +112,35 @@ export function decodeMessage(data: Buffer | string | undefined): Decoded {
   if (typeof m.generation === 'number') message.generation = m.generation;
   if (typeof m.cause === 'string') message.cause = m.cause.slice(0, 300);
   if (typeof m.templates === 'string' && /^[0-9a-f]{1,64}$/.test(m.templates)) message.templates = m.templates;
+  if (m.targets !== undefined) {
+    const targets = decodeTargets(m.targets);
+    if (typeof targets === 'string') return { ok: false, reason: targets };
+    if (message.type !== 'FANOUT' || message.kind !== 'Namespace') return { ok: false, reason: 'targets are only carried by Namespace FANOUT messages' };
+    message.targets = targets;
+    if (typeof m.template !== 'string' || m.template === '' || m.template.length > 253) return { ok: false, reason: 'a FANOUT batch must name its template' };
+    message.template = m.template;
+  }
   return { ok: true, message };
+}
+
+const isNamespaceName = (v: unknown): v is string => typeof v === 'string' && v !== '' && v.length <= 63;
+
+/** A batch's targets, or what is wrong with them. */
+function decodeTargets(raw: unknown): FanoutTarget[] | string {
+  if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_FANOUT_TARGETS) return `targets must be a list of 1 to ${MAX_FANOUT_TARGETS} namespaces`;
+  const out: FanoutTarget[] = [];
+  for (const [i, t] of raw.entries()) {
+    const n = (t as { n?: unknown } | null)?.n;
+    if (!isNamespaceName(n)) return `targets[${i}].n must be a namespace name`;
+    const h = (t as { h?: unknown }).h;
+    if (h === undefined) {
+      out.push({ n });
+      continue;
+    }
+    if (!h || typeof h !== 'object' || Array.isArray(h) || !Object.values(h).every((v) => typeof v === 'string')) return `targets[${i}].h must map object keys to hashes`;
+    out.push({ n, h: h as Record<string, string> });
+  }
+  return out;
 }
 
 /** Small bounded set of recently seen identities (insertion-ordered eviction). */

@@ -65,6 +65,14 @@ export function number(min: number, integer = false): Parser<number> {
     return n;
   };
 }
+export function integerBetween(min: number, max: number): Parser<number> {
+  const atLeast = number(min, true);
+  return (s) => {
+    const n = atLeast(s);
+    if (n !== undefined && n > max) throw new Invalid(`must be an integer from ${min} to ${max}, got ${JSON.stringify(s)}`);
+    return n;
+  };
+}
 export function oneOf<T extends string>(...values: T[]): Parser<T> {
   return (s) => {
     if (s === '') return undefined;
@@ -174,6 +182,7 @@ export const SETTINGS = {
   statusIntervalMs: setting({ env: 'FURNISH_STATUS_INTERVAL_MS', parse: number(0), default: 1000, usedBy: RECONCILERS, description: 'least time between two status recounts of one template prompted by converging namespaces' }),
   fanoutConcurrency: setting({ env: 'FURNISH_FANOUT_CONCURRENCY', parse: number(1), default: 64, usedBy: RECONCILERS, description: 'fan-out: messages published in parallel' }),
   fanoutRate: setting({ env: 'FURNISH_FANOUT_RATE', parse: number(1), default: 2000, usedBy: RECONCILERS, description: 'fan-out: messages per second' }),
+  fanoutBatch: setting({ env: 'FURNISH_FANOUT_BATCH', parse: integerBetween(1, 1000), default: 50, usedBy: RECONCILERS, description: 'fan-out: namespaces per message; one delivery converges them together, with one template read and one status notice' }),
   fanoutProgressEvery: setting({ env: 'FURNISH_FANOUT_PROGRESS_EVERY', parse: number(1), default: 2000, usedBy: RECONCILERS, description: 'fan-out: a progress log line every this many messages' }),
   listPageSize: setting({ env: 'FURNISH_LIST_PAGE_SIZE', parse: number(1), default: 500, usedBy: ['relay', 'reconcilers'], description: 'list page size (relay, fan-out, billing snapshot)' }),
   bus: setting({ env: 'FURNISH_BUS', parse: oneOf('memory', 'pubsub'), default: (env: Env) => (env.PUBSUB_EMULATOR_HOST || env.GOOGLE_CLOUD_PROJECT ? 'pubsub' : 'memory'), defaultText: '`pubsub` if a project or emulator is set, else `memory`', usedBy: RELAY, description: 'where the relay publishes' }),

@@ -23,7 +23,7 @@ export interface ReconcileConfig {
   readyDespiteFailures: boolean;
   /** Least time between two status recounts of one template prompted by namespaces (STATUS messages). */
   statusIntervalMs: number;
-  fanout: { concurrency: number; messagesPerSecond: number; progressEvery: number; pageSize: number };
+  fanout: { concurrency: number; messagesPerSecond: number; batch: number; progressEvery: number; pageSize: number };
 }
 
 export interface RelayConfig {
@@ -80,6 +80,7 @@ export function reconcileConfig(env: Env): ReconcileConfig {
     fanout: {
       concurrency: readSetting(env, 'fanoutConcurrency'),
       messagesPerSecond: readSetting(env, 'fanoutRate'),
+      batch: readSetting(env, 'fanoutBatch'),
       progressEvery: readSetting(env, 'fanoutProgressEvery'),
       pageSize: readSetting(env, 'listPageSize'),
     },

@@ -4,11 +4,12 @@
 // TransientError (the delivery fails, Pub/Sub redelivers); permanent ones are reported once and
 // the delivery is acknowledged.
 //
-// Calls: a fan-out reconcile reads the namespace (its record says what is in place) and, once per
-// fan-out, the templates; it writes each object that changed and the namespace once. Anything
-// else (a new namespace, drift the relay reported, a resync, or a fan-out that may have to release
-// an object) also reads the ApplySet parent and lists the kinds Furnish may have applied, and
-// judges ownership on the objects themselves.
+// Calls: a fan-out reconcile reads the namespace and, once per fan-out, the templates; the message
+// says what the namespace holds of the template that changed (read cluster-wide once), its record
+// says the rest; it writes each object that changed, and the namespace only when its record or
+// phase changed (a clean apply changes neither). Anything else (a new namespace, drift the relay
+// reported, a resync, or a fan-out that may have to release an object) also reads the ApplySet
+// parent and lists the kinds Furnish may have applied, and judges ownership on the objects.
 import { KEY } from '../keys.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { ResourceResolver } from '../kube/resources.ts';
@@ -19,7 +20,7 @@ import { markTimedOutInitializer } from './initializers.ts';
 import { grantedTemplates, observeKinds, readNamespace, readParent, readTemplates } from './namespace-reads.ts';
 import { applyParent, execute, patchNamespace, postEvent } from './namespace-writes.ts';
 import { sortedUnique, splitList } from './objects.ts';
-import { afterWrites, desiredState, kindsToObserve, planNamespace, type PlanInput } from './plan.ts';
+import { afterWrites, desiredState, kindsToObserve, planNamespace, type HeldObjects, type PlanInput } from './plan.ts';
 import { EMPTY_RECORD, readRecord } from './record.ts';
 import { namespaceEvent, warningEvents, type NamespaceOutcome } from './report.ts';
 
@@ -52,6 +53,8 @@ export interface NamespaceRequest {
   fanout?: boolean;
   /** The fan-out's digest of every template (templatesDigest): templates held with it are not read again. */
   templates?: string;
+  /** The fan-out's word on what this namespace holds of the template that changed; without it the objects are read. */
+  held?: HeldObjects;
 }
 
 export interface NamespaceResult {
@@ -79,8 +82,8 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   if (desired.skip) return { result: 'skipped', namespace: name, writes: 0, reason: desired.skip };
 
   const record = readRecord(ns);
-  let input: PlanInput = { namespace: ns, desired, observed: null, record: record ?? EMPTY_RECORD, templates };
-  let plan = request.fanout && record ? planNamespace(input) : null;
+  let input: PlanInput = { namespace: ns, desired, observed: null, record: record ?? EMPTY_RECORD, templates, held: request.held };
+  let plan = request.fanout && record && request.held ? planNamespace(input) : null;
   if (!plan || plan.needsObservation) {
     const parent = await readParent(deps.kube, name);
     if (!parent.ok) return failed(parent.reason);

@@ -9,7 +9,7 @@ import type { KubeObject } from '../kube/types.ts';
 import type { MetadataPatch } from '../initializers/decide.ts';
 import { APPLYSET_PARENT_NAME, applySetParent, isSystemNamespace, matchTemplates, renderNamespace } from '../render/index.ts';
 import type { DeletionPolicy, NamespaceInfo, NamespaceTemplate, RenderContext, RenderedObject, RenderProblem, SkipReason, TemplateMode } from '../render/types.ts';
-import { unchangedSinceApply } from './observed.ts';
+import { observedException, unchangedSinceApply } from './observed.ts';
 import { groupKindOf, groupKindOfKey, isSubset, keyOf, ownedByFurnish, parseGroupKind, parseGroupKinds, refOf, sortedUnique, splitList, type ObjectRef } from './objects.ts';
 import { decideAfterReconcile, type PhaseDecision } from './phase.ts';
 import { recordChange, type AppliedRecord, type RecordedObject } from './record.ts';
@@ -112,7 +112,7 @@ export function kindsToObserve(desired: DesiredState, record: AppliedRecord | nu
 }
 
 /** Whether a live object must be written again: absent, another version of the template, or drifted since the recorded apply. */
-export function needsApply(want: DesiredObject, live: KubeObject | undefined, recorded: RecordedObject | undefined): boolean {
+export function needsApply(want: DesiredObject, live: KubeObject | undefined, recorded: Pick<RecordedObject, 'observed'> | undefined): boolean {
   return !live || !unchangedSinceApply(want.object, want.hash, live, recorded?.observed);
 }
 
@@ -156,6 +156,17 @@ export interface PlanInput {
   parent?: KubeObject | null;
   /** Every existing template, to read the current deletionPolicy of a template that still exists. */
   templates: readonly NamespaceTemplate[];
+  /**
+   * A fan-out's word on the template that changed: what this namespace holds of it (object key →
+   * furnish.dev/hash, read cluster-wide once per fan-out). With it, planning without reading the
+   * objects is possible.
+   */
+  held?: HeldObjects;
+}
+
+export interface HeldObjects {
+  template: string;
+  hashes: Readonly<Record<string, string>>;
 }
 
 /** Policy for an object nobody wants any more: its template's current one, else what was recorded on it. */
@@ -196,10 +207,14 @@ function parentBase(input: PlanInput): ParentContent | null {
   return empty ? null : { groupKinds: r.groupKinds, applied: r.applied, failed: r.failed };
 }
 
-/** Unread, the record stands for the live object: a CreateOnly object once created, an applied one at this very hash. */
-function recordedInPlace(want: DesiredObject, recorded: RecordedObject | undefined): boolean {
-  if (!recorded) return false;
-  return want.mode === 'CreateOnly' || (recorded.applied === want.hash && recorded.observed !== '');
+/**
+ * Unread: the fan-out's word on its template's objects (held at this very hash; CreateOnly: held
+ * at all); for the other templates, which did not change, the record (an object recorded as
+ * applied by a template that did not fail here is in place).
+ */
+function inPlaceUnread(want: DesiredObject, record: AppliedRecord, held: HeldObjects | undefined): boolean {
+  if (held && want.template === held.template) return want.mode === 'CreateOnly' ? want.key in held.hashes : held.hashes[want.key] === want.hash;
+  return record.objects[want.key] !== undefined && !record.failed.includes(want.template);
 }
 
 function templatesWritingTwice(writes: readonly DesiredObject[]): string[] {
@@ -217,8 +232,7 @@ export function planNamespace(input: PlanInput): NamespacePlan {
   const wanted = new Set<string>();
   for (const want of desired.objects) {
     wanted.add(want.key);
-    const recorded = record.objects[want.key];
-    const inPlace = !live ? recordedInPlace(want, recorded) : want.mode === 'CreateOnly' ? live.has(want.key) : !needsApply(want, live.get(want.key), recorded);
+    const inPlace = !live ? inPlaceUnread(want, record, input.held) : want.mode === 'CreateOnly' ? live.has(want.key) : !needsApply(want, live.get(want.key), record.objects[want.key]);
     if (inPlace) plan.keep.push(want.key);
     else if (want.mode === 'CreateOnly') plan.create.push(want);
     else plan.apply.push(want);
@@ -226,8 +240,10 @@ export function planNamespace(input: PlanInput): NamespacePlan {
   const unrenderable = new Set(desired.problems.map((p) => p.template));
   const keptForProblems = (template: string) => unrenderable.has(template) || (template === '' && unrenderable.size > 0);
   if (!live) {
-    // Releasing needs the live object (ownership, policy): anything recorded that is no longer wanted means reading.
-    plan.needsObservation = Object.entries(record.objects).some(([key, r]) => !wanted.has(key) && !keptForProblems(r.template));
+    // Releasing needs the live object (ownership, policy): anything recorded or held that is no longer wanted means reading.
+    const held = input.held ? Object.keys(input.held.hashes).map((key) => [key, input.held!.template] as const) : [];
+    const known = [...Object.entries(record.objects).map(([key, r]) => [key, r.template] as const), ...held];
+    plan.needsObservation = known.some(([key, template]) => !wanted.has(key) && !keptForProblems(template));
   } else {
     for (const [key, obj] of live) {
       if (wanted.has(key)) continue;
@@ -314,14 +330,14 @@ export function finalRecordObjects(input: PlanInput, plan: NamespacePlan, result
   if (live) {
     for (const [key, obj] of live) {
       if (results.released.has(key) || objects[key]) continue;
-      objects[key] = { template: obj.metadata.labels?.[KEY.template] ?? '', applied: obj.metadata.annotations?.[KEY.appliedHash] ?? '', observed: '' };
+      objects[key] = { template: obj.metadata.labels?.[KEY.template] ?? '', observed: '' };
     }
   }
   const kept = new Set(plan.keep);
   for (const want of input.desired.objects) {
     const observed = results.applied.get(want.key);
-    if (observed !== undefined) objects[want.key] = { template: want.template, applied: want.hash, observed };
-    else if (results.created.has(want.key) || (kept.has(want.key) && want.mode === 'CreateOnly' && !objects[want.key])) objects[want.key] = { template: want.template, applied: want.hash, observed: '' };
+    if (observed !== undefined) objects[want.key] = { template: want.template, observed: observedException(want.object, want.hash, observed) };
+    else if (results.created.has(want.key) || (kept.has(want.key) && !objects[want.key])) objects[want.key] = { template: want.template, observed: '' };
   }
   return objects;
 }

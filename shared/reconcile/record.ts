@@ -1,19 +1,24 @@
 // What Furnish applied in a namespace, recorded on the Namespace object itself (annotation
-// KEY.applied): per object its template, the hash of what was applied and the hash of what the
-// server made of it (observed.ts), plus the ApplySet bookkeeping the parent mirrors. It lives on
-// the namespace, which the reconciler reads anyway and a namespace's own users cannot edit (unlike
-// the ApplySet parent ConfigMap inside it), so a fan-out reconcile needs no other read to know
-// what is already in place. It is a cache of Furnish's own writes, never the word on ownership:
-// what Furnish owns is found on the objects (label or field manager, ownership.ts).
+// KEY.applied): which objects, of which template, plus the ApplySet bookkeeping the parent mirrors.
+// It lives on the namespace, which the reconciler reads anyway and a namespace's own users cannot
+// edit (unlike the ApplySet parent ConfigMap inside it). It records only what a clean apply does
+// not change, so that a template change rolled out to a converged namespace writes the objects
+// that changed and nothing else: which version of an object is in place is on the object
+// (furnish.dev/hash, written by the same apply; a fan-out reads them cluster-wide once), and what
+// the server made of an apply is recorded only when it differs from what observed.ts predicts
+// (the server's own normalisation of quantities). It is a cache of Furnish's own writes, never
+// the word on ownership: what Furnish owns is found on the objects (label or field manager).
 import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { sortedUnique } from './objects.ts';
 
 export interface RecordedObject {
   template: string;
-  /** Content hash of the desired object last applied (KEY.appliedHash). */
-  applied: string;
-  /** Hash of what the server stored (observed.ts); '' for CreateOnly objects (never compared). */
+  /**
+   * Hash of what the server stored (observed.ts) when it differs from the prediction
+   * (expectedObserved); '' when the server stored what was predicted, and for CreateOnly objects
+   * (never compared).
+   */
   observed: string;
 }
 
@@ -28,8 +33,9 @@ export interface AppliedRecord {
 export const EMPTY_RECORD: AppliedRecord = { objects: {}, groupKinds: [], applied: [], failed: [] };
 
 interface Stored {
-  v: 1;
-  o: Record<string, [string, string, string]>;
+  v: 2;
+  /** key → [template] or [template, observed hash the prediction missed]. */
+  o: Record<string, [string] | [string, string]>;
   gk: string[];
   t: string[];
   f: string[];
@@ -37,7 +43,10 @@ interface Stored {
 
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
 
-/** The namespace's record, or null when it has none or an unreadable one (then everything is read). */
+/**
+ * The namespace's record, or null when it has none, an unreadable one or one of an earlier format
+ * (then everything is read, and the next write records it anew).
+ */
 export function readRecord(ns: KubeObject): AppliedRecord | null {
   const raw = ns.metadata.annotations?.[KEY.applied];
   if (!raw) return null;
@@ -47,11 +56,11 @@ export function readRecord(ns: KubeObject): AppliedRecord | null {
   } catch {
     return null;
   }
-  if (parsed?.v !== 1 || !parsed.o || typeof parsed.o !== 'object' || !isStrings(parsed.gk) || !isStrings(parsed.t) || !isStrings(parsed.f)) return null;
+  if (parsed?.v !== 2 || !parsed.o || typeof parsed.o !== 'object' || !isStrings(parsed.gk) || !isStrings(parsed.t) || !isStrings(parsed.f)) return null;
   const objects: Record<string, RecordedObject> = {};
   for (const [key, entry] of Object.entries(parsed.o)) {
-    if (!isStrings(entry) || entry.length !== 3) return null;
-    objects[key] = { template: entry[0]!, applied: entry[1]!, observed: entry[2]! };
+    if (!isStrings(entry) || entry.length < 1 || entry.length > 2) return null;
+    objects[key] = { template: entry[0]!, observed: entry[1] ?? '' };
   }
   return { objects, groupKinds: sortedUnique(parsed.gk), applied: sortedUnique(parsed.t), failed: sortedUnique(parsed.f) };
 }
@@ -61,9 +70,9 @@ export function formatRecord(record: AppliedRecord): string {
   const o: Stored['o'] = {};
   for (const key of Object.keys(record.objects).sort()) {
     const e = record.objects[key]!;
-    o[key] = [e.template, e.applied, e.observed];
+    o[key] = e.observed ? [e.template, e.observed] : [e.template];
   }
-  const stored: Stored = { v: 1, o, gk: sortedUnique(record.groupKinds), t: sortedUnique(record.applied), f: sortedUnique(record.failed) };
+  const stored: Stored = { v: 2, o, gk: sortedUnique(record.groupKinds), t: sortedUnique(record.applied), f: sortedUnique(record.failed) };
   return JSON.stringify(stored);
 }
 

@@ -12,6 +12,7 @@ import type { Logger } from '../log.ts';
 import { coalescer } from './concurrency.ts';
 import { encodeMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { reconcileNamespace, type NamespaceResult } from './namespace.ts';
+import { reconcileBatch, type BatchResult } from './namespace-batch.ts';
 import { reconcileTemplate, type TemplateResult } from './template.ts';
 
 export interface ClusterHandle {
@@ -25,7 +26,7 @@ export interface Runtime {
   log: Logger;
   verify: PushVerifier;
   cluster(name: string): Promise<ClusterHandle>;
-  namespace(msg: ReconcileMessage): Promise<NamespaceResult>;
+  namespace(msg: ReconcileMessage): Promise<NamespaceResult | BatchResult>;
   template(msg: ReconcileMessage): Promise<TemplateResult>;
   close(): Promise<void>;
 }
@@ -82,7 +83,9 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     async namespace(msg) {
       const c = await clients(msg.cluster || config.cluster);
       const cluster = msg.cluster || config.cluster;
-      return reconcileNamespace({ kube: c.kube, resolver: c.resolver, authorizer: c.authorizer, systemNamespaces: config.systemNamespaces, applyConcurrency: config.applyConcurrency, readyDespiteFailures: config.readyDespiteFailures, notifyTemplates: notifyTemplates(cluster, msg.name), log }, msg.name, { fanout: msg.type === 'FANOUT', templates: msg.templates });
+      const deps = { kube: c.kube, resolver: c.resolver, authorizer: c.authorizer, systemNamespaces: config.systemNamespaces, applyConcurrency: config.applyConcurrency, readyDespiteFailures: config.readyDespiteFailures, notifyTemplates: notifyTemplates(cluster, msg.name), log };
+      if (msg.targets && msg.template) return reconcileBatch(deps, { template: msg.template, templates: msg.templates, targets: msg.targets });
+      return reconcileNamespace(deps, msg.name, { fanout: msg.type === 'FANOUT', templates: msg.templates });
     },
     async template(msg) {
       const c = await clients(msg.cluster || config.cluster);
@@ -96,6 +99,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         systemNamespaces: config.systemNamespaces,
         concurrency: config.fanout.concurrency,
         messagesPerSecond: config.fanout.messagesPerSecond,
+        batch: config.fanout.batch,
         progressEvery: config.fanout.progressEvery,
         pageSize: config.fanout.pageSize,
         log,

@@ -16,11 +16,15 @@ import { apiError, TransientError } from '../kube/errors.ts';
 import { chunk, fanoutNeeded, fanoutTargets, parentRecord, type ParentRecord } from './fanout.ts';
 import { templateFingerprint, templatesDigest } from './fingerprints.ts';
 import type { Logger } from '../log.ts';
-import { encodeMessage, type ReconcileMessage } from '../bus/envelope.ts';
+import { encodeMessage, MAX_FANOUT_TARGETS, type ReconcileMessage } from '../bus/envelope.ts';
 import { namespaceInfo } from './plan.ts';
 import { groupKindOf, parseGroupKind, sortedUnique } from './objects.ts';
 import { statusDiffers, templateStatus } from './report.ts';
-import { liveHashes, tallyTemplate, type LiveHashes } from './template-status.ts';
+import { tallyTemplate, type LiveHashes } from './template-status.ts';
+import { objectKey } from '../render/kinds.ts';
+
+/** Namespaces per fan-out message when the configuration says nothing (FURNISH_FANOUT_BATCH). */
+const DEFAULT_BATCH = 50;
 
 export interface TemplateDeps {
   kube: KubeClient;
@@ -32,6 +36,8 @@ export interface TemplateDeps {
   systemNamespaces?: readonly string[];
   concurrency?: number;
   messagesPerSecond?: number;
+  /** Namespaces per fan-out message. */
+  batch?: number;
   progressEvery?: number;
   pageSize?: number;
   log: Logger;
@@ -66,21 +72,50 @@ async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInf
   return { namespaces, parents };
 }
 
-/** The template's objects across the cluster (by label), or null when they cannot all be read. */
-async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveHashes | null> {
+/** What the template's objects hold across the cluster: for the status, and per namespace for the fan-out's messages. */
+export interface LiveObjects {
+  hashes: LiveHashes;
+  /** namespace → object key → furnish.dev/hash. */
+  byNamespace: Map<string, Record<string, string>>;
+}
+
+/** The template's objects across the cluster (by label, a page at a time, only keys and hashes kept), or null without a resolver. */
+async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveObjects | null> {
   if (!deps.resolver) return null;
   const name = t.metadata.name ?? '';
   const kinds = sortedUnique((t.spec.templates ?? []).map((o) => groupKindOf(String(o.apiVersion ?? ''), String(o.kind ?? ''))));
-  const objects: KubeObject[] = [];
+  const live: LiveObjects = { hashes: new Map(), byNamespace: new Map() };
   for (const gk of kinds) {
     const { group, kind } = parseGroupKind(gk);
     const info = await deps.resolver.forGroupKind(group, kind);
     if (!info) continue;
-    const { result, items } = await listAll(deps.kube, resourcePath(info), { labelSelector: `${KEY.template}=${name}`, limit: deps.pageSize });
+    const result = await listEach(deps.kube, resourcePath(info), { labelSelector: `${KEY.template}=${name}`, limit: deps.pageSize }, (item: KubeObject) => {
+      const namespace = item.metadata.namespace ?? '';
+      const key = objectKey({ group, kind }, namespace, item.metadata.name ?? '');
+      const hash = item.metadata.annotations?.[KEY.appliedHash] ?? '';
+      (live.hashes as Map<string, string>).set(key, hash);
+      let held = live.byNamespace.get(namespace);
+      if (!held) live.byNamespace.set(namespace, (held = {}));
+      held[key] = hash;
+    });
     if (!result.ok) transientOr(`list ${gk} of template ${name}`, result.status, result.reason, result.error);
-    for (const item of items) objects.push({ ...item, apiVersion: info.group ? `${info.group}/${info.version}` : info.version, kind });
   }
-  return liveHashes(objects);
+  return live;
+}
+
+/** The fan-out's messages: `targets` in batches, each namespace with what it holds of the template (when read). */
+export function fanoutMessages(opts: { cluster: string; template: string; cause: string; digest: string; batch: number }, targets: readonly string[], live: LiveObjects | null): ReconcileMessage[] {
+  return chunk(targets, opts.batch).map((names, i) => ({
+    v: 1,
+    cluster: opts.cluster,
+    kind: 'Namespace',
+    name: `${opts.template.slice(0, 200)}#${i}`,
+    type: 'FANOUT',
+    cause: opts.cause,
+    templates: opts.digest,
+    template: opts.template,
+    targets: names.map((n) => (live ? { n, h: live.byNamespace.get(n) ?? {} } : { n })),
+  }));
 }
 
 async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTemplateStatus): Promise<void> {
@@ -116,6 +151,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
   const result: TemplateResult = { template: name, deleted: t === null, fannedOut: false, published: 0, targets: 0, statusWritten: false };
   const { namespaces, parents } = await readState(deps);
   let status = t?.status;
+  let live: LiveObjects | null | undefined;
 
   if (!opts.recountOnly && fanoutNeeded(t)) {
     const targets = fanoutTargets(name, t, namespaces, parents, deps.systemNamespaces);
@@ -123,18 +159,22 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     result.fannedOut = true;
     const bucket = new TokenBucket(deps.messagesPerSecond ?? 2000, Math.max(1, Math.ceil((deps.messagesPerSecond ?? 2000) / 10)));
     const cause = `template/${name}@${t?.metadata.resourceVersion ?? 'deleted'}`;
-    const digest = templatesDigest(all);
-    const every = deps.progressEvery ?? 2000;
+    const batch = Math.max(1, Math.min(deps.batch ?? DEFAULT_BATCH, MAX_FANOUT_TARGETS));
+    const every = Math.max(batch, deps.progressEvery ?? 2000);
     const counts0 = t ? tallyTemplate(t, namespaces, parents, null, deps.systemNamespaces) : null;
+    live = t ? await readLive(deps, t) : null;
+    const messages = fanoutMessages({ cluster: deps.cluster, template: name, cause, digest: templatesDigest(all), batch }, targets, live);
     let failed = 0;
-    for (const batch of chunk(targets, every)) {
-      const results = await mapLimit(batch, deps.concurrency ?? 64, async (ns) => {
+    for (const group of chunk(messages, Math.max(1, Math.floor(every / batch)))) {
+      const results = await mapLimit(group, deps.concurrency ?? 64, async (msg) => {
         await bucket.take((ms) => new Promise((r) => setTimeout(r, ms)));
-        const msg: ReconcileMessage = { v: 1, cluster: deps.cluster, kind: 'Namespace', name: ns, type: 'FANOUT', cause, templates: digest };
-        return deps.bus.publish(deps.namespaceTopic, encodeMessage(msg));
+        const sent = await deps.bus.publish(deps.namespaceTopic, encodeMessage(msg));
+        return { ok: sent.ok, namespaces: msg.targets?.length ?? 1 };
       });
-      result.published += results.filter((r) => r.ok).length;
-      failed += results.filter((r) => !r.ok).length;
+      for (const r of results) {
+        if (r.ok) result.published += r.namespaces;
+        else failed += r.namespaces;
+      }
       if (t && counts0 && result.published < targets.length) {
         status = templateStatus(status, counts0, now(), { published: result.published, total: targets.length, done: false });
         await patchStatus(deps, name, status);
@@ -150,7 +190,8 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     }
   }
   if (!t) return result;
-  const tally = tallyTemplate(t, namespaces, parents, await readLive(deps, t), deps.systemNamespaces);
+  // A fan-out read the objects just now; a recount reads them itself.
+  const tally = tallyTemplate(t, namespaces, parents, (live === undefined ? await readLive(deps, t) : live)?.hashes ?? null, deps.systemNamespaces);
   const next = templateStatus(status, tally, now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined, tally.failures);
   if (statusDiffers(t.status, next)) {
     await patchStatus(deps, name, next);

@@ -17,7 +17,8 @@
 // reconcilers (Functions Framework; the template fan-out publishes to its own in-process bus).
 // The template spells quantities the way people do (`1000m`, `1024Mi`, `0.5`), which the real
 // server stores differently: the resync must still write nothing.
-// BENCH_NAMESPACES, BENCH_LATENCY_NAMESPACES, BENCH_LATENCY_RATE and BENCH_CONCURRENCY tune it.
+// BENCH_NAMESPACES, BENCH_LATENCY_NAMESPACES, BENCH_LATENCY_RATE and BENCH_CONCURRENCY tune it;
+// BENCH_LOG=1 (or INFO) shows the stack's log lines, BENCH_CPU_PROFILE=DIR writes the reconciler's CPU profile there.
 import { fork, type ChildProcess } from 'node:child_process';
 import { KEY } from '../../shared/keys.ts';
 import { connect, createKubeClient, type KubeClient, type KubeMetrics } from '../../shared/kube/client.ts';
@@ -83,12 +84,14 @@ function serveIpc(handler: Handler): void {
 }
 
 async function reconcilerRole(): Promise<void> {
+  // An orderly exit, so that a CPU profile (BENCH_CPU_PROFILE) is written.
+  process.on('SIGTERM', () => process.exit(0));
   const { serveReconcilers, memoryBusToPush } = await import('../../scripts/start.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
   const { reconcileConfig } = await import('../../shared/reconcile/config.ts');
   const { silentLogger, jsonLogger } = await import('../../shared/log.ts');
-  // BENCH_LOG=1: warnings and errors of this process on stderr (why a phase waits).
-  const log = process.env.BENCH_LOG ? jsonLogger(role!, (l) => process.stderr.write(l), 'WARNING') : silentLogger;
+  // BENCH_LOG=1: warnings and errors of this process on stderr (why a phase waits); BENCH_LOG=INFO: every line.
+  const log = process.env.BENCH_LOG ? jsonLogger(role!, (l) => process.stderr.write(l), process.env.BENCH_LOG === 'INFO' ? 'INFO' : 'WARNING') : silentLogger;
   const mem = memorySampler();
   // Default settings: only what the local stack needs (no push authentication).
   const config = reconcileConfig({ ...process.env, FURNISH_PUSH_AUTH: 'off' });
@@ -114,8 +117,8 @@ async function relayRole(): Promise<void> {
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
   const { reconcileConfig, relayConfig } = await import('../../shared/reconcile/config.ts');
   const { silentLogger, jsonLogger } = await import('../../shared/log.ts');
-  // BENCH_LOG=1: warnings and errors of this process on stderr (why a phase waits).
-  const log = process.env.BENCH_LOG ? jsonLogger(role!, (l) => process.stderr.write(l), 'WARNING') : silentLogger;
+  // BENCH_LOG=1: warnings and errors of this process on stderr (why a phase waits); BENCH_LOG=INFO: every line.
+  const log = process.env.BENCH_LOG ? jsonLogger(role!, (l) => process.stderr.write(l), process.env.BENCH_LOG === 'INFO' ? 'INFO' : 'WARNING') : silentLogger;
   const { startRelay } = await import('../../functions/watch-relay/index.ts');
   const mem = memorySampler();
   const bus = createMemoryBus();
@@ -350,7 +353,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < 100 && !(await admin.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1/organizations' })).ok; i++) await new Promise((r) => setTimeout(r, 100));
     await applyTemplate(admin, TEMPLATE('50'));
     const env = { KUBECONFIG: sim.kubeconfigPath };
-    const reconciler = await spawnRole('reconciler', env);
+    const reconciler = await spawnRole('reconciler', env, process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : []);
     children.push(reconciler);
     // The relay runs under a 128 MB heap cap: it keeps names and versions only.
     const relay = await spawnRole('relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') }, ['--max-old-space-size=128']);

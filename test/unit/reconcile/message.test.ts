@@ -42,6 +42,19 @@ describe('reconcile messages', () => {
     expect(odd.ok && odd.message.templates).toBeUndefined();
   });
 
+  it('a fan-out batch carries its template and each namespace with what it holds; a malformed batch is refused, naming what is wrong', () => {
+    const batch: ReconcileMessage = { v: 1, cluster: 'local', kind: 'Namespace', name: 'gold#0', type: 'FANOUT', template: 'gold', targets: [{ n: 'a', h: { '/ConfigMap/a/x': 'h1' } }, { n: 'b' }] };
+    expect(decodeMessage(encodeMessage(batch).data)).toEqual({ ok: true, message: batch });
+    const bad = (extra: Record<string, unknown>) => decodeMessage(Buffer.from(JSON.stringify({ ...batch, ...extra })));
+    expect(bad({ template: undefined })).toEqual({ ok: false, reason: 'a FANOUT batch must name its template' });
+    expect(bad({ targets: [] })).toEqual({ ok: false, reason: 'targets must be a list of 1 to 1000 namespaces' });
+    expect(bad({ targets: Array.from({ length: 1001 }, (_, i) => ({ n: `n${i}` })) })).toMatchObject({ ok: false });
+    expect(bad({ targets: [{ n: 'a' }, { n: 7 }] })).toEqual({ ok: false, reason: 'targets[1].n must be a namespace name' });
+    expect(bad({ targets: [{ n: 'a', h: { k: 1 } }] })).toEqual({ ok: false, reason: 'targets[0].h must map object keys to hashes' });
+    expect(bad({ targets: [{ n: 'a', h: ['x'] }] })).toEqual({ ok: false, reason: 'targets[0].h must map object keys to hashes' });
+    expect(bad({ type: 'SYNC' })).toEqual({ ok: false, reason: 'targets are only carried by Namespace FANOUT messages' });
+  });
+
   it('drops unknown fields instead of passing them on', () => {
     const decoded = decodeMessage(Buffer.from(JSON.stringify({ ...msg, object: { huge: true } })));
     expect(decoded.ok && 'object' in decoded.message).toBe(false);

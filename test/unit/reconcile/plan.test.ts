@@ -2,8 +2,8 @@ import { describe, it, expect } from '@jest/globals';
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
-import { observedHash } from '../../../shared/reconcile/observed.ts';
-import { afterWrites, desiredState, kindsToObserve, needsApply, parentNeedsWrite, parentObject, planNamespace, planWrites, type DesiredState, type PlanInput } from '../../../shared/reconcile/plan.ts';
+import { observedException, observedHash } from '../../../shared/reconcile/observed.ts';
+import { afterWrites, desiredState, kindsToObserve, needsApply, parentNeedsWrite, parentObject, planNamespace, planWrites, type DesiredState, type HeldObjects, type PlanInput } from '../../../shared/reconcile/plan.ts';
 import { EMPTY_RECORD, formatRecord, readRecord, type AppliedRecord } from '../../../shared/reconcile/record.ts';
 
 function namespace(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject {
@@ -34,7 +34,7 @@ function liveFrom(desired: DesiredState, normalise: (o: KubeObject) => KubeObjec
 /** The record Furnish leaves after applying `live` for `desired`. */
 function recordOf(desired: DesiredState, live: KubeObject[]): AppliedRecord {
   const objects: AppliedRecord['objects'] = {};
-  desired.objects.forEach((d, i) => { objects[d.key] = { template: d.template, applied: d.hash, observed: d.mode === 'CreateOnly' ? '' : observedHash(d.object, live[i]!) }; });
+  desired.objects.forEach((d, i) => { objects[d.key] = { template: d.template, observed: d.mode === 'CreateOnly' ? '' : observedException(d.object, d.hash, observedHash(d.object, live[i]!)) }; });
   return { objects, groupKinds: desired.groupKinds, applied: desired.matched, failed: [] };
 }
 
@@ -131,8 +131,21 @@ describe('planNamespace', () => {
     expect(needsApply(want, { ...live, status: { used: { 'requests.cpu': '250m' } } }, recorded)).toBe(false);
     expect(needsApply(want, { ...live, spec: { hard: { 'requests.cpu': '2', 'requests.memory': '1Gi', 'limits.cpu': '500m' } } }, recorded)).toBe(true);
     expect(needsApply(want, { ...live, metadata: { ...live.metadata, labels: { ...live.metadata.labels, [KEY.template]: 'other' } } }, recorded)).toBe(true);
-    // An object whose apply was never recorded is applied once more, to record it.
+    // The server dropped the empty list, which no prediction says: the record keeps its answer, and
+    // an object whose answer was never recorded is applied once more, to record it.
+    expect(recorded?.observed).not.toBe('');
     expect(needsApply(want, live, undefined)).toBe(true);
+  });
+
+  it('quantities the server only normalises need no record: the prediction is the server\'s answer', () => {
+    const ns = namespace('team-a', { [KEY.phase]: 'ready' });
+    const quota: KubeObject = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { pods: '60', 'requests.cpu': '1000m', 'requests.memory': '1024Mi', 'limits.cpu': '0.5' } } };
+    const desired = desiredState(ns, [template('base', [quota])]);
+    const served = liveFrom(desired, (o) => ({ ...o, spec: { hard: { pods: '60', 'requests.cpu': '1', 'requests.memory': '1Gi', 'limits.cpu': '500m' } }, status: { used: { pods: '0' } } }));
+    const want = desired.objects[0]!;
+    expect(recordOf(desired, served).objects[want.key]).toEqual({ template: 'base', observed: '' });
+    expect(needsApply(want, served[0]!, undefined)).toBe(false);
+    expect(needsApply(want, { ...served[0]!, spec: { hard: { pods: '61', 'requests.cpu': '1', 'requests.memory': '1Gi', 'limits.cpu': '500m' } } }, undefined)).toBe(true);
   });
 
   it('a template edit re-applies only the object whose content changed', () => {
@@ -229,34 +242,58 @@ describe('planNamespace', () => {
   });
 });
 
-describe('planNamespace from the record alone (a fan-out)', () => {
+describe('planNamespace without reading the objects (a fan-out)', () => {
   const ns = namespace('team-a', { [KEY.phase]: 'ready' });
   const templates = [template('base', [configMap('owner'), roleBinding])];
+  /** What a fan-out message says the namespace holds of `base`: every object at the hash `templates` render. */
+  const heldAsConverged = (): HeldObjects => ({ template: 'base', hashes: Object.fromEntries(desiredState(ns, templates).objects.map((d) => [d.key, d.hash])) });
 
   it('a converged namespace plans nothing and reads nothing more', () => {
     const { desired, record } = converged(ns, templates);
-    const plan = planNamespace({ namespace: ns, desired, observed: null, record, templates });
+    const plan = planNamespace({ namespace: ns, desired, observed: null, record, templates, held: heldAsConverged() });
     expect(planWrites(plan)).toBe(0);
     expect(plan.needsObservation).toBe(false);
   });
 
-  it('a changed object is applied on the record\'s word, as a single write needing no dry run', () => {
+  it('a changed object is applied on the fan-out\'s word, as a single write needing no dry run', () => {
     const { record } = converged(ns, templates);
     const edited = [template('base', [configMap('owner', { owner: 'x' }), roleBinding])];
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, edited), observed: null, record, templates: edited });
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, edited), observed: null, record, templates: edited, held: heldAsConverged() });
     expect(plan.apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/owner']);
     expect(plan.dryRun).toEqual([]);
     expect(plan.needsObservation).toBe(false);
     const both = [template('base', [configMap('owner', { owner: 'x' }), { ...roleBinding, roleRef: { ...roleBinding.roleRef as object, name: 'edit' } }])];
-    expect(planNamespace({ namespace: ns, desired: desiredState(ns, both), observed: null, record, templates: both }).dryRun).toEqual(['base']);
+    expect(planNamespace({ namespace: ns, desired: desiredState(ns, both), observed: null, record, templates: both, held: heldAsConverged() }).dryRun).toEqual(['base']);
   });
 
-  it('something recorded that is no longer wanted asks for the objects to be read first', () => {
+  it('an object the namespace lacks (deleted, never applied) is applied, whatever the record says', () => {
+    const { desired, record } = converged(ns, templates);
+    const held = heldAsConverged();
+    const hashes = { ...held.hashes };
+    delete hashes['/ConfigMap/team-a/owner'];
+    const plan = planNamespace({ namespace: ns, desired, observed: null, record, templates, held: { template: 'base', hashes } });
+    expect(plan.apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/owner']);
+  });
+
+  it('objects of the other templates stand on the record, unless their template failed here', () => {
+    const two = [...templates, template('extra', [configMap('more')])];
+    const { desired, record } = converged(ns, two);
+    const held = heldAsConverged();
+    expect(planWrites(planNamespace({ namespace: ns, desired, observed: null, record, templates: two, held }))).toBe(0);
+    const failedExtra = { ...record, failed: ['extra'] };
+    expect(planNamespace({ namespace: ns, desired, observed: null, record: failedExtra, templates: two, held }).apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/more']);
+    const { objects: { ['/ConfigMap/team-a/more']: _more, ...rest } } = record;
+    expect(planNamespace({ namespace: ns, desired, observed: null, record: { ...record, objects: rest }, templates: two, held }).apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/more']);
+  });
+
+  it('something recorded or held that is no longer wanted asks for the objects to be read first', () => {
     const { record } = converged(ns, templates);
     const fewer = [template('base', [configMap('owner')])];
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, fewer), observed: null, record, templates: fewer });
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, fewer), observed: null, record, templates: fewer, held: heldAsConverged() });
     expect(plan.needsObservation).toBe(true);
     expect(plan.prune).toEqual([]);
+    const unrecorded = planNamespace({ namespace: ns, desired: desiredState(ns, fewer), observed: null, record: { ...record, objects: {} }, templates: fewer, held: heldAsConverged() });
+    expect(unrecorded.needsObservation).toBe(true);
   });
 });
 
@@ -271,7 +308,8 @@ describe('afterWrites', () => {
     const applied = new Map(desired.objects.map((d) => [d.key, `seen-${d.key}`]));
     const after = afterWrites(input, plan, { applied, created: new Set(), released: new Set(), failures: [] });
     expect(Object.keys(after.record.objects).sort()).toEqual(desired.objects.map((d) => d.key).sort());
-    expect(after.record.objects['/ConfigMap/team-a/owner']).toEqual({ template: 'base', applied: desired.objects.find((d) => d.key === '/ConfigMap/team-a/owner')!.hash, observed: 'seen-/ConfigMap/team-a/owner' });
+    // The server's answer here is not what was predicted: the record keeps it.
+    expect(after.record.objects['/ConfigMap/team-a/owner']).toEqual({ template: 'base', observed: 'seen-/ConfigMap/team-a/owner' });
     expect(after.appliedTemplates).toEqual(['base', 'extra']);
     expect(after.parent.metadata.annotations?.[KEY.appliedTemplates]).toBe('base,extra');
     expect(after.parentWrite).toBe(true);

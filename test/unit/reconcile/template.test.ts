@@ -7,7 +7,8 @@ import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { decodeMessage } from '../../../shared/bus/envelope.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
-import { reconcileTemplate, type TemplateDeps } from '../../../shared/reconcile/template.ts';
+import { reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
+import { fanoutMessages, reconcileTemplate, type TemplateDeps } from '../../../shared/reconcile/template.ts';
 import { memoryApi } from './memory-api.ts';
 
 const ns = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'pending', ...labels }, annotations: { [KEY.creator]: 'alice' } } });
@@ -21,12 +22,19 @@ function setup() {
   const received: string[] = [];
   bus.subscribe('ns', async (d) => {
     const m = decodeMessage(d.data);
-    if (m.ok) {
+    if (!m.ok) return;
+    const nsDeps = { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger };
+    const { targets, template } = m.message;
+    if (targets && template) {
+      received.push(...targets.map((t) => t.n));
+      await reconcileBatch(nsDeps, { template, templates: m.message.templates, targets });
+    } else {
       received.push(m.message.name);
-      await reconcileNamespace({ kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger }, m.message.name);
+      await reconcileNamespace(nsDeps, m.message.name);
     }
   });
-  const deps: TemplateDeps = { kube: api.client, bus, cluster: 'local', namespaceTopic: 'ns', log: silentLogger, progressEvery: 2, concurrency: 4, messagesPerSecond: 1e6 };
+  // Two namespaces a message, so that the three namespaces of a test take two batches.
+  const deps: TemplateDeps = { kube: api.client, bus, cluster: 'local', namespaceTopic: 'ns', log: silentLogger, progressEvery: 2, batch: 2, concurrency: 4, messagesPerSecond: 1e6 };
   return { api, bus, received, deps };
 }
 
@@ -103,5 +111,22 @@ describe('reconcileTemplate', () => {
     await reconcileTemplate(deps, 'gold');
     const statusWrites = api.writes().filter((w) => w.path.endsWith('/status')).map((w) => (w.body as { status: NamespaceTemplate['status'] }).status?.conditions?.find((c) => c.type === 'Propagated')?.message);
     expect(statusWrites).toEqual(['published 2 of 5 reconcile messages', 'published 4 of 5 reconcile messages', 'published 5 of 5 reconcile messages']);
+  });
+});
+
+describe('fanoutMessages', () => {
+  const opts = { cluster: 'c', template: 'gold', cause: 'template/gold@7', digest: 'ab', batch: 2 };
+
+  it('puts the targets in batches, each namespace with what it holds of the template (nothing held: an empty map)', () => {
+    const live = { hashes: new Map([['/ConfigMap/a/x', 'h1']]), byNamespace: new Map([['a', { '/ConfigMap/a/x': 'h1' }]]) };
+    const msgs = fanoutMessages(opts, ['a', 'b', 'c'], live);
+    expect(msgs.map((m) => m.name)).toEqual(['gold#0', 'gold#1']);
+    expect(msgs.map((m) => m.targets)).toEqual([[{ n: 'a', h: { '/ConfigMap/a/x': 'h1' } }, { n: 'b', h: {} }], [{ n: 'c', h: {} }]]);
+    expect(msgs.every((m) => m.type === 'FANOUT' && m.kind === 'Namespace' && m.template === 'gold' && m.templates === 'ab' && m.cause === 'template/gold@7')).toBe(true);
+    expect(msgs.every((m) => decodeMessage(Buffer.from(JSON.stringify(m))).ok)).toBe(true);
+  });
+
+  it('without the objects read (a deleted template), the namespaces read their objects themselves', () => {
+    expect(fanoutMessages(opts, ['a'], null)[0]!.targets).toEqual([{ n: 'a' }]);
   });
 });

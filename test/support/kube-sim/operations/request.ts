@@ -6,7 +6,7 @@ import type { Authenticated } from '../authn.ts';
 import { badRequest, forbidden, notFound } from '../errors.ts';
 import { isObject } from '../fieldsets.ts';
 import type { WriteContext } from '../managed-fields.ts';
-import { normaliseQuantities } from '../quantity.ts';
+import { normaliseQuantities } from '../../../../shared/kube/quantity.ts';
 import { apiVersionOf, groupResource, type ResourceType } from '../resources.ts';
 import type { Sim } from '../sim.ts';
 import { defaultSubjects } from '../validation.ts';

@@ -1,8 +1,10 @@
 // Quantities as kube-apiserver stores them: parsed (resource.ParseQuantity), rounded up to milli
 // (SetDefaults_ResourceList: every ResourceList of core/v1) and written back in canonical form
 // (Quantity.CanonicalizeBytes), so `1000m` is stored as `1`, `1024Mi` as `1Gi`, `0.5` as `500m`,
-// `0.25Gi` as `256Mi`, `0.0001` as `1m`, `1e3` stays `1e3`. Applied on decode to the ResourceLists
-// of the kinds Furnish's templates carry; a value that is not a quantity is left alone.
+// `0.25Gi` as `256Mi`, `0.0001` as `1m`, `1e3` stays `1e3`, for the ResourceLists of the kinds
+// Furnish's templates carry; a value that is not a quantity is left alone. The reconciler uses it
+// to predict what the server stores (reconcile/observed.ts), kube-sim to store it; a fidelity test
+// holds it to the real server's answers.
 const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei)|(n|u|m|k|M|G|T|P|E))?$/;
 const BINARY: Record<string, number> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5, Ei: 6 };
 const DECIMAL: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };

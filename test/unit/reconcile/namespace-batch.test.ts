@@ -1,0 +1,63 @@
+// A fan-out batch: many namespaces converge in one delivery, the status is told once, and a
+// transient failure of one namespace fails the delivery (after the others are done) so Pub/Sub
+// redelivers it with its backoff.
+import { describe, it, expect } from '@jest/globals';
+import { KEY } from '../../../shared/keys.ts';
+import { TransientError } from '../../../shared/kube/errors.ts';
+import { ResourceResolver } from '../../../shared/kube/resources.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import type { NamespaceTemplate } from '../../../shared/render/types.ts';
+import { silentLogger } from '../../../shared/log.ts';
+import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
+import { reconcileBatch, summariseBatch } from '../../../shared/reconcile/namespace-batch.ts';
+import { memoryApi } from './memory-api.ts';
+
+const ns = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'pending', team: 'x' }, annotations: { [KEY.creator]: 'alice' } } });
+const tpl = (pods: string): NamespaceTemplate => ({
+  apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: 'base' },
+  spec: { namespaces: { labelSelector: { matchLabels: { team: 'x' } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'quota' }, data: { pods } }], deletionPolicy: 'Delete', mode: 'Enforce' },
+});
+
+function setup(names: string[]) {
+  const api = memoryApi();
+  for (const n of names) api.put(ns(n));
+  api.put(tpl('50'));
+  const notified: string[][] = [];
+  const deps: NamespaceDeps = { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger, notifyTemplates: async (t) => void notified.push(t) };
+  return { api, deps, notified };
+}
+
+describe('reconcileBatch', () => {
+  it('converges every namespace of the batch and tells reconcile-template once', async () => {
+    const names = ['a', 'b', 'c'];
+    const { api, deps, notified } = setup(names);
+    for (const n of names) await reconcileNamespace({ ...deps, notifyTemplates: undefined }, n);
+    api.put(tpl('60'));
+    const hashes = (n: string) => ({ [`/ConfigMap/${n}/quota`]: String(api.get('v1', 'ConfigMap', n, 'quota')?.metadata.annotations?.[KEY.appliedHash]) });
+    const r = await reconcileBatch(deps, { template: 'base', targets: names.map((n) => ({ n, h: hashes(n) })) });
+    expect(r).toMatchObject({ result: 'batch', namespaces: 3, counts: { converged: 3, failed: 0, skipped: 0, gone: 0 }, writes: 3, failed: [] });
+    for (const n of names) expect(api.get('v1', 'ConfigMap', n, 'quota')?.data).toEqual({ pods: '60' });
+    expect(notified).toEqual([['base']]);
+  });
+
+  it('a namespace that is gone counts as gone; one that fails transiently fails the delivery after the others converged', async () => {
+    const { api, deps } = setup(['a', 'b']);
+    const failing = { ...deps, kube: { ...api.client, call: (async (req) => (req.method === 'GET' && req.path === '/api/v1/namespaces/b' ? { ok: false, status: 503, reason: 'ServiceUnavailable', error: 'try later' } : api.client.call(req))) as typeof api.client.call } };
+    const run = reconcileBatch(failing, { template: 'base', targets: [{ n: 'a' }, { n: 'b' }, { n: 'gone' }] });
+    await expect(run).rejects.toThrow(TransientError);
+    await expect(run).rejects.toThrow(/1 of 3 namespaces failed transiently: b: /);
+    expect(api.get('v1', 'ConfigMap', 'a', 'quota')?.data).toEqual({ pods: '50' });
+  });
+});
+
+describe('summariseBatch', () => {
+  it('adds the outcomes up and lists permanent failures by namespace', () => {
+    const { result, transient } = summariseBatch([
+      { result: 'converged', namespace: 'a', writes: 2 },
+      { result: 'failed', namespace: 'b', writes: 1, reason: 'x' },
+      { result: 'skipped', namespace: 'kube-system', writes: 0 },
+    ]);
+    expect(transient).toBeNull();
+    expect(result).toEqual({ result: 'batch', namespaces: 3, counts: { converged: 1, failed: 1, skipped: 1, gone: 0 }, writes: 3, failed: ['b'] });
+  });
+});
