@@ -60,14 +60,17 @@ function transientOr(what: string, status: number, reason: string | undefined, e
   throw apiError(what, { status, reason, message: error });
 }
 
+/** The namespaces and their ApplySet parents, both lists at once (each a page at a time). */
 async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInfo[]; parents: ParentRecord[] }> {
   const namespaces: NamespaceInfo[] = [];
-  const nsList = await listEach(deps.kube, resourcePath(NAMESPACES), { limit: deps.pageSize }, (ns) => namespaces.push(namespaceInfo(ns)));
-  if (!nsList.ok) transientOr('list namespaces', nsList.status, nsList.reason, nsList.error);
   const parents: ParentRecord[] = [];
-  const cmList = await listEach(deps.kube, '/api/v1/configmaps', { labelSelector: KEY.applySetId, limit: deps.pageSize }, (cm: KubeObject) => {
-    if (cm.metadata.name === APPLYSET_PARENT_NAME) parents.push(parentRecord(cm));
-  });
+  const [nsList, cmList] = await Promise.all([
+    listEach(deps.kube, resourcePath(NAMESPACES), { limit: deps.pageSize }, (ns) => namespaces.push(namespaceInfo(ns))),
+    listEach(deps.kube, '/api/v1/configmaps', { labelSelector: KEY.applySetId, limit: deps.pageSize }, (cm: KubeObject) => {
+      if (cm.metadata.name === APPLYSET_PARENT_NAME) parents.push(parentRecord(cm));
+    }),
+  ]);
+  if (!nsList.ok) transientOr('list namespaces', nsList.status, nsList.reason, nsList.error);
   if (!cmList.ok) transientOr('list applyset parents', cmList.status, cmList.reason, cmList.error);
   return { namespaces, parents };
 }
@@ -85,10 +88,11 @@ async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveO
   const name = t.metadata.name ?? '';
   const kinds = sortedUnique((t.spec.templates ?? []).map((o) => groupKindOf(String(o.apiVersion ?? ''), String(o.kind ?? ''))));
   const live: LiveObjects = { hashes: new Map(), byNamespace: new Map() };
-  for (const gk of kinds) {
+  // Every kind at once: the fan-out waits for the slowest list, not for their sum.
+  await Promise.all(kinds.map(async (gk) => {
     const { group, kind } = parseGroupKind(gk);
-    const info = await deps.resolver.forGroupKind(group, kind);
-    if (!info) continue;
+    const info = await deps.resolver!.forGroupKind(group, kind);
+    if (!info) return;
     const result = await listEach(deps.kube, resourcePath(info), { labelSelector: `${KEY.template}=${name}`, limit: deps.pageSize }, (item: KubeObject) => {
       const namespace = item.metadata.namespace ?? '';
       const key = objectKey({ group, kind }, namespace, item.metadata.name ?? '');
@@ -99,7 +103,7 @@ async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveO
       held[key] = hash;
     });
     if (!result.ok) transientOr(`list ${gk} of template ${name}`, result.status, result.reason, result.error);
-  }
+  }));
   return live;
 }
 
@@ -149,9 +153,9 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
   const now = () => deps.now?.() ?? new Date();
   const { t, all } = opts.recountOnly ? { t: await readTemplate(deps, name), all: [] } : await readAllTemplates(deps, name);
   const result: TemplateResult = { template: name, deleted: t === null, fannedOut: false, published: 0, targets: 0, statusWritten: false };
-  const { namespaces, parents } = await readState(deps);
+  // The namespaces, their parents and the template's objects, read side by side.
+  const [{ namespaces, parents }, live] = await Promise.all([readState(deps), t ? readLive(deps, t) : null]);
   let status = t?.status;
-  let live: LiveObjects | null | undefined;
 
   if (!opts.recountOnly && fanoutNeeded(t)) {
     const targets = fanoutTargets(name, t, namespaces, parents, deps.systemNamespaces);
@@ -162,7 +166,6 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     const batch = Math.max(1, Math.min(deps.batch ?? DEFAULT_BATCH, MAX_FANOUT_TARGETS));
     const every = Math.max(batch, deps.progressEvery ?? 2000);
     const counts0 = t ? tallyTemplate(t, namespaces, parents, null, deps.systemNamespaces) : null;
-    live = t ? await readLive(deps, t) : null;
     const messages = fanoutMessages({ cluster: deps.cluster, template: name, cause, digest: templatesDigest(all), batch }, targets, live);
     let failed = 0;
     for (const group of chunk(messages, Math.max(1, Math.floor(every / batch)))) {
@@ -190,8 +193,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     }
   }
   if (!t) return result;
-  // A fan-out read the objects just now; a recount reads them itself.
-  const tally = tallyTemplate(t, namespaces, parents, (live === undefined ? await readLive(deps, t) : live)?.hashes ?? null, deps.systemNamespaces);
+  const tally = tallyTemplate(t, namespaces, parents, live?.hashes ?? null, deps.systemNamespaces);
   const next = templateStatus(status, tally, now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined, tally.failures);
   if (statusDiffers(t.status, next)) {
     await patchStatus(deps, name, next);
