@@ -4,7 +4,8 @@
 // TransientError (the delivery fails, Pub/Sub redelivers); permanent ones are reported once and
 // the delivery is acknowledged.
 //
-// Calls: a fan-out reconcile reads the namespace and, once per fan-out, the templates; the message
+// Calls: a fan-out reconcile reads the namespace (a batch lists its namespaces at once,
+// namespace-batch.ts) and, once per fan-out, the templates; the message
 // says what the namespace holds of the template that changed (read cluster-wide once), its record
 // says the rest; it writes each object that changed, and the namespace only when its record or
 // phase changed (a clean apply changes neither). Anything else (a new namespace, drift the relay
@@ -12,6 +13,7 @@
 // parent and lists the kinds Furnish may have applied, and judges ownership on the objects.
 import { KEY } from '../keys.ts';
 import type { KubeClient } from '../kube/client.ts';
+import type { KubeObject } from '../kube/types.ts';
 import type { ResourceResolver } from '../kube/resources.ts';
 import type { Authorizer } from '../kube/sar.ts';
 import type { Logger } from '../log.ts';
@@ -55,6 +57,8 @@ export interface NamespaceRequest {
   templates?: string;
   /** The fan-out's word on what this namespace holds of the template that changed; without it the objects are read. */
   held?: HeldObjects;
+  /** The namespace as a batch read it just now (one list for the batch); absent: read here. */
+  namespace?: KubeObject;
 }
 
 export interface NamespaceResult {
@@ -69,7 +73,7 @@ export interface NamespaceResult {
 export async function reconcileNamespace(deps: NamespaceDeps, name: string, request: NamespaceRequest = {}): Promise<NamespaceResult> {
   const now = deps.now?.() ?? new Date();
   const failed = (reason: string): NamespaceResult => ({ result: 'failed', namespace: name, writes: 0, reason });
-  const got = await readNamespace(deps.kube, name);
+  const got = request.namespace ? { ok: true as const, value: request.namespace } : await readNamespace(deps.kube, name);
   if (!got.ok) return failed(got.reason);
   const ns = got.value;
   if (!ns) return { result: 'gone', namespace: name, writes: 0 };

@@ -15,7 +15,7 @@ import { reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
 import { reconcileTemplate } from '../../../shared/reconcile/template.ts';
 import { memoryApi, type MemoryApi } from './memory-api.ts';
 
-const ns = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'pending', team: 'x' }, annotations: { [KEY.creator]: 'alice' } } });
+const ns = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.metadataName]: name, [KEY.phase]: 'pending', team: 'x' }, annotations: { [KEY.creator]: 'alice' } } });
 const quota = (pods: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'quota' }, data: { pods } });
 const cm = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { owner: '$(CREATOR)' } });
 const tpl = (name: string, objects: KubeObject[]): NamespaceTemplate => ({
@@ -60,7 +60,7 @@ describe('calls per namespace reconcile', () => {
     expect(api.writes().slice(written).filter((w) => w.path.includes('/namespaces/a'))).toHaveLength(0);
   });
 
-  it('one object changed: the namespace read and that object\'s apply, nothing else (changed + 1)', async () => {
+  it('one object changed: that object\'s apply and nothing else, the batch listing its namespaces at once', async () => {
     const { api, deps } = setup();
     api.put(ns('a'));
     api.put(tpl('base', [quota('50'), cm('owner')]));
@@ -71,11 +71,9 @@ describe('calls per namespace reconcile', () => {
     const r = await fanOut(api, deps, 'base');
     const mine = api.requests.slice(sent).filter((q) => q.path.includes('/namespaces/a'));
     expect(r.calls - r.templateLists).toBe(1 + 1);
-    // The record holds nothing a clean apply changes: no namespace write.
-    expect(mine.map((q) => `${q.method} ${q.path}`)).toEqual([
-      'GET /api/v1/namespaces/a',
-      'PATCH /api/v1/namespaces/a/configmaps/quota',
-    ]);
+    // The record holds nothing a clean apply changes: no namespace write; the namespace came with its batch's list.
+    expect(mine.map((q) => `${q.method} ${q.path}`)).toEqual(['PATCH /api/v1/namespaces/a/configmaps/quota']);
+    expect(api.requests.slice(sent).filter((q) => q.path === '/api/v1/namespaces' && q.query?.labelSelector).map((q) => q.query?.labelSelector)).toEqual([`${KEY.metadataName} in (a)`]);
     expect((api.get('v1', 'ConfigMap', 'a', 'quota')?.data as Record<string, string>).pods).toBe('60');
     // And the next resync, which reads everything, finds nothing to write.
     const writes = api.writes().length;
@@ -95,7 +93,8 @@ describe('calls per namespace reconcile', () => {
     expect(r.messages).toHaveLength(3);
     expect(r.messages.flatMap((m) => m.targets!.map((t) => t.n)).sort()).toEqual(Array.from({ length: n }, (_, i) => `ns-${i}`).sort());
     expect(r.templateLists).toBe(1);
-    expect(r.calls).toBe(n * 2 + 1);
+    // Per namespace its one changed object; per batch one list of its namespaces; the templates once.
+    expect(r.calls).toBe(n + 3 + 1);
     for (let i = 0; i < n; i++) expect((api.get('v1', 'ConfigMap', `ns-${i}`, 'quota')?.data as Record<string, string>).pods).toBe('60');
   });
 

@@ -1,10 +1,11 @@
 // A small in-memory Kubernetes API for unit tests of the executors: enough of GET/LIST (label
-// selectors `key` and `key=value`, cluster-wide lists), server-side apply (merge of what is
+// selectors as the API server reads them, cluster-wide lists), server-side apply (merge of what is
 // sent), create, delete and merge patch (RFC 7386), `dryRun=All` on create and apply. It plugs in as the client's transport, so
 // the real seam (retries, rate limit, metrics, faults) runs on top of it. Integration tests use
 // kube-sim; this keeps the unit tests fast and network-free.
 import { createKubeClient, type FaultHook, type KubeClient, type KubeRequest } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import { matchesLabels, parseLabelSelector } from '../../support/kube-sim/selectors.ts';
 
 interface Route {
   collection: string;
@@ -38,13 +39,9 @@ function mergePatch(target: unknown, patch: unknown): unknown {
   return Object.fromEntries(out);
 }
 
+/** Label selectors as the API server reads them (kube-sim's parser: equality and set-based). */
 function matches(obj: KubeObject, selector: string | undefined): boolean {
-  if (!selector) return true;
-  return selector.split(',').every((term) => {
-    const [k, v] = term.split('=');
-    const labels = obj.metadata.labels ?? {};
-    return v === undefined ? k! in labels : labels[k!] === v;
-  });
+  return matchesLabels(parseLabelSelector(selector), obj.metadata.labels);
 }
 
 const status = (code: number, reason: string, message = reason) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });

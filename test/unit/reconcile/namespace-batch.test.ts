@@ -9,7 +9,7 @@ import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
-import { reconcileBatch, summariseBatch } from '../../../shared/reconcile/namespace-batch.ts';
+import { namespacesSelector, readBatchNamespaces, reconcileBatch, summariseBatch } from '../../../shared/reconcile/namespace-batch.ts';
 import { memoryApi } from './memory-api.ts';
 
 const ns = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'pending', team: 'x' }, annotations: { [KEY.creator]: 'alice' } } });
@@ -47,6 +47,28 @@ describe('reconcileBatch', () => {
     await expect(run).rejects.toThrow(TransientError);
     await expect(run).rejects.toThrow(/1 of 3 namespaces failed transiently: b: /);
     expect(api.get('v1', 'ConfigMap', 'a', 'quota')?.data).toEqual({ pods: '50' });
+  });
+});
+
+describe('readBatchNamespaces', () => {
+  it('lists the batch by the label every namespace carries; a namespace without it is left to its own read', async () => {
+    const api = memoryApi();
+    const labelled = (n: string) => ({ ...ns(n), metadata: { ...ns(n).metadata, labels: { ...ns(n).metadata.labels, [KEY.metadataName]: n } } });
+    api.put(labelled('a'));
+    api.put(labelled('b'));
+    api.put(labelled('other'));
+    api.put(ns('old'));
+    const read = await readBatchNamespaces(api.client, ['a', 'b', 'old', 'gone'], silentLogger);
+    expect([...read.keys()].sort()).toEqual(['a', 'b']);
+    expect(read.get('a')).toMatchObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } });
+    expect(api.requests.map((r) => r.query?.labelSelector)).toEqual([namespacesSelector(['a', 'b', 'old', 'gone'])]);
+    expect(namespacesSelector(['a', 'b'])).toBe('kubernetes.io/metadata.name in (a,b)');
+  });
+
+  it('a hundred names a list, so the selector stays short', async () => {
+    const api = memoryApi();
+    await readBatchNamespaces(api.client, Array.from({ length: 250 }, (_, i) => `n${i}`), silentLogger);
+    expect(api.requests).toHaveLength(3);
   });
 });
 
