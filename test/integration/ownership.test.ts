@@ -1,8 +1,9 @@
 // What Furnish owns, and what a reconcile costs, on kube-sim and on a real API server
 // (FURNISH_TEST_KUBECONFIG): ownership is read from the objects (the template label, or the
 // fields Furnish's field manager still owns in managedFields), never from an annotation tenants
-// can edit; a fan-out reconcile costs at most (objects that changed) + 2 calls per namespace and
-// lists the templates once. Calls are counted at the reconcilers' client seam, the same on both
+// can edit; a fan-out reconcile costs at most (objects that changed) + 2 calls per namespace (in
+// fact the changed objects' writes alone: a batch lists its namespaces at once) and lists the
+// templates once. Calls are counted at the reconcilers' client seam, the same on both
 // servers.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { KEY } from '../../shared/keys.ts';
@@ -141,6 +142,13 @@ describe('calls per namespace reconcile', () => {
     process.stdout.write(`calls per namespace for a one-object fan-out (${cluster.isSimulated ? 'kube-sim' : 'real server'}): ${perNamespace.join(', ')}; template lists: ${templateLists}\n`);
     for (const calls of perNamespace) expect(calls).toBeLessThanOrEqual(1 + 2);
     expect(templateLists).toBeLessThanOrEqual(2);
+    // Writes are the changed object alone: the record holds nothing a clean apply changes, so the namespace is not written.
+    for (const ns of names) {
+      const writes = sent.filter((r) => r.method !== 'GET' && r.query?.dryRun === undefined && r.path.includes(`/namespaces/${ns}`));
+      expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual([`PATCH /api/v1/namespaces/${ns}/configmaps/quota-like`]);
+    }
+    // The namespaces came in their batch's list, not a GET each.
+    expect(sent.some((r) => r.path === '/api/v1/namespaces' && String(r.query?.labelSelector ?? '').startsWith(`${KEY.metadataName} in (`))).toBe(true);
     // A resync of the same namespaces reads everything and writes nothing.
     sent.length = 0;
     await stack.relay.relay.resync();
