@@ -1,6 +1,6 @@
 // A small in-memory Kubernetes API for unit tests of the executors: enough of GET/LIST (label
 // selectors `key` and `key=value`, cluster-wide lists), server-side apply (merge of what is
-// sent), create, delete and merge patch (RFC 7386), `dryRun=All` on create and apply. It plugs in as the client's transport, so
+// sent), create, delete (with a uid precondition) and merge patch (RFC 7386), `dryRun=All` on create and apply. It plugs in as the client's transport, so
 // the real seam (retries, rate limit, metrics, faults) runs on top of it. Integration tests use
 // kube-sim; this keeps the unit tests fast and network-free.
 import { createKubeClient, type FaultHook, type KubeClient, type KubeRequest } from '../../../shared/kube/client.ts';
@@ -113,10 +113,13 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
         if (bad) return { status: 422, data: status(422, 'Invalid', bad) };
         return save({ ...obj, metadata: { ...obj.metadata, namespace: route.namespace } }, 201);
       }
-      case 'DELETE':
+      case 'DELETE': {
         if (!existing) return { status: 404, data: status(404, 'NotFound') };
+        const uid = (req.body as { preconditions?: { uid?: string } } | undefined)?.preconditions?.uid;
+        if (uid !== undefined && uid !== existing.metadata.uid) return { status: 409, data: status(409, 'Conflict', `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${existing.metadata.uid}`) };
         c.delete(keyOf(route.namespace, route.name!));
         return { status: 200, data: existing };
+      }
       case 'PATCH': {
         if (req.contentType === 'application/apply-patch+yaml') {
           const obj = req.body as KubeObject;
