@@ -116,7 +116,7 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
       case 'DELETE': {
         if (!existing) return { status: 404, data: status(404, 'NotFound') };
         const uid = (req.body as { preconditions?: { uid?: string } } | undefined)?.preconditions?.uid;
-        if (uid !== undefined && uid !== existing.metadata.uid) return { status: 409, data: status(409, 'Conflict', `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${existing.metadata.uid}`) };
+        if (uid !== undefined && uid !== existing.metadata.uid) return { status: 409, data: status(409, 'Conflict', `the UID in the precondition (${uid}) does not match the UID in record (${existing.metadata.uid}). The object might have been deleted and then recreated`) };
         c.delete(keyOf(route.namespace, route.name!));
         return { status: 200, data: existing };
       }
