@@ -119,7 +119,7 @@ async function unmake(deps: WriteDeps, exec: Execution, m: Made): Promise<void> 
   else leftBehind(res.status, res.reason ?? c.why, res.error ?? c.why);
 }
 
-/** Writes that may not be dry-run first, rolled back per template when one of them fails (refused or transient). */
+/** The real writes, in parallel; a template one of whose writes fails (refused or transient) has what they created of it deleted again. */
 async function writeOrRollBack(deps: WriteDeps, exec: Execution, writes: readonly (readonly [WriteHow, DesiredObject])[], limit: number): Promise<void> {
   const made = new Map<string, Made[]>();
   const failed = new Set<string>();
