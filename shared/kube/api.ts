@@ -78,8 +78,9 @@ export function createObject(client: KubeClient, info: ResourceInfo, obj: KubeOb
   return client.call({ method: 'POST', path: resourcePath(info, obj.metadata.namespace), query: writeQuery(opts), body: obj });
 }
 
-export function deleteObject(client: KubeClient, info: ResourceInfo, namespace: string, name: string): Promise<KubeResponse<unknown>> {
-  return client.call({ method: 'DELETE', path: resourcePath(info, namespace, name), body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' } });
+/** `uid`: delete only that very object (409 Conflict if the name now holds another one). */
+export function deleteObject(client: KubeClient, info: ResourceInfo, namespace: string, name: string, preconditions?: { uid: string }): Promise<KubeResponse<unknown>> {
+  return client.call({ method: 'DELETE', path: resourcePath(info, namespace, name), body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(preconditions ? { preconditions } : {}) } });
 }
 
 export function mergePatch(client: KubeClient, path: string, patch: unknown, fieldManager = FIELD_MANAGER): Promise<KubeResponse<KubeObject>> {

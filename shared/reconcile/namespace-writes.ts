@@ -1,11 +1,13 @@
 // reconcile-namespace's writes, thin: carry out a plan (plan.ts) and say what each write did.
-// Each template applies all or nothing: a template with two or more writes has every one dry-run
-// first, and one the server refuses sends none (a single write is its own dry run); a template
-// with a refused write prunes nothing either.
+// Each template applies all or nothing. A template the plan dry-runs (one of its writes may change
+// an object that exists) has every write dry-run first, and one the server refuses sends none. The
+// others (a single write, or writes that all create absent objects: a new namespace) are written
+// at once; when one fails, every object of that template this reconcile created (the server
+// answered 201) is deleted again, by uid. A template with a failed write prunes nothing either.
 import { applyObject, createObject, deleteObject, EVENTS, mergePatch, NAMESPACES } from '../kube/api.ts';
 import type { KubeClient, KubeResponse } from '../kube/client.ts';
 import { classifyApiError, TransientError } from '../kube/errors.ts';
-import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
+import { resourcePath, type ResourceInfo, type ResourceResolver } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
 import { APPLYSET_PARENT_NAME } from '../render/index.ts';
@@ -33,10 +35,12 @@ export interface Execution extends WriteResults {
   writes: number;
   transient: string[];
   counts: { applied: number; created: number; pruned: number; orphaned: number };
+  /** Keys created by this reconcile and deleted again because their template could not be applied in full. */
+  rolledBack: string[];
 }
 
 export function newExecution(): Execution {
-  return { applied: new Map(), created: new Set(), released: new Set(), failures: [], writes: 0, transient: [], counts: { applied: 0, created: 0, pruned: 0, orphaned: 0 } };
+  return { applied: new Map(), created: new Set(), released: new Set(), failures: [], writes: 0, transient: [], counts: { applied: 0, created: 0, pruned: 0, orphaned: 0 }, rolledBack: [] };
 }
 
 function recordFailure(exec: Execution, template: string, key: string, hash: string, res: KubeResponse<unknown>): void {
@@ -49,12 +53,23 @@ type WriteHow = 'apply' | 'create';
 
 const alreadyExists = (how: WriteHow, res: KubeResponse<unknown>): boolean => how === 'create' && res.status === 409 && res.reason === 'AlreadyExists';
 
+/** A write that made a new object (201, both for a create and a server-side apply): what deleting exactly it takes. */
+interface Made {
+  want: DesiredObject;
+  how: WriteHow;
+  info: ResourceInfo;
+  uid: string;
+}
+
+/** What one write did: refused (or failed), done, or done by creating the object. */
+type Written = { ok: false } | { ok: true; made?: Made };
+
 /** Sends one write (or its dry run); a create of an object that exists is fine: CreateOnly never touches it. */
-async function write(deps: WriteDeps, exec: Execution, want: DesiredObject, how: WriteHow, dryRun: boolean): Promise<boolean> {
+async function write(deps: WriteDeps, exec: Execution, want: DesiredObject, how: WriteHow, dryRun: boolean): Promise<Written> {
   const info = await deps.resolver.forObject(want.object.apiVersion, want.object.kind);
   if (!info) {
     exec.failures.push({ template: want.template, key: want.key, hash: want.hash, status: 404, reason: 'NotFound', message: `the API server does not serve ${want.object.apiVersion} ${want.object.kind}` });
-    return false;
+    return { ok: false };
   }
   if (!dryRun) exec.writes += 1;
   const res = how === 'apply' ? await applyObject(deps.kube, info, want.object, { dryRun }) : await createObject(deps.kube, info, want.object, { dryRun });
@@ -66,10 +81,57 @@ async function write(deps: WriteDeps, exec: Execution, want: DesiredObject, how:
       exec.created.add(want.key);
       exec.counts.created += 1;
     }
+    return res.status === 201 ? { ok: true, made: { want, how, info, uid: res.data?.metadata.uid ?? '' } } : { ok: true };
   }
-  if (res.ok || alreadyExists(how, res)) return true;
+  if (res.ok || alreadyExists(how, res)) return { ok: true };
   recordFailure(exec, want.template, want.key, want.hash, res);
-  return false;
+  return { ok: false };
+}
+
+/** The object is no longer there as this reconcile wrote it: nothing of it is recorded or counted. */
+function forget(exec: Execution, m: Made): void {
+  if (m.how === 'apply' && exec.applied.delete(m.want.key)) exec.counts.applied -= 1;
+  if (m.how === 'create' && exec.created.delete(m.want.key)) exec.counts.created -= 1;
+  exec.rolledBack.push(m.want.key);
+}
+
+/**
+ * Deletes one object this reconcile created, with its uid as precondition so that an object
+ * someone else made under the same name since is never touched (409: not ours, left alone). One
+ * that cannot be deleted stays recorded and is reported with its template's failure; a transient
+ * failure fails the delivery so that the next one tries again.
+ */
+async function unmake(deps: WriteDeps, exec: Execution, m: Made): Promise<void> {
+  const { want } = m;
+  const leftBehind = (status: number, reason: string, message: string) => exec.failures.push({ template: want.template, key: want.key, hash: want.hash, status, reason, message: `created, then not rolled back after its template failed: ${message}` });
+  if (!m.uid) {
+    leftBehind(0, 'RollbackFailed', 'the API server\'s answer named no uid to delete it by');
+    return;
+  }
+  exec.writes += 1;
+  const res = await deleteObject(deps.kube, m.info, want.object.metadata.namespace ?? '', want.object.metadata.name ?? '', { uid: m.uid });
+  if (res.ok || res.status === 404 || res.status === 409) {
+    forget(exec, m);
+    return;
+  }
+  const c = classifyApiError({ status: res.status, reason: res.reason });
+  if (c.class === 'transient') exec.transient.push(`${want.key}: roll back template ${want.template}: ${c.why}`);
+  else leftBehind(res.status, res.reason ?? c.why, res.error ?? c.why);
+}
+
+/** The real writes, in parallel; a template one of whose writes fails (refused or transient) has what they created of it deleted again. */
+async function writeOrRollBack(deps: WriteDeps, exec: Execution, writes: readonly (readonly [WriteHow, DesiredObject])[], limit: number): Promise<void> {
+  const made = new Map<string, Made[]>();
+  const failed = new Set<string>();
+  await mapLimit(writes, limit, async ([how, w]) => {
+    const done = await write(deps, exec, w, how, false);
+    if (!done.ok) failed.add(w.template);
+    else if (done.made) made.set(w.template, [...(made.get(w.template) ?? []), done.made]);
+  });
+  const undo = [...failed].flatMap((t) => made.get(t) ?? []);
+  if (undo.length === 0) return;
+  deps.log.log('INFO', 'rolling back templates that could not be applied in full', { templates: [...failed].sort(), objects: undo.map((m) => m.want.key) });
+  await mapLimit(undo, limit, (m) => unmake(deps, exec, m));
 }
 
 async function release(deps: WriteDeps, exec: Execution, ref: ObjectRef | OrphanRef, how: 'prune' | 'orphan'): Promise<void> {
@@ -95,7 +157,8 @@ const failedTemplates = (exec: Execution, blocked: ReadonlySet<string>): Set<str
 
 /**
  * Carries out a plan: dry runs, the parent when its group-kinds grow, the writes of the templates
- * the server accepted in full, then the releases of templates with no refused write. `blocked`
+ * the server accepted in full (what a template with a failed write created is deleted again), then
+ * the releases of templates with no failed write. `blocked`
  * are templates that could not render here: their live objects stay as they are.
  */
 export async function execute(deps: WriteDeps, plan: NamespacePlan, blocked: ReadonlySet<string>): Promise<Execution> {
@@ -110,7 +173,7 @@ export async function execute(deps: WriteDeps, plan: NamespacePlan, blocked: Rea
     if (exec.transient.length > 0 || exec.failures.some((f) => f.template === PARENT_FAILURE)) return exec;
   }
   const refused = failedTemplates(exec, blocked);
-  await mapLimit(writes.filter(([, w]) => !refused.has(w.template)), limit, ([how, w]) => write(deps, exec, w, how, false));
+  await writeOrRollBack(deps, exec, writes.filter(([, w]) => !refused.has(w.template)), limit);
   const afterWrites = failedTemplates(exec, blocked);
   const releases = [...plan.prune.map((r) => ['prune', r] as const), ...plan.orphan.map((r) => ['orphan', r] as const)].filter(([, r]) => !afterWrites.has(r.template));
   await mapLimit(releases, limit, ([how, r]) => release(deps, exec, r, how));

@@ -134,7 +134,10 @@ export interface NamespacePlan {
   /** Objects released under deletionPolicy Orphan: our labels come off, the object stays. */
   orphan: OrphanRef[];
   setReady: boolean;
-  /** Templates with two or more writes: each is dry-run first so that the template applies all or nothing. A single write is its own dry run. */
+  /**
+   * Templates dry-run before any of their writes, so that each applies all or nothing
+   * (templatesToDryRun); the others are rolled back if a write is refused.
+   */
   dryRun: string[];
   /** Planned from the record alone and something may have to be released: read the objects and plan again. */
   needsObservation: boolean;
@@ -217,10 +220,49 @@ function inPlaceUnread(want: DesiredObject, record: AppliedRecord, held: HeldObj
   return record.objects[want.key] !== undefined && !record.failed.includes(want.template);
 }
 
-function templatesWritingTwice(writes: readonly DesiredObject[]): string[] {
+/** What the dry-run decision knows of the namespace before writing. */
+export interface DryRunContext {
+  /** Keys of every object listed (anyone's); null when the objects were not read (a fan-out planned from the record). */
+  existing: ReadonlySet<string> | null;
+  /** Kinds that could not be listed: nothing is known absent there. */
+  unreadableKinds: readonly string[];
+  /** Templates that failed here before (record, parent). */
+  failedBefore: readonly string[];
+}
+
+/** Whether a write may change an object that already exists: an Enforce apply over a live object, or one not known absent. A CreateOnly create never changes one (409). */
+function mayUpdate(w: Pick<DesiredObject, 'key' | 'groupKind' | 'mode'>, ctx: DryRunContext, unreadable: ReadonlySet<string>): boolean {
+  if (w.mode === 'CreateOnly') return false;
+  return ctx.existing === null || ctx.existing.has(w.key) || unreadable.has(w.groupKind);
+}
+
+/**
+ * The templates to dry-run before their writes, so that each applies all or nothing: those with
+ * two or more writes (a single write is its own dry run) of which one may change an object that
+ * exists, since a rollback cannot undo an update. A template whose writes all create objects seen
+ * to be absent (a new namespace) is written at once and, if one is refused, what it created is
+ * deleted again (namespace-writes.ts): half the calls of dry runs. A template that failed here
+ * before is dry-run too, so that retrying it (every resync) writes nothing while it still fails.
+ */
+export function templatesToDryRun(writes: readonly Pick<DesiredObject, 'template' | 'key' | 'groupKind' | 'mode'>[], ctx: DryRunContext): string[] {
+  const unreadable = new Set(ctx.unreadableKinds);
+  const failed = new Set(ctx.failedBefore);
   const count = new Map<string, number>();
-  for (const w of writes) count.set(w.template, (count.get(w.template) ?? 0) + 1);
-  return [...count].filter(([, n]) => n > 1).map(([t]) => t).sort();
+  const guarded = new Set<string>();
+  for (const w of writes) {
+    count.set(w.template, (count.get(w.template) ?? 0) + 1);
+    if (failed.has(w.template) || mayUpdate(w, ctx, unreadable)) guarded.add(w.template);
+  }
+  return [...count].filter(([t, n]) => n > 1 && guarded.has(t)).map(([t]) => t).sort();
+}
+
+/** The dry-run decision's view of a plan input. */
+function dryRunContext(input: PlanInput): DryRunContext {
+  return {
+    existing: input.observed ? new Set(input.observed.map(keyOf)) : null,
+    unreadableKinds: input.unreadableKinds ?? [],
+    failedBefore: sortedUnique([...input.record.failed, ...(parentBase(input)?.failed ?? [])]),
+  };
 }
 
 export function planNamespace(input: PlanInput): NamespacePlan {
@@ -254,7 +296,7 @@ export function planNamespace(input: PlanInput): NamespacePlan {
       else plan.prune.push(ref);
     }
   }
-  plan.dryRun = templatesWritingTwice([...plan.apply, ...plan.create]);
+  plan.dryRun = templatesToDryRun([...plan.apply, ...plan.create], dryRunContext(input));
   const base = parentBase(input);
   const before = base?.groupKinds ?? [];
   const grown = sortedUnique([...before, ...record.groupKinds, ...desired.groupKinds]);

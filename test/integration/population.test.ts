@@ -265,7 +265,9 @@ describe('population through the relay and the in-process bus', () => {
     await waitFor('phase=failed', async () => (await get(admin, `/api/v1/namespaces/${ns}`))?.metadata.labels?.[KEY.phase] === 'failed');
     const failed = await get(admin, `/api/v1/namespaces/${ns}`);
     expect(failed?.metadata.annotations?.[KEY.failure]).toMatch(new RegExp(`^template ${name}: rbac.authorization.k8s.io/RoleBinding/${ns}/half: Invalid \\(HTTP 422\\): .*subjects\\[0\\]\\.name: Required value`));
-    // All or nothing: the server refused the RoleBinding's dry run, so the ConfigMap was never written.
+    // All or nothing: the server refused the RoleBinding, so the ConfigMap was never written (dry-run first) or deleted
+    // again (rolled back). Settle first: a second delivery of the new namespace may be rolling back its own create.
+    await settle();
     expect(await get(admin, CONFIGMAP(ns, 'half'))).toBeUndefined();
     expect((await list(admin, `/api/v1/namespaces/${ns}/events`)).filter((e) => e.reason === 'PopulateFailed')).toHaveLength(1);
     const status = await waitFor('the template counts the failure', async () => {

@@ -1,6 +1,6 @@
 // A small in-memory Kubernetes API for unit tests of the executors: enough of GET/LIST (label
 // selectors as the API server reads them, cluster-wide lists), server-side apply (merge of what is
-// sent), create, delete and merge patch (RFC 7386), `dryRun=All` on create and apply. It plugs in as the client's transport, so
+// sent), create, delete (with a uid precondition) and merge patch (RFC 7386), `dryRun=All` on create and apply. It plugs in as the client's transport, so
 // the real seam (retries, rate limit, metrics, faults) runs on top of it. Integration tests use
 // kube-sim; this keeps the unit tests fast and network-free.
 import { createKubeClient, type FaultHook, type KubeClient, type KubeRequest } from '../../../shared/kube/client.ts';
@@ -110,10 +110,13 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
         if (bad) return { status: 422, data: status(422, 'Invalid', bad) };
         return save({ ...obj, metadata: { ...obj.metadata, namespace: route.namespace } }, 201);
       }
-      case 'DELETE':
+      case 'DELETE': {
         if (!existing) return { status: 404, data: status(404, 'NotFound') };
+        const uid = (req.body as { preconditions?: { uid?: string } } | undefined)?.preconditions?.uid;
+        if (uid !== undefined && uid !== existing.metadata.uid) return { status: 409, data: status(409, 'Conflict', `the UID in the precondition (${uid}) does not match the UID in record (${existing.metadata.uid}). The object might have been deleted and then recreated`) };
         c.delete(keyOf(route.namespace, route.name!));
         return { status: 200, data: existing };
+      }
       case 'PATCH': {
         if (req.contentType === 'application/apply-patch+yaml') {
           const obj = req.body as KubeObject;

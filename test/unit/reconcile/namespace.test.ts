@@ -81,7 +81,7 @@ describe('reconcileNamespace', () => {
     api.put(tpl('fine', [cm('other')]));
     const first = await reconcileNamespace(deps, 'team-a');
     expect(first.result).toBe('failed');
-    // All or nothing: the dry run refused `bad`, so `good` of the same template was never written.
+    // All or nothing: the server refused `bad`, so `good` of the same template was deleted again (rollback.test.ts).
     expect(api.get('v1', 'ConfigMap', 'team-a', 'good')).toBeUndefined();
     expect(api.get('v1', 'ConfigMap', 'team-a', 'other')).toBeDefined();
     const namespace = api.get('v1', 'Namespace', undefined, 'team-a')!;

@@ -242,6 +242,51 @@ describe('planNamespace', () => {
   });
 });
 
+describe('which templates are dry-run first (all or nothing)', () => {
+  const ns = namespace('team-a', { [KEY.phase]: 'pending' });
+  const templates = [template('base', [configMap('owner'), roleBinding]), template('single', [configMap('alone')])];
+  const fresh = (over: Partial<PlanInput> = {}) => planNamespace({ namespace: ns, desired: desiredState(ns, templates), observed: [], parent: null, record: EMPTY_RECORD, templates, ...over });
+
+  it('a new namespace: every write creates an object seen to be absent, so nothing is dry-run (a refusal is rolled back instead)', () => {
+    const plan = fresh();
+    expect(plan.apply).toHaveLength(3);
+    expect(plan.dryRun).toEqual([]);
+  });
+
+  it('an update of a live object cannot be rolled back: its template is dry-run, the others are not', () => {
+    const { observed, parent, record } = converged(ns, [templates[0]!]);
+    const edited = [template('base', [configMap('owner', { owner: 'x' }), { ...roleBinding, metadata: { name: 'second' } }]), templates[1]!];
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, edited), observed, parent, record, templates: edited });
+    expect(plan.apply.map((a) => a.key).sort()).toEqual(['/ConfigMap/team-a/alone', '/ConfigMap/team-a/owner', 'rbac.authorization.k8s.io/RoleBinding/team-a/second']);
+    expect(plan.dryRun).toEqual(['base']);
+  });
+
+  it('an object of that name that is not Furnish\'s exists: the apply would take it over, so it is dry-run', () => {
+    const theirs: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner', namespace: 'team-a', uid: 'u' }, data: { mine: 'yes' } };
+    expect(fresh({ observed: [theirs] }).dryRun).toEqual(['base']);
+  });
+
+  it('absence not known: a kind that could not be listed, or objects not read at all (planned from the record)', () => {
+    expect(fresh({ unreadableKinds: ['RoleBinding.rbac.authorization.k8s.io'] }).dryRun).toEqual(['base']);
+    expect(fresh({ unreadableKinds: ['NetworkPolicy.networking.k8s.io'] }).dryRun).toEqual([]);
+    expect(fresh({ observed: null, parent: undefined }).dryRun).toEqual(['base']);
+  });
+
+  it('a template that failed here before is dry-run, so that retrying it every resync writes nothing while it fails', () => {
+    expect(fresh({ record: { ...EMPTY_RECORD, failed: ['base'] } }).dryRun).toEqual(['base']);
+    const parent = parentObject('team-a', { groupKinds: ['ConfigMap'], applied: [], failed: ['base'] });
+    expect(fresh({ parent }).dryRun).toEqual(['base']);
+  });
+
+  it('CreateOnly never changes an object that exists (a create answers 409): no dry run for it', () => {
+    const once = [template('once', [configMap('seed'), configMap('other')], { mode: 'CreateOnly' })];
+    const theirs: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'seed', namespace: 'team-a', uid: 'u' }, data: {} };
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, once), observed: [theirs], parent: null, record: EMPTY_RECORD, templates: once });
+    expect(plan.create).toHaveLength(2);
+    expect(plan.dryRun).toEqual([]);
+  });
+});
+
 describe('planNamespace without reading the objects (a fan-out)', () => {
   const ns = namespace('team-a', { [KEY.phase]: 'ready' });
   const templates = [template('base', [configMap('owner'), roleBinding])];

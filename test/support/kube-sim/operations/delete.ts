@@ -30,13 +30,15 @@ function deleteOptions(req: ApiRequest): { options: DeleteOptions; echo: Record<
   return { options, echo };
 }
 
+/** As the API server's BeforeDelete checks them: the conflict names the Kind, not the resource (fixtures delete-uid-*). */
 function checkPreconditions(req: ApiRequest, live: KubeObject, options: DeleteOptions): void {
   const { uid, resourceVersion } = options.preconditions ?? {};
+  const gk = { group: req.type.group, resource: req.type.kind };
   if (uid && uid !== live.metadata.uid) {
-    throw preconditionConflict(groupResource(req.type), req.name!, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${live.metadata.uid}`);
+    throw preconditionConflict(gk, req.name!, `the UID in the precondition (${uid}) does not match the UID in record (${live.metadata.uid}). The object might have been deleted and then recreated`);
   }
   if (resourceVersion && resourceVersion !== live.metadata.resourceVersion) {
-    throw preconditionConflict(groupResource(req.type), req.name!, `Precondition failed: ResourceVersion in precondition: ${resourceVersion}, ResourceVersion in object meta: ${live.metadata.resourceVersion}`);
+    throw preconditionConflict(gk, req.name!, `the ResourceVersion in the precondition (${resourceVersion}) does not match the ResourceVersion in record (${live.metadata.resourceVersion}). The object might have been modified`);
   }
 }
 
