@@ -95,27 +95,23 @@ export interface Observed {
   unreadableKinds: string[];
 }
 
-/** Lists each kind in the namespace, every object (a label taken off does not hide one). */
+/** Lists each kind in the namespace (all at once), every object (a label taken off does not hide one). */
 export async function observeKinds(deps: ReadDeps, namespace: string, kinds: readonly string[]): Promise<Observed> {
-  const observed: Observed = { objects: [], unreadableKinds: [] };
-  for (const gk of kinds) {
+  const perKind = await Promise.all(kinds.map(async (gk): Promise<{ objects: KubeObject[]; unreadable: boolean }> => {
     const { group, kind } = parseGroupKind(gk);
     const info = await deps.resolver.forGroupKind(group, kind);
-    if (!info) {
-      observed.unreadableKinds.push(gk);
-      continue;
-    }
-    if (!info.namespaced) continue;
+    if (!info) return { objects: [], unreadable: true };
+    if (!info.namespaced) return { objects: [], unreadable: false };
     const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;
     const { result, items } = await listAll(deps.kube, resourcePath(info, namespace));
     if (!result.ok) {
       deps.log.log('WARNING', 'kind not readable; what Furnish recorded of it is kept', { namespace, groupKind: gk, why: failRead(`list ${gk} in ${namespace}`, result) });
-      observed.unreadableKinds.push(gk);
-      continue;
+      return { objects: [], unreadable: true };
     }
-    for (const item of items) observed.objects.push({ ...item, apiVersion: item.apiVersion ?? apiVersion, kind: item.kind ?? kind });
-  }
-  return observed;
+    return { objects: items.map((item) => ({ ...item, apiVersion: item.apiVersion ?? apiVersion, kind: item.kind ?? kind })), unreadable: false };
+  }));
+  // In the order of `kinds`, whatever order the lists answered in.
+  return { objects: perKind.flatMap((k) => k.objects), unreadableKinds: kinds.filter((_, i) => perKind[i]!.unreadable) };
 }
 
 export interface Grants {

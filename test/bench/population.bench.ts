@@ -18,7 +18,7 @@
 // The template spells quantities the way people do (`1000m`, `1024Mi`, `0.5`), which the real
 // server stores differently: the resync must still write nothing.
 // BENCH_NAMESPACES, BENCH_LATENCY_NAMESPACES, BENCH_LATENCY_RATE and BENCH_CONCURRENCY tune it;
-// BENCH_LOG=1 (or INFO) shows the stack's log lines, BENCH_CPU_PROFILE=DIR writes the reconciler's CPU profile there.
+// BENCH_LOG=1 (or INFO) shows the stack's log lines, BENCH_CPU_PROFILE=DIR writes the reconciler's CPU profile of the fan-out there.
 import { fork, type ChildProcess } from 'node:child_process';
 import { KEY } from '../../shared/keys.ts';
 import { connect, createKubeClient, type KubeClient, type KubeMetrics } from '../../shared/kube/client.ts';
@@ -84,8 +84,6 @@ function serveIpc(handler: Handler): void {
 }
 
 async function reconcilerRole(): Promise<void> {
-  // An orderly exit, so that a CPU profile (BENCH_CPU_PROFILE) is written.
-  process.on('SIGTERM', () => process.exit(0));
   const { serveReconcilers, memoryBusToPush } = await import('../../scripts/start.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
   const { reconcileConfig } = await import('../../shared/reconcile/config.ts');
@@ -93,6 +91,7 @@ async function reconcilerRole(): Promise<void> {
   // BENCH_LOG=1: warnings and errors of this process on stderr (why a phase waits); BENCH_LOG=INFO: every line.
   const log = process.env.BENCH_LOG ? jsonLogger(role!, (l) => process.stderr.write(l), process.env.BENCH_LOG === 'INFO' ? 'INFO' : 'WARNING') : silentLogger;
   const mem = memorySampler();
+  const profiler = phaseProfiler(process.env.BENCH_CPU_PROFILE);
   // Default settings: only what the local stack needs (no push authentication).
   const config = reconcileConfig({ ...process.env, FURNISH_PUSH_AUTH: 'off' });
   const bus = createMemoryBus();
@@ -107,9 +106,36 @@ async function reconcilerRole(): Promise<void> {
       return { metrics: structuredClone(k.metrics), pacing: { limit: k.pacing.limit, rate: k.pacing.rate, ...k.pacing.counters }, bus: { ...bus.stats }, memory: mem.read() };
     }
     if (cmd === 'reset-memory') return mem.reset();
+    if (cmd === 'profile-start') return profiler.start();
+    if (cmd === 'profile-stop') return profiler.stop();
     throw new Error(`unknown command ${cmd}`);
   });
   process.send!({ ready: true });
+}
+
+/** The reconciler's CPU profile over one phase (BENCH_CPU_PROFILE=DIR), written as DIR/<phase>-<pid>.cpuprofile for Chrome DevTools. */
+function phaseProfiler(dir: string | undefined): { start(): Promise<void>; stop(): Promise<string | null> } {
+  let session: import('node:inspector/promises').Session | undefined;
+  return {
+    async start() {
+      if (!dir) return;
+      const { Session } = await import('node:inspector/promises');
+      session = new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    },
+    async stop() {
+      if (!session) return null;
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      session = undefined;
+      const { writeFileSync } = await import('node:fs');
+      const file = `${dir}/fanout-${process.pid}.cpuprofile`;
+      writeFileSync(file, JSON.stringify(profile));
+      return file;
+    },
+  };
 }
 
 async function relayRole(): Promise<void> {
@@ -326,14 +352,25 @@ function readyLatencies(sentAt: Map<string, number>, ready: Map<string, number>)
   return [...sentAt].map(([n, t]) => (ready.get(n) ?? Number.NaN) - t).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
 }
 
-/** The baseline of the fan-out: the same server-side apply of a quota, sent directly at `CONCURRENCY`. */
+/**
+ * The baseline of the fan-out: the same server-side apply of a quota, sent directly at
+ * `CONCURRENCY`, timed the same way (until a watch saw the last quota hold it: the watch's cost
+ * on the server is in both figures).
+ */
 async function directApply(kube: KubeClient, namespaces: string[], pods: string): Promise<number> {
+  const seen = firstSeen(kube, '/api/v1/resourcequotas', `bench-direct=${RUN}`, (o) => (o.spec as { hard?: Record<string, string> })?.hard?.pods === pods, (o) => o.metadata.namespace ?? '');
+  await new Promise((r) => setTimeout(r, 200));
   const t0 = performance.now();
-  await mapLimit(namespaces, CONCURRENCY, async (ns) => {
-    const r = await kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${ns}/resourcequotas/bench-direct`, query: { fieldManager: 'bench-direct', force: true }, contentType: 'application/apply-patch+yaml', body: { ...QUOTA(pods), metadata: { name: 'bench-direct', namespace: ns } } });
-    if (!r.ok) throw new Error(`direct apply in ${ns}: ${r.status} ${r.error}`);
-  });
-  return performance.now() - t0;
+  try {
+    await mapLimit(namespaces, CONCURRENCY, async (ns) => {
+      const r = await kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${ns}/resourcequotas/bench-direct`, query: { fieldManager: 'bench-direct', force: true }, contentType: 'application/apply-patch+yaml', body: { ...QUOTA(pods), metadata: { name: 'bench-direct', namespace: ns, labels: { 'bench-direct': RUN } } } });
+      if (!r.ok) throw new Error(`direct apply in ${ns}: ${r.status} ${r.error}`);
+    });
+    await until(() => namespaces.every((n) => seen.seen.has(n)), 60_000);
+    return Math.max(...namespaces.map((n) => seen.seen.get(n) ?? Number.NaN)) - t0;
+  } finally {
+    seen.stop();
+  }
 }
 
 const memoryLine = (s: Sample) => `RSS ${s.rssMb} MB (max ${s.maxRssMb} MB), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB)`;
@@ -360,7 +397,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < 100 && !(await admin.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1/organizations' })).ok; i++) await new Promise((r) => setTimeout(r, 100));
     await applyTemplate(admin, TEMPLATE('50'));
     const env = { KUBECONFIG: sim.kubeconfigPath };
-    const reconciler = await spawnRole('reconciler', env, process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : []);
+    const reconciler = await spawnRole('reconciler', env);
     children.push(reconciler);
     // The relay runs under a 128 MB heap cap: it keeps names and versions only.
     const relay = await spawnRole('relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') }, ['--max-old-space-size=128']);
@@ -412,6 +449,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 200));
     let changedAt = 0;
     const fan = await measured(`template change (ResourceQuota pods 50 → 60) fanned out to ${total} namespaces`, relay, reconciler, async () => {
+      await reconciler.ask('profile-start');
       changedAt = performance.now();
       if (process.env.BENCH_LOG) console.error(`template changed at ${new Date().toISOString()}`);
       await applyTemplate(admin, TEMPLATE('60'));
@@ -423,10 +461,12 @@ async function main(): Promise<void> {
     const after = await reconciler.ask<Snapshot['reconciler'] & { pacing: Record<string, number> }>('stats');
     const ours = new Set(all);
     const updated = await countWhere(admin, '/api/v1/resourcequotas', `${KEY.template}=bench`, (o) => o.metadata.name === 'default-quota' && ours.has(o.metadata.namespace ?? '') && (o.spec as { hard: Record<string, string> })?.hard?.pods === '60');
+    const profile = await reconciler.ask<string | null>('profile-stop');
+    if (profile) console.log(`    the reconciler's CPU profile of the fan-out: ${profile}`);
     const reachedMs = Math.max(...all.map((n) => quotas.seen.get(n) ?? Number.NaN)) - changedAt;
     quotas.stop();
     watch = undefined;
-    console.log(`ROW fan-out: ${seconds(reachedMs)} from the template change until the last of ${updated}/${total} namespaces held it; direct server-side apply of the same ${total} quotas at concurrency ${CONCURRENCY} ${seconds(directMs)}; ratio ${ratio(reachedMs, directMs)} (target ≤ 2.00x)`);
+    console.log(`ROW fan-out: ${seconds(reachedMs)} from the template change until the last of ${updated}/${total} namespaces held it; direct server-side apply of the same ${total} quotas at concurrency ${CONCURRENCY}, timed the same way, ${seconds(directMs)}; ratio ${ratio(reachedMs, directMs)} (target ≤ 2.00x)`);
     console.log(`    the stack idle ${seconds(fan.wallMs)} after the change (status recounted, ratio ${ratio(fan.wallMs, directMs)})`);
     console.log(`    reconciler calls per namespace ${((after.metrics.requests - before.metrics.requests) / total).toFixed(2)} (${after.metrics.requests - before.metrics.requests} calls: ${JSON.stringify(Object.fromEntries(Object.entries(after.metrics.byVerb).map(([k, v]) => [k, v - (before.metrics.byVerb[k] ?? 0)])))}); quota writes ${fan.writes.resourcequotas ?? 0} (${(fan.writes.resourcequotas ?? 0) / updated}x the quotas that changed)`);
     console.log(`    pacing: in-flight limit ${after.pacing.limit!.toFixed(1)}, rate ${after.pacing.rate!.toFixed(0)}/s, 429s ${after.pacing.throttled}, cuts ${after.pacing.cuts} (on queueing ${after.pacing.queueing}), ${after.metrics.byStatus['429'] ?? 0} answers 429 in all`);
