@@ -179,7 +179,7 @@ export const SETTINGS = {
   kubeTimeoutMs: setting({ env: 'FURNISH_KUBE_TIMEOUT_MS', parse: number(100), default: 10_000, usedBy: RECONCILERS, description: 'timeout of one Kubernetes call' }),
   applyConcurrency: setting({ env: 'FURNISH_APPLY_CONCURRENCY', parse: number(1), default: 8, usedBy: RECONCILERS, description: 'objects written in parallel per namespace' }),
   readyDespiteFailures: setting({ env: 'FURNISH_READY_DESPITE_FAILURES', parse: bool, default: false, usedBy: RECONCILERS, description: '`true`: phase `ready` even when a template failed (the reason is still recorded)' }),
-  statusIntervalMs: setting({ env: 'FURNISH_STATUS_INTERVAL_MS', parse: number(0), default: 1000, usedBy: RECONCILERS, description: 'least time between two status recounts of one template prompted by converging namespaces' }),
+  statusIntervalMs: setting({ env: 'FURNISH_STATUS_INTERVAL_MS', parse: number(0), default: 1000, usedBy: RECONCILERS, description: 'least time between two status recounts of one template prompted by converging namespaces (more when a recount is slow: recounts take at most a fifth of the time)' }),
   fanoutConcurrency: setting({ env: 'FURNISH_FANOUT_CONCURRENCY', parse: number(1), default: 64, usedBy: RECONCILERS, description: 'fan-out: messages published in parallel' }),
   fanoutRate: setting({ env: 'FURNISH_FANOUT_RATE', parse: number(1), default: 2000, usedBy: RECONCILERS, description: 'fan-out: messages per second' }),
   fanoutBatch: setting({ env: 'FURNISH_FANOUT_BATCH', parse: integerBetween(1, 1000), default: 50, usedBy: RECONCILERS, description: 'fan-out: namespaces per message; one delivery converges them together, with one template read and one status notice' }),

@@ -17,14 +17,20 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
  * `minIntervalMs` of the last start) queues one more run, which starts after every call it
  * answers arrived; calls while that one is queued share it. So a burst of N calls costs at most
  * one run per interval, and the last call is always answered by a run that started after it.
+ * `minIntervalMs` may depend on how long the last run took: an expensive run then waits longer
+ * before the next, so that runs take a bounded share of the time.
  */
-export function coalescer<R>(minIntervalMs = 0, sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms))): ((key: string, fn: () => Promise<R>) => Promise<R>) & { queued(key: string): boolean } {
+export function coalescer<R>(minIntervalMs: number | ((lastRunMs: number) => number) = 0, sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms))): ((key: string, fn: () => Promise<R>) => Promise<R>) & { queued(key: string): boolean } {
   const running = new Map<string, Promise<R>>();
   const queued = new Map<string, Promise<R>>();
   const startedAt = new Map<string, number>();
+  const interval = new Map<string, number>();
+  const intervalAfter = (ms: number) => (typeof minIntervalMs === 'number' ? minIntervalMs : minIntervalMs(ms));
   const start = (key: string, fn: () => Promise<R>): Promise<R> => {
-    startedAt.set(key, Date.now());
+    const began = Date.now();
+    startedAt.set(key, began);
     const p = fn().finally(() => {
+      interval.set(key, intervalAfter(Date.now() - began));
       if (running.get(key) === p) running.delete(key);
     });
     running.set(key, p);
@@ -34,7 +40,7 @@ export function coalescer<R>(minIntervalMs = 0, sleep: (ms: number) => Promise<v
     const waiting = queued.get(key);
     if (waiting) return waiting;
     const current = running.get(key);
-    const wait = Math.max(0, (startedAt.get(key) ?? -Infinity) + minIntervalMs - Date.now());
+    const wait = Math.max(0, (startedAt.get(key) ?? -Infinity) + (interval.get(key) ?? intervalAfter(0)) - Date.now());
     if (!current && wait === 0) return start(key, fn);
     const next = Promise.all([current?.catch(() => undefined), wait > 0 ? sleep(wait) : undefined]).then(() => {
       queued.delete(key);

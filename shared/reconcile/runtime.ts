@@ -44,6 +44,8 @@ export interface RuntimeOptions {
 }
 
 const NOTIFY_TIMEOUT_MS = 3000;
+/** Interval between two recounts of one template, in multiples of the last recount's duration. */
+const RECOUNT_SHARE = 5;
 
 export function createRuntime(opts: RuntimeOptions): Runtime {
   const { config, log } = opts;
@@ -60,7 +62,10 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const verify = opts.verify ?? createPushVerifier(config.push);
   // STATUS messages arrive in bursts (one per namespace converging): recounts of one template that
   // would start while another is queued share it, and it starts after every message it answers.
-  const recount = coalescer<TemplateResult>(config.statusIntervalMs);
+  // A recount reads every namespace and the template's objects cluster-wide: at most one per
+  // interval, and never more than a fifth of the time (a recount of a large cluster during a
+  // fan-out competes with the fan-out's own writes).
+  const recount = coalescer<TemplateResult>((lastRunMs) => Math.max(config.statusIntervalMs, RECOUNT_SHARE * lastRunMs));
   // Best effort and bounded: a lost STATUS message costs a late status (the next resync recounts), never the namespace's ack.
   const notifyTemplates = (cluster: string, namespace: string) => async (templates: string[]) => {
     const b = await busOnce();

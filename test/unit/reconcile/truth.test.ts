@@ -141,6 +141,17 @@ describe('coalescer', () => {
     expect(await coalescer<number>()('u', async () => 7)).toBe(7);
   });
 
+  it('an interval that follows the last run\'s duration: an expensive run makes the next wait longer', async () => {
+    const waits: number[] = [];
+    const once = coalescer<number>((lastRunMs) => Math.max(10, 5 * lastRunMs), async (ms) => { waits.push(ms); });
+    const slow = async () => { await new Promise((r) => setTimeout(r, 60)); return 1; };
+    await once('t', slow);
+    await once('t', async () => 2);
+    // The first run took at least 60 ms: the next started no sooner than 5 × that after it began.
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(5 * 60 - 60 - 20);
+  });
+
   it('says when a run is queued (a later caller may acknowledge without waiting)', async () => {
     const once = coalescer<number>(0);
     let release!: () => void;
