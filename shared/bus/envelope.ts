@@ -27,6 +27,12 @@ export interface ReconcileMessage {
    * A namespace reconciler holding templates with this digest needs not read them again.
    */
   templates?: string;
+  /**
+   * Namespace messages from the relay: the namespace's organization (label furnish.dev/organization)
+   * now and, when it differed, before (a transfer); [] when it has none. Absent: not known, so
+   * reconcile-organization trues up every Organization.
+   */
+  organizations?: string[];
 }
 
 /** What a bus carries: opaque bytes, string attributes (filterable in Pub/Sub), an ordering key. */
@@ -74,6 +80,11 @@ export function parseMessageData(data: Buffer | string | undefined): { ok: true;
   return { ok: true, value: parsed as Record<string, unknown> };
 }
 
+/** Label values (at most 63 characters), a few of them: anything else is dropped, which only costs a wider true-up. */
+function isOrganizationList(v: unknown): v is string[] {
+  return Array.isArray(v) && v.length <= 2 && v.every((o) => typeof o === 'string' && o !== '' && o.length <= 63);
+}
+
 /** Never throws: a malformed message is acknowledged and logged, never redelivered forever. */
 export function decodeMessage(data: Buffer | string | undefined): Decoded {
   const parsed = parseMessageData(data);
@@ -90,6 +101,7 @@ export function decodeMessage(data: Buffer | string | undefined): Decoded {
   if (typeof m.generation === 'number') message.generation = m.generation;
   if (typeof m.cause === 'string') message.cause = m.cause.slice(0, 300);
   if (typeof m.templates === 'string' && /^[0-9a-f]{1,64}$/.test(m.templates)) message.templates = m.templates;
+  if (isOrganizationList(m.organizations)) message.organizations = m.organizations;
   return { ok: true, message };
 }
 
