@@ -11,7 +11,7 @@
 //      handled 32 at a time as the bus delivers them; API calls per event and time, against the
 //      baseline of a true-up of every Organization per event (what each event cost before), in
 //      the same run: per-organization passes without coalescing, then the handler as deployed.
-//      FURNISH_BENCH_ORG_EVENTS sets the burst's size; FURNISH_BENCH_ORG_PARTS=burst runs only 3.
+//      BENCH_ORG_EVENTS sets the burst's size; BENCH_ORG_PARTS=burst runs only 3.
 // mutate-pod's HTTP latency and cold start against the echo function are in webhooks.bench.ts.
 import type { ReconcileMessage } from '../../shared/bus/envelope.ts';
 import { bearerCredentials } from '../../shared/kube/client.ts';
@@ -35,7 +35,7 @@ import { namespaceObject, namespaceRequest, organization, orgDeps, podReview } f
 import { startKubeSimProcess } from './kube-sim-process.ts';
 
 const CREATES = { warmup: 50, measured: 600, resetEvery: 25 };
-const BURST = { events: Number(process.env.FURNISH_BENCH_ORG_EVENTS ?? 1000), organizations: 10, deliveries: 32 };
+const BURST = { events: Number(process.env.BENCH_ORG_EVENTS ?? 1000), organizations: 10, deliveries: 32 };
 const POD_DECISIONS = { warmup: 5_000, measured: 50_000 };
 const suffix = Date.now().toString(36).slice(-5);
 const ORG = `bench-${suffix}`;
@@ -221,7 +221,7 @@ async function main(): Promise<void> {
     const created = await http({ method: 'POST', path: ORGANIZATIONS_PATH, body: organization(ORG, [{ kind: 'User', name: 'alice', default: true }], { quota: 1_000_000 }) });
     if (!created.ok) throw new Error(`create organization: ${created.error}`);
     try {
-      if (process.env.FURNISH_BENCH_ORG_PARTS !== 'burst') await namespaceCreates(http);
+      if (process.env.BENCH_ORG_PARTS !== 'burst') await namespaceCreates(http);
       await organizationBurst(http);
     } finally {
       await http({ method: 'DELETE', path: `${ORGANIZATIONS_PATH}/${ORG}` });
