@@ -34,6 +34,12 @@ export interface ReconcileMessage {
   targets?: FanoutTarget[];
   /** FANOUT in batches: the template that changed (the one `targets[].h` describe). */
   template?: string;
+  /**
+   * Namespace messages from the relay: the namespace's organization (label furnish.dev/organization)
+   * now and, when it differed, before (a transfer); [] when it has none. Absent: not known, so
+   * reconcile-organization trues up every Organization.
+   */
+  organizations?: string[];
 }
 
 /** A namespace of a fan-out batch. */
@@ -96,6 +102,11 @@ export function parseMessageData(data: Buffer | string | undefined): { ok: true;
   return { ok: true, value: parsed as Record<string, unknown> };
 }
 
+/** Label values (at most 63 characters), a few of them: anything else is dropped, which only costs a wider true-up. */
+function isOrganizationList(v: unknown): v is string[] {
+  return Array.isArray(v) && v.length <= 2 && v.every((o) => typeof o === 'string' && o !== '' && o.length <= 63);
+}
+
 /** Never throws: a malformed message is acknowledged and logged, never redelivered forever. */
 export function decodeMessage(data: Buffer | string | undefined): Decoded {
   const parsed = parseMessageData(data);
@@ -112,6 +123,7 @@ export function decodeMessage(data: Buffer | string | undefined): Decoded {
   if (typeof m.generation === 'number') message.generation = m.generation;
   if (typeof m.cause === 'string') message.cause = m.cause.slice(0, 300);
   if (typeof m.templates === 'string' && /^[0-9a-f]{1,64}$/.test(m.templates)) message.templates = m.templates;
+  if (isOrganizationList(m.organizations)) message.organizations = m.organizations;
   if (m.targets !== undefined) {
     const targets = decodeTargets(m.targets);
     if (typeof targets === 'string') return { ok: false, reason: targets };

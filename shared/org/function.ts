@@ -1,25 +1,55 @@
-// reconcile-organization's handler on the shared reconciler runtime: any namespace event trues up
-// the Organizations' namespace counts of its cluster (see reconcile.ts).
+// reconcile-organization's handler on the shared reconciler runtime: a namespace event trues up
+// the organization(s) it concerns, a resync every Organization (see reconcile.ts). Events for one
+// organization that arrive together share passes: one running, one queued that starts after
+// every event it answers arrived, so a burst of N creates costs a few passes, not N.
 import type { ReconcileMessage } from '../bus/envelope.ts';
 import type { KubeCall } from '../kube/http.ts';
+import { coalescer } from '../reconcile/concurrency.ts';
 import type { Runtime } from '../reconcile/runtime.ts';
-import { reconcileOrganizations } from './reconcile.ts';
+import { failureOf, reconcileOrganization, reconcileOrganizations, type OrganizationReconcileResult } from './reconcile.ts';
 import { clusterOrganizations } from './source.ts';
 
+/** Which Organizations a namespace message can change the count of. */
+export type OrganizationScope = { kind: 'none'; why: string } | { kind: 'some'; organizations: string[] } | { kind: 'all' };
+
 /**
- * Whether a namespace message can change an Organization's count: a template's fan-out (FANOUT)
- * asks a namespace to take its templates again and changes no membership, so it is acknowledged
- * without the two cluster-wide lists a true-up costs (one per namespace of every fan-out before).
+ * A template's fan-out (FANOUT) changes no membership; a namespace in no organization, before or
+ * after, none either: acknowledged without a call. The relay names the namespace's organization
+ * now and before (`organizations`); a resync (SYNC), or a message without that field (an older
+ * relay, a namespace found gone that the relay never saw), trues up all of them.
  */
-export function concernsOrganizations(msg: Pick<ReconcileMessage, 'type'>): boolean {
-  return msg.type !== 'FANOUT';
+export function organizationScope(msg: Pick<ReconcileMessage, 'type' | 'organizations'>): OrganizationScope {
+  if (msg.type === 'FANOUT') return { kind: 'none', why: 'a template fan-out changes no organization membership' };
+  if (msg.type === 'SYNC' || msg.organizations === undefined) return { kind: 'all' };
+  if (msg.organizations.length === 0) return { kind: 'none', why: 'the namespace is in no organization' };
+  return { kind: 'some', organizations: [...new Set(msg.organizations)] };
 }
 
+/** The key under which a pass over all Organizations is coalesced (no Organization name is empty). */
+const ALL = '';
+
+/** Passes in flight per cluster client: a new client (a new cluster, a test's runtime) starts afresh. */
+const passes = new WeakMap<object, ReturnType<typeof coalescer<OrganizationReconcileResult>>>();
+
 export async function reconcileOrganizationsOf(rt: Runtime, msg: ReconcileMessage): Promise<object> {
-  if (!concernsOrganizations(msg)) return { skipped: 'a template fan-out changes no organization membership' };
+  const scope = organizationScope(msg);
+  if (scope.kind === 'none') return { skipped: scope.why };
   const { kube } = await rt.cluster(msg.cluster || rt.config.cluster);
   const http = <T,>(c: KubeCall) => kube.http<T>(c);
-  const result = await reconcileOrganizations(clusterOrganizations(http), http);
-  if (result.failed.length > 0) throw new Error(`organizations not trued up: ${result.failed.map((f) => `${f.organization} (${f.error})`).join(', ')}`);
-  return result;
+  const api = clusterOrganizations(http);
+  let pass = passes.get(kube);
+  if (!pass) passes.set(kube, (pass = coalescer<OrganizationReconcileResult>()));
+  const results = scope.kind === 'all'
+    ? [await pass(ALL, () => reconcileOrganizations(api, http))]
+    : await Promise.all(scope.organizations.map((name) => pass(name, () => reconcileOrganization(api, http, name))));
+  const merged: OrganizationReconcileResult = { organizations: 0, updated: [], conflicts: 0, failed: [] };
+  for (const r of results) {
+    merged.organizations += r.organizations;
+    merged.updated.push(...r.updated);
+    merged.conflicts += r.conflicts;
+    merged.failed.push(...r.failed);
+  }
+  const failure = failureOf(merged);
+  if (failure) throw failure;
+  return merged;
 }

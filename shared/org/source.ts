@@ -1,16 +1,18 @@
 // Where the organization rules get Organizations and namespaces: read fresh from the API server
 // through the KubeHttp seam (decisions that grant never use a cache), or from memory (furnish
 // admit, tests) with the same compare-and-swap semantics on status writes.
+import { apiError, statusReason } from '../kube/errors.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { API_VERSION } from '../render/types.ts';
 import type { Organization, OrganizationStatus } from './types.ts';
 import { organizationName, ORGANIZATIONS_RESOURCE } from './types.ts';
 
-export type StatusWrite = { ok: true; organization: Organization } | { ok: false; conflict: boolean; error: string };
+/** A failed write says its HTTP status (0 without an answer), so that the caller can classify it. */
+export type StatusWrite = { ok: true; organization: Organization } | { ok: false; conflict: boolean; status: number; error: string };
 
 export interface OrganizationApi {
-  /** Every Organization. Rejects when they cannot be read. */
+  /** Every Organization. Rejects (TransientError or PermanentError) when they cannot be read. */
   list(): Promise<Organization[]>;
   /** One Organization, undefined when it does not exist. Rejects when it cannot be read. */
   get(name: string): Promise<Organization | undefined>;
@@ -22,21 +24,22 @@ export interface OrganizationApi {
 
 export const ORGANIZATIONS_PATH = `/apis/${API_VERSION}/${ORGANIZATIONS_RESOURCE}`;
 
-function readError(what: string, status: number, error: string | undefined): Error {
-  return new Error(`GET ${what}: ${error ?? `HTTP ${status}`}`);
+/** A failed read, classified once: a 404 on the list (the CRD is not served) or a 403 is permanent, a 5xx, 429 or no answer transient. */
+export function readError(what: string, r: { status: number; data?: unknown; error?: string }): Error {
+  return apiError(`GET ${what}`, { status: r.status, reason: statusReason(r.data), message: r.error });
 }
 
 export function clusterOrganizations(http: KubeHttp): OrganizationApi {
   async function getOne<T>(path: string): Promise<T | undefined> {
     const r = await http<T>({ method: 'GET', path });
     if (r.status === 404) return undefined;
-    if (!r.ok || !r.data) throw readError(path, r.status, r.error);
+    if (!r.ok || !r.data) throw readError(path, r);
     return r.data;
   }
   return {
     async list() {
       const r = await http<{ items?: Organization[] }>({ method: 'GET', path: ORGANIZATIONS_PATH });
-      if (!r.ok || !Array.isArray(r.data?.items)) throw readError(ORGANIZATIONS_PATH, r.status, r.error);
+      if (!r.ok || !Array.isArray(r.data?.items)) throw readError(ORGANIZATIONS_PATH, r);
       return r.data.items;
     },
     get: (name) => getOne<Organization>(`${ORGANIZATIONS_PATH}/${encodeURIComponent(name)}`),
@@ -46,7 +49,7 @@ export function clusterOrganizations(http: KubeHttp): OrganizationApi {
       const body = { apiVersion: API_VERSION, kind: 'Organization', metadata: { name, resourceVersion: organization.metadata.resourceVersion }, spec: organization.spec ?? {}, status };
       const r = await http<Organization>({ method: 'PUT', path: `${ORGANIZATIONS_PATH}/${encodeURIComponent(name)}/status`, body });
       if (r.ok && r.data) return { ok: true, organization: r.data };
-      return { ok: false, conflict: r.status === 409, error: r.error ?? `HTTP ${r.status}` };
+      return { ok: false, conflict: r.status === 409, status: r.status, error: r.error ?? `HTTP ${r.status}` };
     },
   };
 }
@@ -66,9 +69,9 @@ export function memoryOrganizations(organizations: readonly Organization[], name
     async writeStatus(organization, status) {
       const name = organizationName(organization);
       const live = byName.get(name);
-      if (!live) return { ok: false, conflict: false, error: `organizations.furnish.dev "${name}" not found` };
+      if (!live) return { ok: false, conflict: false, status: 404, error: `organizations.furnish.dev "${name}" not found` };
       if (organization.metadata.resourceVersion !== live.metadata.resourceVersion) {
-        return { ok: false, conflict: true, error: `Operation cannot be fulfilled on organizations.furnish.dev "${name}": the object has been modified; please apply your changes to the latest version and try again` };
+        return { ok: false, conflict: true, status: 409, error: `Operation cannot be fulfilled on organizations.furnish.dev "${name}": the object has been modified; please apply your changes to the latest version and try again` };
       }
       const next = { ...live, metadata: { ...live.metadata, resourceVersion: String(++version) }, status: structuredClone(status) };
       byName.set(name, next);

@@ -22,6 +22,7 @@ export function topicFor(topics: Topics, kind: MessageKind, lane: Lane): string 
 export function messageOf(cluster: string, kind: MessageKind, change: Change): ReconcileMessage {
   const msg: ReconcileMessage = { v: 1, cluster, kind, name: change.name, uid: change.uid, resourceVersion: change.resourceVersion, type: change.type };
   if (change.generation !== undefined) msg.generation = change.generation;
+  if (change.organizations) msg.organizations = change.organizations;
   return msg;
 }
 

@@ -15,6 +15,7 @@ import type { KubeObject } from '../kube/types.ts';
 import { backoffDelay, WATCH_RECONNECT } from '../kube/retry.ts';
 import { driftedLNamespaces, LNS_DRIFT_RESOURCES, LNS_DRIFT_SELECTOR } from '../lnamespace/relay.ts';
 import { LNAMESPACES } from '../lnamespace/types.ts';
+import { NamespaceOrganizations } from '../org/relay-organizations.ts';
 import type { Logger } from '../log.ts';
 import type { RelayConfig } from './config.ts';
 import { watchDrift, type DriftWatch } from './drift-watch.ts';
@@ -84,6 +85,8 @@ export function createRelay(deps: RelayDeps): Relay {
   const now = deps.now ?? Date.now;
   const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, watches: 0, reconnects: 0, resyncs: 0, silentRelists: 0, redriven: 0, drift: 0 };
   const state = new RelayState(now);
+  // Namespace messages name the organization(s) they concern: reconcile-organization trues up those only.
+  const organizations = new NamespaceOrganizations();
   const publisher = createPublisher({ bus, cluster: config.cluster, topics: config.topics, log, counters, sleep, maxInFlight: deps.maxInFlight ?? 256 });
   const publish = (kind: MessageKind, change: Change) => publisher.publish(kind, change, state.laneOf(kind, change.name));
 
@@ -91,19 +94,20 @@ export function createRelay(deps: RelayDeps): Relay {
   const sinkFor = (kind: MessageKind): StreamSink => ({
     seen(obj: KubeObject, event, change) {
       if (kind === 'Namespace') deps.billing?.observe(event, obj);
+      const orgs = kind === 'Namespace' ? organizations.observe(obj, event) : undefined;
       if (!change) {
         // A relist that is not a resync still learns what each object looks like now.
         if (event === 'LISTED') state.observe(kind, obj, 'MODIFIED');
         return undefined;
       }
-      if (state.observe(kind, obj, change.type)) publish(kind, change);
+      if (state.observe(kind, obj, change.type)) publish(kind, orgs ? { ...change, organizations: orgs } : change);
       else counters.suppressed += 1;
       return event === 'LISTED' ? publisher.room() : undefined;
     },
     gone(change) {
       if (kind === 'Namespace') deps.billing?.gone(change.name, change.uid);
       state.forget(kind, change.name);
-      publish(kind, change);
+      publish(kind, kind === 'Namespace' ? { ...change, organizations: organizations.forget(change.name) } : change);
     },
   });
   const streamDeps = { kube, log, counters, pageSize: config.pageSize, watchTimeoutSeconds: config.watchTimeoutSeconds, watchSilenceSeconds: config.watchSilenceSeconds ?? 0, now, sleep };
@@ -160,7 +164,8 @@ export function createRelay(deps: RelayDeps): Relay {
       loops = streams.map((s) => s.run());
       const driftTo = (kind: MessageKind) => (name: string) => {
         counters.drift += 1;
-        publish(kind, { name, uid: '', resourceVersion: '', type: 'MODIFIED' });
+        // A repaired object changes no namespace's organization.
+        publish(kind, { name, uid: '', resourceVersion: '', type: 'MODIFIED', ...(kind === 'Namespace' ? { organizations: [] } : {}) });
       };
       const watchTimeoutSeconds = config.watchTimeoutSeconds;
       if ((config.driftResources ?? []).length > 0) drifts.push(watchDrift({ kube, log, resources: config.driftResources!, watchTimeoutSeconds, sleep, onDrift: driftTo('Namespace') }));

@@ -11,6 +11,8 @@ export interface Seen {
 
 export interface Change extends Seen {
   type: MessageType;
+  /** Namespaces: the organization(s) the change concerns (shared/org/relay-organizations.ts). */
+  organizations?: string[];
 }
 
 export class VersionIndex {

@@ -5,10 +5,22 @@
 //      reserved by a resourceVersion-checked status update) against the same CREATE with
 //      organizations off; the two interleaved so that drift in machine load colours both alike;
 //   2. mutate-pod's decision in process: a Pod that restarts forever (every Deployment's Pod:
-//      no look-up) and a run-once Pod (namespace read, then remembered for a few seconds).
+//      no look-up) and a run-once Pod (namespace read, then remembered for a few seconds);
+//   3. reconcile-organization in a burst: 1,000 namespace events across 10 organizations (each
+//      holding a reservation per namespace, as the webhook leaves them after a burst of creates),
+//      handled 32 at a time as the bus delivers them; API calls per event and time, against the
+//      baseline of a true-up of every Organization per event (what each event cost before), in
+//      the same run: per-organization passes without coalescing, then the handler as deployed.
+//      BENCH_ORG_EVENTS sets the burst's size; BENCH_ORG_PARTS=burst runs only 3.
 // mutate-pod's HTTP latency and cold start against the echo function are in webhooks.bench.ts.
+import type { ReconcileMessage } from '../../shared/bus/envelope.ts';
 import { bearerCredentials } from '../../shared/kube/client.ts';
-import { createKubeHttp, type KubeHttp } from '../../shared/kube/http.ts';
+import { createKubeHttp, type KubeCall, type KubeHttp } from '../../shared/kube/http.ts';
+import { reconcileOrganizationsOf } from '../../shared/org/function.ts';
+import { failureOf, reconcileOrganization, reconcileOrganizations, type OrganizationReconcileResult } from '../../shared/org/reconcile.ts';
+import type { Organization } from '../../shared/org/types.ts';
+import { mapLimit } from '../../shared/reconcile/concurrency.ts';
+import type { Runtime } from '../../shared/reconcile/runtime.ts';
 import { cachedAuthorizer } from '../../shared/kube/sar.ts';
 import { clusterOrganizations, ORGANIZATIONS_PATH } from '../../shared/org/source.ts';
 import type { WebhookDeps } from '../../shared/webhooks/deps.ts';
@@ -23,6 +35,7 @@ import { namespaceObject, namespaceRequest, organization, orgDeps, podReview } f
 import { startKubeSimProcess } from './kube-sim-process.ts';
 
 const CREATES = { warmup: 50, measured: 600, resetEvery: 25 };
+const BURST = { events: Number(process.env.BENCH_ORG_EVENTS ?? 1000), organizations: 10, deliveries: 32 };
 const POD_DECISIONS = { warmup: 5_000, measured: 50_000 };
 const suffix = Date.now().toString(36).slice(-5);
 const ORG = `bench-${suffix}`;
@@ -100,6 +113,99 @@ async function podDecisions(): Promise<void> {
   }
 }
 
+/** An http that counts its calls, and the objects its lists returned. */
+function counting(http: KubeHttp): KubeHttp & { calls: number; items: number } {
+  const counted = Object.assign(async <T,>(c: KubeCall) => {
+    counted.calls += 1;
+    const r = await http<T>(c);
+    counted.items += (r.data as { items?: unknown[] } | undefined)?.items?.length ?? 0;
+    return r;
+  }, { calls: 0, items: 0 });
+  return counted;
+}
+
+/** Each organization counts 0 and holds a reservation per namespace of its own: the state right after a burst of creates. */
+async function reserveAll(http: KubeHttp, orgs: string[], byOrg: Map<string, string[]>): Promise<void> {
+  const expires = new Date(Date.now() + 3_600_000).toISOString();
+  for (const name of orgs) {
+    const org = await http<Organization>({ method: 'GET', path: `${ORGANIZATIONS_PATH}/${name}` });
+    const reservations = (byOrg.get(name) ?? []).map((ns) => ({ uid: `bench-${ns}`, namespace: ns, expires }));
+    const r = await http({ method: 'PUT', path: `${ORGANIZATIONS_PATH}/${name}/status`, body: { ...org.data, status: { namespaces: 0, reservations } } });
+    if (!r.ok) throw new Error(`reset ${name}: ${r.error}`);
+  }
+}
+
+async function checkTrue(http: KubeHttp, orgs: string[], byOrg: Map<string, string[]>, label: string): Promise<void> {
+  for (const name of orgs) {
+    const status = (await http<Organization>({ method: 'GET', path: `${ORGANIZATIONS_PATH}/${name}` })).data?.status;
+    if (status?.namespaces !== byOrg.get(name)!.length || (status.reservations ?? []).length !== 0) throw new Error(`${label}: ${name} ended at ${JSON.stringify(status)}`);
+  }
+}
+
+/** Retried like a redelivery until the event's pass succeeds (the old handler answered a failed one with 500). */
+async function untilDone(run: () => Promise<OrganizationReconcileResult>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const failure = failureOf(await run());
+    if (!failure) return;
+    if (attempt >= 20) throw failure;
+  }
+}
+
+async function organizationBurst(http: KubeHttp): Promise<void> {
+  const orgs = Array.from({ length: BURST.organizations }, (_, i) => `burst-${suffix}-${i}`);
+  const events = Array.from({ length: BURST.events }, (_, i) => ({ namespace: `ob-${suffix}-${i}`, org: orgs[i % orgs.length]! }));
+  const byOrg = new Map<string, string[]>();
+  for (const e of events) byOrg.set(e.org, [...(byOrg.get(e.org) ?? []), e.namespace]);
+  for (const name of orgs) {
+    const r = await http({ method: 'POST', path: ORGANIZATIONS_PATH, body: organization(name, [], { quota: 1_000_000 }) });
+    if (!r.ok) throw new Error(`create organization ${name}: ${r.error}`);
+  }
+  const created = performance.now();
+  await mapLimit(events, 16, async (e) => {
+    const r = await http({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: e.namespace, labels: { 'furnish.dev/organization': e.org } } } });
+    if (!r.ok) throw new Error(`create namespace ${e.namespace}: ${r.error}`);
+  });
+  console.log(`\n-- reconcile-organization: a burst of ${BURST.events} namespace events across ${BURST.organizations} organizations, ${BURST.deliveries} delivered at a time (namespaces created in ${((performance.now() - created) / 1000).toFixed(1)} s)`);
+  const modes: { label: string; handle: (c: KubeHttp) => (e: (typeof events)[number]) => Promise<void> }[] = [
+    // Before: every event trued up every Organization, from a cluster-wide namespace list.
+    { label: 'every Organization per event (before)', handle: (c) => () => untilDone(() => reconcileOrganizations(clusterOrganizations(c), c)) },
+    { label: 'its organization per event', handle: (c) => (e) => untilDone(() => reconcileOrganization(clusterOrganizations(c), c, e.org)) },
+    { label: 'its organization, coalesced (after)', handle: (c) => {
+      const kube = { http: c };
+      const rt = { config: { cluster: 'bench' }, cluster: async () => ({ kube }) } as unknown as Runtime;
+      return async (e) => {
+        const msg: ReconcileMessage = { v: 1, cluster: 'bench', kind: 'Namespace', name: e.namespace, type: 'ADDED', organizations: [e.org] };
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await reconcileOrganizationsOf(rt, msg);
+            return;
+          } catch (err) {
+            if (attempt >= 20) throw err;
+          }
+        }
+      };
+    } },
+  ];
+  let baseline: { calls: number; items: number; ms: number } | undefined;
+  try {
+    for (const mode of modes) {
+      await reserveAll(http, orgs, byOrg);
+      const c = counting(http);
+      const handle = mode.handle(c);
+      const t = performance.now();
+      await mapLimit(events, BURST.deliveries, handle);
+      const took = performance.now() - t;
+      await checkTrue(http, orgs, byOrg, mode.label);
+      baseline ??= { calls: c.calls, items: c.items, ms: took };
+      const per = (n: number) => (n / events.length).toFixed(2).padStart(7);
+      console.log(`${mode.label.padEnd(40)} ${per(c.calls)} calls/event (${(c.calls / baseline.calls).toFixed(2)}x)  ${per(c.items)} objects listed/event (${(c.items / baseline.items).toFixed(2)}x)  ${(took / 1000).toFixed(2).padStart(6)} s (${(took / baseline.ms).toFixed(2)}x)`);
+    }
+  } finally {
+    await mapLimit(events, 16, (e) => http({ method: 'DELETE', path: `/api/v1/namespaces/${e.namespace}` }));
+    for (const name of orgs) await http({ method: 'DELETE', path: `${ORGANIZATIONS_PATH}/${name}` });
+  }
+}
+
 async function main(): Promise<void> {
   console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
   await podDecisions();
@@ -115,7 +221,8 @@ async function main(): Promise<void> {
     const created = await http({ method: 'POST', path: ORGANIZATIONS_PATH, body: organization(ORG, [{ kind: 'User', name: 'alice', default: true }], { quota: 1_000_000 }) });
     if (!created.ok) throw new Error(`create organization: ${created.error}`);
     try {
-      await namespaceCreates(http);
+      if (process.env.BENCH_ORG_PARTS !== 'burst') await namespaceCreates(http);
+      await organizationBurst(http);
     } finally {
       await http({ method: 'DELETE', path: `${ORGANIZATIONS_PATH}/${ORG}` });
     }

@@ -144,6 +144,33 @@ describeKubectl('Organizations walk-through', () => {
     await waitFor('status.namespaces', async () => (await admin.call<Organization>({ method: 'GET', path: `${ORGANIZATIONS_PATH}/${ACME}` })).data?.status?.namespaces === QUOTA, 30_000);
   }, 60_000);
 
+  it('a transfer is counted in both organizations, there and back (the relay names the organization before)', async () => {
+    const statusOf = async (org: string) => (await admin.call<Organization>({ method: 'GET', path: `${ORGANIZATIONS_PATH}/${org}` })).data?.status;
+    const counted = (org: string, n: number) => waitFor(`status.namespaces of ${org} = ${n}`, async () => {
+      const status = await statusOf(org);
+      return status?.namespaces === n && (status.reservations ?? []).length === 0;
+    }, 30_000);
+    // alice's read-modify-write, again from a fresh read when the reconciler wrote in between (409).
+    const transfer = async (to: string) => {
+      let error = '';
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const live = (await admin.call<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${names.extra}` })).data!;
+        live.metadata.labels = { ...live.metadata.labels, [KEY.organization]: to };
+        const r = await alice.call({ method: 'PUT', path: `/api/v1/namespaces/${names.extra}/status`, body: live, retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 } });
+        error = r.error ?? '';
+        if (r.status !== 409) break;
+      }
+      expect(error).toBe('');
+    };
+    await waitReady(admin, names.extra, 60_000);
+    await transfer(BURST);
+    await counted(ACME, QUOTA - 1);
+    await counted(BURST, 1);
+    await transfer(ACME);
+    await counted(ACME, QUOTA);
+    await counted(BURST, 0);
+  }, 90_000);
+
   it('50 concurrent creates through the API server against a quota of 10 admit exactly 10; after 10 deletes, 10 more', async () => {
     const burst = async (round: number) => {
       const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => {

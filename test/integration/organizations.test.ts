@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
-import { createKubeHttp } from '../../shared/kube/http.ts';
+import { createKubeHttp, type KubeCall, type KubeHttp } from '../../shared/kube/http.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { reconcileOrganizations } from '../../shared/org/reconcile.ts';
+import { reconcileOrganization, reconcileOrganizations } from '../../shared/org/reconcile.ts';
 import { clusterOrganizations, ORGANIZATIONS_PATH } from '../../shared/org/source.ts';
 import type { Organization } from '../../shared/org/types.ts';
 import type { WebhookDeps } from '../../shared/webhooks/deps.ts';
@@ -84,19 +84,24 @@ describe('organization quota under concurrency', () => {
     expect(new Set(first.denials)).toEqual(new Set([`organization "${ORG}" has 10 of 10 namespaces`]));
     expect((await organizationStatus())?.reservations).toHaveLength(10);
 
-    // The reconciler counts the created namespaces and releases their reservations.
-    const http = createKubeHttp({ server: cluster.server, caPem: cluster.caPem, token: cluster.users.admin!.token, timeoutMs: 10_000 });
-    await reconcileOrganizations(clusterOrganizations(http), http);
+    // The reconciler counts the created namespaces and releases their reservations: for a
+    // namespace event, the Organization's read, its labelled namespace list, the status write.
+    const direct = createKubeHttp({ server: cluster.server, caPem: cluster.caPem, token: cluster.users.admin!.token, timeoutMs: 10_000 });
+    const calls: string[] = [];
+    const http: KubeHttp = <T,>(c: KubeCall) => (calls.push(`${c.method} ${c.path.split('?')[0]}`), direct<T>(c));
+    await reconcileOrganization(clusterOrganizations(http), http, ORG);
+    expect(calls).toEqual([`GET ${ORGANIZATIONS_PATH}/${ORG}`, 'GET /api/v1/namespaces', `PUT ${ORGANIZATIONS_PATH}/${ORG}/status`]);
     expect(await organizationStatus()).toMatchObject({ namespaces: 10, reservations: [] });
     expect((await burst(2)).admitted).toHaveLength(0);
 
     // Deleted namespaces stop counting at once, terminating or gone.
     for (const name of first.admitted) expect((await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` })).ok).toBe(true);
-    await reconcileOrganizations(clusterOrganizations(http), http);
+    await reconcileOrganization(clusterOrganizations(http), http, ORG);
     expect(await organizationStatus()).toMatchObject({ namespaces: 0, reservations: [] });
 
     const third = await burst(3);
     expect(third.admitted).toHaveLength(10);
+    // A resync trues up every Organization (one Organization list, one namespace list).
     await reconcileOrganizations(clusterOrganizations(http), http);
     expect(await organizationStatus()).toMatchObject({ namespaces: 10, reservations: [] });
   }, 120_000);

@@ -1,24 +1,176 @@
-// reconcile-organization's handler: which namespace messages it acts on, and that a skipped one
-// costs no API call.
+// reconcile-organization's handler: which Organizations a namespace message concerns, what each
+// costs in API calls, how a burst for one organization shares passes, and how failures are
+// classified (a permanent one acknowledged, a transient one redelivered).
 import { describe, expect, it } from '@jest/globals';
-import type { ReconcileMessage } from '../../../shared/bus/envelope.ts';
-import { concernsOrganizations, reconcileOrganizationsOf } from '../../../shared/org/function.ts';
+import { encodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
+import type { KubeCall } from '../../../shared/kube/http.ts';
+import { collectingLogger } from '../../../shared/log.ts';
+import { organizationScope, reconcileOrganizationsOf } from '../../../shared/org/function.ts';
+import { ORGANIZATIONS_PATH } from '../../../shared/org/source.ts';
+import { handleEnvelope } from '../../../shared/reconcile/push.ts';
 import type { Runtime } from '../../../shared/reconcile/runtime.ts';
+import { fakeOrganizationApi, type FakeOrganizationApi } from '../../support/organization-api.ts';
+import { organization } from '../../support/organizations.ts';
 
-const message = (type: ReconcileMessage['type']): ReconcileMessage => ({ v: 1, cluster: 'local', kind: 'Namespace', name: 'team-a', type });
+const message = (type: ReconcileMessage['type'], organizations?: string[], name = 'team-a'): ReconcileMessage => ({ v: 1, cluster: 'local', kind: 'Namespace', name, type, ...(organizations ? { organizations } : {}) });
 
-describe('reconcile-organization', () => {
-  it('acts on every namespace event but a template fan-out', () => {
-    for (const type of ['ADDED', 'MODIFIED', 'DELETED', 'SYNC'] as const) expect(concernsOrganizations(message(type))).toBe(true);
-    expect(concernsOrganizations(message('FANOUT'))).toBe(false);
+/** A runtime whose one cluster is the fake API server (a new client each time: passes are per client). */
+function runtimeOf(api: FakeOrganizationApi): Runtime {
+  const kube = { http: api.http };
+  return { config: { cluster: 'local' }, cluster: async () => ({ kube }) } as unknown as Runtime;
+}
+
+const in30s = () => new Date(Date.now() + 30_000).toISOString();
+
+/** acme holds reservations for acme-1 and acme-2 (now created); globex counts a namespace it lost. */
+function cluster(): FakeOrganizationApi {
+  return fakeOrganizationApi(
+    [
+      organization('acme', [], { status: { namespaces: 0, reservations: [{ uid: 'u1', namespace: 'acme-1', expires: in30s() }, { uid: 'u2', namespace: 'acme-2', expires: in30s() }] } }),
+      organization('globex', [], { status: { namespaces: 3, reservations: [] } }),
+    ],
+    { 'acme-1': 'acme', 'acme-2': 'acme', 'globex-1': 'globex', loose: undefined },
+  );
+}
+
+describe('which Organizations a namespace message concerns', () => {
+  it.each([
+    ['a template fan-out', message('FANOUT', ['acme']), { kind: 'none', why: 'a template fan-out changes no organization membership' }],
+    ['a namespace in no organization', message('ADDED', []), { kind: 'none', why: 'the namespace is in no organization' }],
+    ['a namespace of acme', message('MODIFIED', ['acme']), { kind: 'some', organizations: ['acme'] }],
+    ['a transfer from globex to acme', message('MODIFIED', ['acme', 'globex']), { kind: 'some', organizations: ['acme', 'globex'] }],
+    ['a deleted namespace of acme', message('DELETED', ['acme']), { kind: 'some', organizations: ['acme'] }],
+    ['a resync', message('SYNC', ['acme']), { kind: 'all' }],
+    ['a message that does not say (an older relay)', message('ADDED'), { kind: 'all' }],
+  ])('%s', (_what, msg, scope) => {
+    expect(organizationScope(msg)).toEqual(scope);
   });
+});
 
-  it('acknowledges a fan-out without asking the API server anything', async () => {
+describe('reconcile-organization per namespace event', () => {
+  it('costs nothing for a fan-out or a namespace in no organization', async () => {
     let asked = 0;
     const rt = { config: { cluster: 'local' }, cluster: async () => { asked += 1; throw new Error('no cluster should be needed'); } } as unknown as Runtime;
     await expect(reconcileOrganizationsOf(rt, message('FANOUT'))).resolves.toEqual({ skipped: 'a template fan-out changes no organization membership' });
+    await expect(reconcileOrganizationsOf(rt, message('ADDED', [], 'loose'))).resolves.toEqual({ skipped: 'the namespace is in no organization' });
     expect(asked).toBe(0);
-    await expect(reconcileOrganizationsOf(rt, message('MODIFIED'))).rejects.toThrow(/no cluster should be needed/);
-    expect(asked).toBe(1);
+  });
+
+  it('trues up only its organization: one read, one labelled list, one write', async () => {
+    const api = cluster();
+    const result = await reconcileOrganizationsOf(runtimeOf(api), message('ADDED', ['acme'], 'acme-1'));
+    expect(result).toMatchObject({ organizations: 1, updated: ['acme'], failed: [] });
+    expect(api.calls).toEqual([
+      `GET ${ORGANIZATIONS_PATH}/acme`,
+      `GET /api/v1/namespaces?labelSelector=${encodeURIComponent('furnish.dev/organization=acme')}&limit=500`,
+      `PUT ${ORGANIZATIONS_PATH}/acme/status`,
+    ]);
+    expect(api.organizations.get('acme')!.status).toEqual({ namespaces: 2, reservations: [] });
+    // globex is wrong (3 counted, 1 namespace) but this event does not concern it.
+    expect(api.organizations.get('globex')!.status).toEqual({ namespaces: 3, reservations: [] });
+    // Nothing changed since: two reads, no write.
+    api.calls.length = 0;
+    await reconcileOrganizationsOf(runtimeOf(api), message('MODIFIED', ['acme'], 'acme-1'));
+    expect(api.calls.map((c) => c.split(' ')[0])).toEqual(['GET', 'GET']);
+  });
+
+  it('trues up both organizations of a transfer', async () => {
+    const api = cluster();
+    await reconcileOrganizationsOf(runtimeOf(api), message('MODIFIED', ['acme', 'globex'], 'acme-2'));
+    expect(api.organizations.get('acme')!.status?.namespaces).toBe(2);
+    expect(api.organizations.get('globex')!.status?.namespaces).toBe(1);
+  });
+
+  it('answers an organization that does not exist with its one read', async () => {
+    const api = cluster();
+    await expect(reconcileOrganizationsOf(runtimeOf(api), message('ADDED', ['initech']))).resolves.toMatchObject({ organizations: 0, updated: [] });
+    expect(api.calls).toEqual([`GET ${ORGANIZATIONS_PATH}/initech`]);
+  });
+
+  it('redoes both reads when a reservation lands between read and write', async () => {
+    const api = cluster();
+    let raced = false;
+    const http = api.http;
+    api.http = async (call) => {
+      if (call.method === 'PUT' && !raced) {
+        raced = true;
+        const live = api.organizations.get('acme')!;
+        api.organizations.set('acme', { ...live, metadata: { ...live.metadata, resourceVersion: '999' }, status: { ...live.status, reservations: [...(live.status?.reservations ?? []), { uid: 'u3', namespace: 'acme-3', expires: in30s() }] } });
+      }
+      return http(call);
+    };
+    const result = await reconcileOrganizationsOf(runtimeOf(api), message('ADDED', ['acme'], 'acme-1'));
+    expect(result).toMatchObject({ conflicts: 1, updated: ['acme'] });
+    expect(api.organizations.get('acme')!.status).toEqual({ namespaces: 2, reservations: [expect.objectContaining({ namespace: 'acme-3' })] });
+    expect(api.calls.filter((c) => c.startsWith(`GET ${ORGANIZATIONS_PATH}/acme`))).toHaveLength(2);
+  });
+
+  it('a resync trues up every Organization with one Organization list and one namespace list', async () => {
+    const api = cluster();
+    await reconcileOrganizationsOf(runtimeOf(api), message('SYNC', ['acme']));
+    expect(api.calls.filter((c) => c.startsWith('GET'))).toEqual([`GET ${ORGANIZATIONS_PATH}`, `GET /api/v1/namespaces?labelSelector=furnish.dev%2Forganization&limit=500`]);
+    expect(api.organizations.get('acme')!.status?.namespaces).toBe(2);
+    expect(api.organizations.get('globex')!.status?.namespaces).toBe(1);
+  });
+
+  it('folds a burst for one organization into a running pass and one queued pass', async () => {
+    const api = cluster();
+    const names = Array.from({ length: 100 }, (_, i) => `acme-${i + 1}`);
+    api.namespaces = names.map((n) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n, labels: { 'furnish.dev/organization': n === 'acme-100' ? 'globex' : 'acme' } } }));
+    const rt = runtimeOf(api);
+    const results = await Promise.all(names.map((n) => reconcileOrganizationsOf(rt, message('ADDED', [n === 'acme-100' ? 'globex' : 'acme'], n))));
+    expect(results.every((r) => (r as { failed: unknown[] }).failed.length === 0)).toBe(true);
+    // acme: the first event's pass, and one more for the 98 that arrived while it ran; globex: one.
+    expect(api.calls.filter((c) => c.startsWith(`GET ${ORGANIZATIONS_PATH}/acme`))).toHaveLength(2);
+    expect(api.calls.filter((c) => c.startsWith(`GET ${ORGANIZATIONS_PATH}/globex`))).toHaveLength(1);
+    // acme: read, list, write, then read, list (nothing left to write); globex: read, list, write.
+    expect(api.calls).toHaveLength(8);
+    expect(api.organizations.get('acme')!.status).toEqual({ namespaces: 99, reservations: [] });
+    expect(api.organizations.get('globex')!.status?.namespaces).toBe(1);
+  });
+});
+
+describe('reconcile-organization classifies failures once', () => {
+  /** The push handler's answer to one message, and the lines it logged. */
+  async function deliver(api: FakeOrganizationApi, msg: ReconcileMessage) {
+    const log = collectingLogger();
+    const body = { message: { data: encodeMessage(msg).data.toString('base64'), messageId: 'm-1' }, subscription: 'reconcile-organization' };
+    const answer = await handleEnvelope({ accept: 'Namespace', handle: async (m) => ({ ...(await reconcileOrganizationsOf(runtimeOf(api), m)) }), log }, body);
+    return { answer, log };
+  }
+  const faultOn = (match: (call: KubeCall) => boolean, status: number) => (call: KubeCall) => (match(call) ? status : undefined);
+  const isList = (c: KubeCall) => c.method === 'GET' && c.path === ORGANIZATIONS_PATH;
+
+  it('acknowledges, and reports once, a resync when the Organization CRD is not served (404 on the list)', async () => {
+    const api = cluster();
+    api.fault = faultOn(isList, 404);
+    const { answer, log } = await deliver(api, message('SYNC', ['acme']));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ acknowledged: true, error: expect.stringContaining(`GET ${ORGANIZATIONS_PATH}: HTTP 404`) });
+    expect(log.lines.filter((l) => l.severity === 'ERROR')).toEqual([expect.objectContaining({ message: 'permanent failure, delivery acknowledged' })]);
+  });
+
+  it.each([
+    ['403 on the Organization read', (c: KubeCall) => c.method === 'GET' && c.path.endsWith('/acme'), 403],
+    ['403 on the namespace list', (c: KubeCall) => c.path.startsWith('/api/v1/namespaces'), 403],
+    ['422 on the status write', (c: KubeCall) => c.method === 'PUT', 422],
+  ])('acknowledges a permanent failure: %s', async (_what, match, status) => {
+    const api = cluster();
+    api.fault = faultOn(match, status);
+    const { answer } = await deliver(api, message('ADDED', ['acme'], 'acme-1'));
+    expect(answer).toMatchObject({ status: 200, body: { acknowledged: true, error: expect.stringContaining(`HTTP ${status}`) } });
+  });
+
+  it.each([
+    ['500 on the Organization list', isList, 500, 'SYNC'],
+    ['429 on the Organization read', (c: KubeCall) => c.method === 'GET' && c.path.endsWith('/acme'), 429, 'ADDED'],
+    ['no answer on the namespace list', (c: KubeCall) => c.path.startsWith('/api/v1/namespaces'), 0, 'ADDED'],
+    ['503 on the status write', (c: KubeCall) => c.method === 'PUT', 503, 'MODIFIED'],
+    ['conflicts on every write', (c: KubeCall) => c.method === 'PUT', 409, 'ADDED'],
+  ] as const)('redelivers a transient failure: %s', async (_what, match, status, type) => {
+    const api = cluster();
+    api.fault = faultOn(match, status);
+    const { answer } = await deliver(api, message(type, ['acme'], 'acme-1'));
+    expect(answer.status).toBe(503);
   });
 });

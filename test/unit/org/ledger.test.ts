@@ -64,7 +64,7 @@ describe('reserveSlot (compare-and-swap on the status)', () => {
 
   it('gives up after the bound with a retryable answer, and fails closed when the API cannot be read', async () => {
     const api = memoryOrganizations([organization('acme')]);
-    api.writeStatus = async () => ({ ok: false, conflict: true, error: 'conflict' });
+    api.writeStatus = async () => ({ ok: false, conflict: true, status: 409, error: 'conflict' });
     expect(await reserveSlot(api, 'acme', { uid: 'u', namespace: 'n' }, { defaultQuota: 25, ttlSeconds: 60, dryRun: false, maxAttempts: 3, sleep: async () => {} })).toEqual({
       ok: false, unavailable: true, attempts: 3, message: 'could not reserve a namespace of organization "acme": 3 concurrent updates in a row; retry',
     });

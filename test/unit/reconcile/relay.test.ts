@@ -124,6 +124,31 @@ describe('watch relay', () => {
     expect(script.watchRequests[1]).toBe('31');
   });
 
+  it('names the organization(s) each namespace message concerns: now, before a transfer, of a namespace found gone', async () => {
+    const org = (o: string) => ({ 'furnish.dev/organization': o });
+    const script: Script = { namespaces: new Map([['a', nsObj('a', 5, org('acme'))], ['b', nsObj('b', 6, org('globex'))], ['c', nsObj('c', 7)]]), rv: 10, watches: [], watchRequests: [], lists: 0 };
+    script.watches.push((res) => {
+      event(res, 'MODIFIED', nsObj('a', 11, org('globex'))); // a transfer
+      event(res, 'DELETED', nsObj('a', 12, org('globex')));
+      script.namespaces.delete('a');
+      script.namespaces.delete('b');
+      script.rv = 20;
+      event(res, 'ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+      res.end();
+    });
+    const { relay, received } = await setup(script);
+    await relay.start();
+    await until(() => received.length >= 6);
+    expect(received.map((m) => `${m.type} ${m.name} ${JSON.stringify(m.organizations)}`)).toEqual([
+      'ADDED a ["acme"]',
+      'ADDED b ["globex"]',
+      'ADDED c []',
+      'MODIFIED a ["globex","acme"]',
+      'DELETED a ["globex"]',
+      'DELETED b ["globex"]', // found gone by the relist: the relay remembered its organization
+    ]);
+  });
+
   it('reconnects with backoff after a dropped connection, resuming from the last version', async () => {
     const script: Script = { namespaces: new Map(), rv: 10, watches: [], watchRequests: [], lists: 0 };
     script.watches.push((res) => {
