@@ -1,0 +1,150 @@
+// Compiled rendering (shared/render/compile.ts) must make exactly what the plain way makes
+// (render.ts renderObjectDirectly: cloneJson + substituteTokens + placement + checks), never
+// hand out a stale or shared result, and never let two contexts share a hash.
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import { applySetId } from '../../../shared/render/applyset.ts';
+import { compiledObject } from '../../../shared/render/compile.ts';
+import { renderNamespace, renderObject, renderObjectDirectly, renderTarget } from '../../../shared/render/render.ts';
+import { compileTokens, substituteTokens, tokenValues } from '../../../shared/render/tokens.ts';
+import type { RenderContext } from '../../../shared/render/types.ts';
+import { configMap, ctx, template } from './helpers.ts';
+
+const FRAGMENTS = ['$(', '$$(', ')', 'CREATOR', 'NAMESPACE', 'ORGANIZATION', 'ANNOTATION', ':', 'cost', '|', 'none', 'x', '-', ' ', 'USER', '$', '$(CREATOR)', '$(NAMESPACE)', '$(ANNOTATION:cost|none)'];
+const text = fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 6 }).map((parts) => parts.join(''));
+const tokenValue = fc.constantFrom('', ' ', 'alice', 'team-a', 'ACME', 'a b', '$(NAMESPACE)', 'x'.repeat(70));
+const context = fc.record({
+  namespace: fc.constantFrom('team-a', 'team-b'),
+  creator: tokenValue,
+  organization: tokenValue,
+  annotations: fc.constantFrom<Record<string, string>>({}, { cost: 'cc-1' }, { cost: 'not valid' }),
+});
+
+/** Exact equality, key order and `undefined` members included. */
+function same(a: unknown, b: unknown): void {
+  expect(a).toStrictEqual(b);
+  expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+}
+
+function bothWays(raw: KubeObject, c: RenderContext, template = 't') {
+  const target = renderTarget(template, c, tokenValues(c), applySetId(c.namespace));
+  return { compiled: renderObject(raw, 3, target), direct: renderObjectDirectly(raw, 3, target) };
+}
+
+describe('compileTokens', () => {
+  it('substitutes exactly as substituteTokens does (property)', () => {
+    fc.assert(
+      fc.property(text, context, (s, c) => {
+        const values = tokenValues(c);
+        const compiled = compileTokens(s);
+        expect(typeof compiled === 'string' ? compiled : compiled(values)).toBe(substituteTokens(s, values));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('decides at compile time what no value changes: escapes undone, unknown tokens kept', () => {
+    expect(compileTokens('echo $$(HOSTNAME) $(USER)')).toBe('echo $(HOSTNAME) $(USER)');
+    expect(typeof compileTokens('x-$(NAMESPACE)')).toBe('function');
+  });
+});
+
+describe('compiled rendering makes what the plain way makes', () => {
+  it('for objects with tokens anywhere, valid or not in the context (property)', () => {
+    const object = fc.record({
+      name: text,
+      label: text,
+      namespace: fc.constantFrom(undefined, '', '$(NAMESPACE)', 'team-a', 'ns-$(ORGANIZATION)'),
+      data: fc.dictionary(fc.constantFrom('a', 'b', '10', 'c.d'), text, { maxKeys: 3 }),
+      list: fc.array(fc.oneof(text, fc.integer(), fc.constant(null), fc.boolean()), { maxLength: 3 }),
+      kind: fc.constantFrom('ConfigMap', 'Service', 'RoleBinding'),
+    });
+    fc.assert(
+      fc.property(object, context, (o, c) => {
+        const raw = {
+          apiVersion: o.kind === 'RoleBinding' ? 'rbac.authorization.k8s.io/v1' : 'v1',
+          kind: o.kind,
+          metadata: { name: o.name, ...(o.namespace === undefined ? {} : { namespace: o.namespace }), labels: { l: o.label }, annotations: { note: '$(CREATOR)' } },
+          data: o.data,
+          spec: { list: o.list, nested: [{ deep: { value: o.label } }] },
+        } as KubeObject;
+        const { compiled, direct } = bothWays(raw, c);
+        same(compiled, direct);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('for shapes it does not compile: a __proto__ key, a sparse array, a token in kind, a label that is not a string', () => {
+    const proto = { ...configMap('c'), spec: JSON.parse('{"__proto__": {"x": "$(CREATOR)"}}') } as KubeObject;
+    // eslint-disable-next-line no-sparse-arrays -- the shape under test
+    const sparse = { ...configMap('c'), spec: { list: ['a', , '$(CREATOR)'] } } as KubeObject;
+    const tokenKind = { apiVersion: 'v1', kind: '$(ORGANIZATION)', metadata: { name: 'c' } } as KubeObject;
+    const numericLabel = configMap('c', {}, { labels: { n: 1 as unknown as string } });
+    for (const raw of [proto, sparse, tokenKind, numericLabel]) {
+      expect(compiledObject(raw)).toBeNull();
+      const { compiled, direct } = bothWays(raw, ctx);
+      same(compiled, direct);
+    }
+  });
+
+  it('when the template name is not a valid label value (an unvalidated template)', () => {
+    const raw = configMap('c', { who: '$(CREATOR)' });
+    const { compiled, direct } = bothWays(raw, ctx, 'Not A Label');
+    same(compiled, direct);
+    expect(compiled.problems.map((p) => p.path)).toEqual([`spec.templates[3].metadata.labels["furnish.dev/template"]`]);
+  });
+});
+
+describe('the compiled-object cache', () => {
+  it('renders an edited template anew: a new template object with the same name gives the new content and a new hash', () => {
+    const first = template('t', { objects: [configMap('c', { size: 'small', who: '$(CREATOR)' })] });
+    const before = renderNamespace([first], ctx).objects[0]!;
+    const edited = structuredClone(first);
+    edited.spec.templates![0]!.data = { size: 'large', who: '$(CREATOR)' };
+    const after = renderNamespace([edited], ctx).objects[0]!;
+    expect(after.object.data).toEqual({ size: 'large', who: 'alice@example.com' });
+    expect(after.hash).not.toBe(before.hash);
+    // And the old version still renders as it was (the cache holds per object, not per name).
+    const again = renderNamespace([first], ctx).objects[0]!;
+    expect(again.object.data).toEqual({ size: 'small', who: 'alice@example.com' });
+    expect(again.hash).toBe(before.hash);
+  });
+
+  it('shares nothing between renders: a changed output never reaches the next render', () => {
+    const tpl = template('t', { objects: [configMap('c', { who: '$(CREATOR)' }, { labels: { a: 'b' }, annotations: { n: 'x' } })] });
+    const first = renderNamespace([tpl], ctx).objects[0]!.object;
+    (first.metadata.labels as Record<string, string>).a = 'changed';
+    (first.metadata.annotations as Record<string, string>).n = 'changed';
+    (first.data as Record<string, string>).who = 'changed';
+    const second = renderNamespace([tpl], ctx).objects[0]!.object;
+    expect(second.metadata.labels!.a).toBe('b');
+    expect(second.metadata.annotations).toEqual({ n: 'x' });
+    expect(second.data).toEqual({ who: 'alice@example.com' });
+  });
+
+  it('gives each context its own objects and hashes: contexts that differ in one value never share a hash', () => {
+    const tpl = template('t', { objects: [configMap('uses', { who: '$(CREATOR)', org: '$(ORGANIZATION)' }), configMap('plain', { size: 'small' })] });
+    const contexts: RenderContext[] = [ctx, { ...ctx, creator: 'bob' }, { ...ctx, organization: 'other' }, { ...ctx, namespace: 'team-b' }];
+    const renders = contexts.map((c) => renderNamespace([tpl], c).objects);
+    for (const i of [0, 1]) {
+      const hashes = renders.map((objects) => objects[i]!.hash);
+      expect(new Set(hashes).size).toBe(contexts.length);
+    }
+    expect(renders.map((objects) => objects[0]!.object.data)).toEqual([
+      { who: 'alice@example.com', org: 'acme' },
+      { who: 'bob', org: 'acme' },
+      { who: 'alice@example.com', org: 'other' },
+      { who: 'alice@example.com', org: 'acme' },
+    ]);
+    expect(renders[3]![0]!.object.metadata.namespace).toBe('team-b');
+  });
+
+  it('a context that makes an object invalid, then one that does not: each render judged on its own values', () => {
+    const tpl = template('t', { objects: [configMap('c', { who: '$(CREATOR)' })] });
+    expect(renderNamespace([tpl], { ...ctx, creator: '' }).problems.map((p) => p.path)).toEqual(['spec.templates[0].data.who']);
+    expect(renderNamespace([tpl], ctx).problems).toEqual([]);
+    expect(renderNamespace([tpl], { ...ctx, creator: '' }).objects).toEqual([]);
+  });
+});
