@@ -113,12 +113,16 @@ describe('the compiled-object cache', () => {
   });
 
   it('shares nothing between renders: a changed output never reaches the next render', () => {
-    const tpl = template('t', { objects: [configMap('c', { who: '$(CREATOR)' }, { labels: { a: 'b' }, annotations: { n: 'x' } })] });
-    const first = renderNamespace([tpl], ctx).objects[0]!.object;
+    const policy = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'p' }, spec: { podSelector: {}, policyTypes: ['Ingress'] } };
+    const tpl = template('t', { objects: [configMap('c', { who: '$(CREATOR)' }, { labels: { a: 'b' }, annotations: { n: 'x' } }), policy] });
+    const [first, firstPolicy] = renderNamespace([tpl], ctx).objects.map((o) => o.object) as [KubeObject, KubeObject];
+    (firstPolicy.spec as { policyTypes: string[] }).policyTypes.push('Egress');
+    (firstPolicy.spec as { podSelector: Record<string, string> }).podSelector.x = 'y';
     (first.metadata.labels as Record<string, string>).a = 'changed';
     (first.metadata.annotations as Record<string, string>).n = 'changed';
     (first.data as Record<string, string>).who = 'changed';
-    const second = renderNamespace([tpl], ctx).objects[0]!.object;
+    const [second, secondPolicy] = renderNamespace([tpl], ctx).objects.map((o) => o.object) as [KubeObject, KubeObject];
+    expect(secondPolicy.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
     expect(second.metadata.labels!.a).toBe('b');
     expect(second.metadata.annotations).toEqual({ n: 'x' });
     expect(second.data).toEqual({ who: 'alice@example.com' });
