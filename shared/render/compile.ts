@@ -11,7 +11,7 @@ import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_KIND, APPLYSET_PARENT_NAME } from './applyset.ts';
 import { templateHash, type TemplateHash } from './hash.ts';
 import { formatGroupKind, groupOf, nameErrors, nameRuleOf, type NameRule } from './kinds.ts';
-import { isRecord } from './json.ts';
+import { isPlainArray, isRecord } from './json.ts';
 import { labelValueErrors } from './names.ts';
 import { compileTokens, type TokenValues } from './tokens.ts';
 import type { GroupKind } from './types.ts';
@@ -67,7 +67,7 @@ class Compiler {
   }
 
   array(value: unknown[]): Part {
-    if (Object.getPrototypeOf(value) !== Array.prototype) throw new Unusual('array subclass');
+    if (!isPlainArray(value)) throw new Unusual('array subclass');
     for (let i = 0; i < value.length; i++) if (!(i in value)) throw new Unusual('sparse array');
     const parts = value.map((item) => this.part(item));
     if (parts.every((p) => 'fixed' in p)) {

@@ -15,6 +15,7 @@ import { emptyTokenProblems } from './empty-tokens.ts';
 import { compiledObject, renderCompiled, type Placement } from './compile.ts';
 import { canonicalJson, renderHash, templateHash, type TemplateHash } from './hash.ts';
 import { cloneJson } from './json.ts';
+import { interned } from './intern.ts';
 import { formatGroupKind, groupOf, objectKey } from './kinds.ts';
 import { byTemplateName, templateName } from './match.ts';
 import { childPath } from './path.ts';
@@ -87,7 +88,9 @@ export function renderTarget(template: string, ctx: RenderContext, values: Token
   return { ...place, values, contextJson: canonicalJson(hashContext(place, values)), labelsOk };
 }
 
-function renderTemplate(template: NamespaceTemplate, ctx: RenderContext, values: TokenValues, id: string): TemplateRender {
+function renderTemplate(listed: NamespaceTemplate, ctx: RenderContext, values: TokenValues, id: string): TemplateRender {
+  // A template equal to one already rendered uses that one's validation and compiled objects.
+  const template = interned(listed);
   const invalid = templateProblems(template);
   if (invalid.length > 0) return { ok: false, problems: [...invalid] };
   const target = renderTarget(templateName(template), ctx, values, id);

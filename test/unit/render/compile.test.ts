@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { applySetId } from '../../../shared/render/applyset.ts';
 import { compiledObject } from '../../../shared/render/compile.ts';
+import { interned, isJsonValue } from '../../../shared/render/intern.ts';
 import { renderNamespace, renderObject, renderObjectDirectly, renderTarget } from '../../../shared/render/render.ts';
 import { compileTokens, substituteTokens, tokenValues } from '../../../shared/render/tokens.ts';
 import type { RenderContext } from '../../../shared/render/types.ts';
@@ -150,5 +151,37 @@ describe('the compiled-object cache', () => {
     expect(renderNamespace([tpl], { ...ctx, creator: '' }).problems.map((p) => p.path)).toEqual(['spec.templates[0].data.who']);
     expect(renderNamespace([tpl], ctx).problems).toEqual([]);
     expect(renderNamespace([tpl], { ...ctx, creator: '' }).objects).toEqual([]);
+  });
+});
+
+describe('templates listed afresh (interned)', () => {
+  it('knows what JSON gives back unchanged', () => {
+    for (const v of ['s', 1, 0, true, null, [], {}, { a: [1, { b: 'c' }] }, JSON.parse('{"__proto__": {"x": 1}}')]) expect(isJsonValue(v)).toBe(true);
+    // eslint-disable-next-line no-sparse-arrays -- the shape under test
+    for (const v of [NaN, Infinity, -0, undefined, { a: undefined }, [1, , 2], new Date(0), { toJSON: () => 1 }, Object.create(null), () => 1, 1n]) expect(isJsonValue(v)).toBe(false);
+  });
+
+  it('answers an equal template with the first one seen, and anything else with itself', () => {
+    const first = template('interned-a', { objects: [configMap('c', { who: '$(CREATOR)' })] });
+    expect(interned(first)).toBe(first);
+    expect(interned(structuredClone(first))).toBe(first);
+    const edited = structuredClone(first);
+    edited.spec.templates![0]!.data = { who: 'bob' };
+    expect(interned(edited)).toBe(edited);
+  });
+
+  it('a fresh copy renders exactly as the original', () => {
+    const tpl = template('t', { objects: [configMap('c', { who: '$(CREATOR)' }), configMap('d', { who: '$(CREATOR)' })] });
+    const original = renderNamespace([tpl], ctx);
+    same(renderNamespace([structuredClone(tpl)], ctx), original);
+    const blank = { ...ctx, creator: '' };
+    same(renderNamespace([structuredClone(tpl)], blank), renderNamespace([tpl], blank));
+  });
+
+  it('never stands a template with a value JSON cannot hold for its JSON twin', () => {
+    const withNull = template('twins', { objects: [{ ...configMap('c'), spec: { x: null } } as KubeObject] });
+    const withNaN = template('twins', { objects: [{ ...configMap('c'), spec: { x: NaN } } as KubeObject] });
+    expect(renderNamespace([withNull], ctx).objects[0]!.object.spec).toEqual({ x: null });
+    expect(renderNamespace([withNaN], ctx).objects[0]!.object.spec).toEqual({ x: NaN });
   });
 });
