@@ -30,8 +30,8 @@ export function isJsonValue(value: unknown): boolean {
   }
 }
 
-/** How much template JSON the table keeps at most, with the objects it stands for. */
-const MAX_BYTES = 8 * 1024 * 1024;
+/** How much template JSON the table keeps at most (with the objects it stands for): a few hundred templates of a few KB. */
+const MAX_BYTES = 2 * 1024 * 1024;
 
 /** JSON text → the first object seen with it; a Map keeps insertion order, so the oldest go first. */
 const byJson = new Map<string, object>();
