@@ -6,9 +6,10 @@
 //
 // Each workload: matching done first (untimed), one warm-up round, then ROUNDS rounds that each
 // time render and the baseline over every namespace, alternating block by block (so that load
-// that comes and goes colours both alike), and the median of the rounds' ratios with their range. "Steady" renders the same template objects for every namespace (a fan-out; templates
-// compiled once); "cold" gives each namespace its own copy of the templates (a reconcile that
-// listed them afresh), informational. Also informational: match + render.
+// that comes and goes colours both alike), and the median of the rounds' ratios with their range.
+// The ratio line renders the same template objects for every namespace (a fan-out). Informational:
+// "listed afresh" gives each namespace its own copy of the templates (a reconcile that listed
+// them; the copies made untimed), and match + render.
 //
 // Run: npm run bench -- render
 import { join } from 'node:path';
