@@ -140,5 +140,5 @@ export function renderNamespace(matched: readonly NamespaceTemplate[], ctx: Rend
     }
   }
   const objects = [...byKey.values()];
-  return { objects, warnings, problems, parent: applySetParent(ctx.namespace, objects.map((o) => groupKindOf(o.object))) };
+  return { objects, warnings, problems, parent: applySetParent(ctx.namespace, objects.map((o) => groupKindOf(o.object)), id) };
 }
