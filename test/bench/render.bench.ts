@@ -21,7 +21,7 @@ import { renderNamespace } from '../../shared/render/render.ts';
 import type { NamespaceInfo, NamespaceTemplate, RenderContext } from '../../shared/render/types.ts';
 import { validateTemplate } from '../../shared/render/validate.ts';
 
-const ROUNDS = 5;
+const ROUNDS = 9;
 const COLD_NAMESPACES = 300;
 
 /** Deterministic inputs (mulberry32), so two runs measure the same work. */
@@ -166,7 +166,7 @@ const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 let sink = 0;
 
 /** Namespaces per block: render and baseline alternate block by block, so load that comes and goes colours both alike. */
-const BLOCK = 50;
+const BLOCK = 20;
 
 /** Milliseconds of `work` over namespaces [from, to). */
 function timed(from: number, to: number, work: (i: number) => number): number {
