@@ -26,15 +26,15 @@ export function formatGroupKinds(groupKinds: Iterable<GroupKind>): string {
   return [...new Set([...groupKinds].map(formatGroupKind))].sort().join(',');
 }
 
-/** The parent ConfigMap of the namespace's ApplySet, listing the member group-kinds. */
-export function applySetParent(namespace: string, groupKinds: Iterable<GroupKind>): KubeObject {
+/** The parent ConfigMap of the namespace's ApplySet, listing the member group-kinds; `id` when the caller has it already. */
+export function applySetParent(namespace: string, groupKinds: Iterable<GroupKind>, id = applySetId(namespace)): KubeObject {
   return {
     apiVersion: 'v1',
     kind: APPLYSET_PARENT_KIND.kind,
     metadata: {
       name: APPLYSET_PARENT_NAME,
       namespace,
-      labels: { [KEY.applySetId]: applySetId(namespace) },
+      labels: { [KEY.applySetId]: id },
       annotations: {
         [KEY.applySetTooling]: APPLYSET_TOOLING,
         [KEY.applySetGroupKinds]: formatGroupKinds(groupKinds),

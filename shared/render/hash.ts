@@ -1,6 +1,8 @@
 // Stable content hashes: the same object hashes the same whatever the order of its keys, so a
 // reconciler can compare a rendered object with what it applied last time without a deep diff.
 import { hash } from 'node:crypto';
+import type { StringMap } from '../kube/types.ts';
+import { annotationValue } from './tokens.ts';
 
 /** Characters JSON.stringify would escape (quotes, backslash, controls, lone surrogates). */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
@@ -65,7 +67,7 @@ function annotationsRead(value: unknown, out: Array<[string, string]> = []): Arr
   return out;
 }
 
-interface TemplateHash {
+export interface TemplateHash {
   hash: string;
   annotations: Array<[key: string, fallback: string]>;
 }
@@ -73,7 +75,8 @@ interface TemplateHash {
 /** Per template object (the same object across a fan-out's namespaces): its hash and the annotations it reads. */
 const templateHashes = new WeakMap<object, TemplateHash>();
 
-function templateHash(raw: object): TemplateHash {
+/** The template object's own hash, computed once per object (templates are values), before tokens are substituted. */
+export function templateHash(raw: object): TemplateHash {
   let known = templateHashes.get(raw);
   if (!known) {
     const json = canonicalJson(raw);
@@ -85,12 +88,11 @@ function templateHash(raw: object): TemplateHash {
 
 /**
  * The hash of what one template object renders to, without rendering it again: the template
- * object's own hash (computed once, before tokens are substituted) and everything else rendering
- * reads (the context's values, the annotations the object names, RENDER_VERSION). Equal inputs
- * render equal objects, so an unchanged hash means an unchanged object.
+ * object's own hash and everything else rendering reads (`contextJson`, the canonical JSON of the
+ * context's values, computed once per template and namespace; the annotations the object names;
+ * RENDER_VERSION). Equal inputs render equal objects, so an unchanged hash means an unchanged object.
  */
-export function renderHash(raw: object, context: Readonly<Record<string, string>>, annotation: (key: string, fallback: string) => string): string {
-  const t = templateHash(raw);
-  const read = t.annotations.map(([key, fallback]) => annotation(key, fallback));
-  return sha256Hex(`${RENDER_VERSION}\n${t.hash}\n${canonicalJson(context)}\n${canonicalJson(read)}`);
+export function renderHash(t: TemplateHash, contextJson: string, annotations: Readonly<StringMap> | undefined): string {
+  const read = t.annotations.length === 0 ? '[]' : canonicalJson(t.annotations.map(([key, fallback]) => annotationValue(annotations, key, fallback)));
+  return sha256Hex(`${RENDER_VERSION}\n${t.hash}\n${contextJson}\n${read}`);
 }

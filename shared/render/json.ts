@@ -9,6 +9,21 @@ export function isRecord(value: unknown): value is JsonRecord {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+// Plainness is judged without comparing with this realm's prototypes: the test runner's realm is
+// not the one structuredClone builds in.
+
+/** An array that is no subclass of Array (Array.prototype is the one prototype that is itself an array). */
+export function isPlainArray(value: unknown): value is unknown[] {
+  return Array.isArray(value) && Array.isArray(Object.getPrototypeOf(value));
+}
+
+/** An object made by `{}` or JSON.parse: no class instance (Date, Map...), no null prototype. */
+export function isPlainObject(value: unknown): value is JsonRecord {
+  if (!isRecord(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto !== null && Object.getPrototypeOf(proto) === null && (proto as { constructor?: { name?: unknown } }).constructor?.name === 'Object';
+}
+
 /** A record whose values are all strings (labels, annotations). */
 export function isStringMap(value: unknown): value is Record<string, string> {
   return isRecord(value) && Object.values(value).every((v) => typeof v === 'string');

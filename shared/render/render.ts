@@ -12,20 +12,24 @@ import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { applySetId, applySetParent } from './applyset.ts';
 import { emptyTokenProblems } from './empty-tokens.ts';
-import { renderHash } from './hash.ts';
+import { compiledObject, renderCompiled, type Placement } from './compile.ts';
+import { canonicalJson, renderHash, templateHash, type TemplateHash } from './hash.ts';
 import { cloneJson } from './json.ts';
+import { interned } from './intern.ts';
 import { formatGroupKind, groupOf, objectKey } from './kinds.ts';
 import { byTemplateName, templateName } from './match.ts';
 import { childPath } from './path.ts';
-import { annotationValue, substituteTokens, tokenValues, type TokenValues } from './tokens.ts';
+import { substituteTokens, tokenValues, type TokenValues } from './tokens.ts';
 import type { GroupKind, NamespaceTemplate, RenderContext, RenderedObject, RenderProblem, RenderResult, ValidationProblem } from './types.ts';
+import { labelValueErrors } from './names.ts';
 import { renderedObjectProblems, templateProblems } from './validate.ts';
 
-interface Target {
-  template: string;
-  namespace: string;
+export interface Target extends Placement {
   values: TokenValues;
-  applySetId: string;
+  /** canonicalJson(hashContext(target)), for the content hash of each object. */
+  contextJson: string;
+  /** Whether Furnish's two label values are valid label values (the template's name may not be, when it is invalid). */
+  labelsOk: boolean;
 }
 
 type TemplateRender = { ok: true; objects: RenderedObject[] } | { ok: false; problems: ValidationProblem[] };
@@ -49,28 +53,51 @@ function placeInNamespace(object: KubeObject, target: Target): KubeObject {
 }
 
 /** What rendering reads besides the template object and the annotations it names. */
-function hashContext(target: Target): Record<string, string> {
-  const { CREATOR, NAMESPACE, ORGANIZATION } = target.values;
+function hashContext(target: Placement, values: TokenValues): Record<string, string> {
+  const { CREATOR, NAMESPACE, ORGANIZATION } = values;
   return { template: target.template, namespace: target.namespace, applySetId: target.applySetId, CREATOR, NAMESPACE, ORGANIZATION };
 }
 
-function renderObject(raw: KubeObject, path: string, target: Target): { object: RenderedObject; problems: ValidationProblem[] } {
+/** No `hash`: the object has problems and is never sent, so it has no hash. */
+function renderedObject(placed: KubeObject, target: Target, groupKind: GroupKind, hash: TemplateHash | undefined): RenderedObject {
+  const key = objectKey(groupKind, target.namespace, placed.metadata.name ?? '');
+  return { template: target.template, key, hash: hash ? renderHash(hash, target.contextJson, target.values.annotations) : '', object: placed };
+}
+
+/** The plain way: substitute, place, check. What the compiled way falls back to, and its reference in tests. */
+export function renderObjectDirectly(raw: KubeObject, index: number, target: Target): { object: RenderedObject; problems: ValidationProblem[] } {
+  const path = childPath('spec.templates', index);
   const substituted = cloneJson(raw, (s) => substituteTokens(s, target.values)) as KubeObject;
   const placed = placeInNamespace(substituted, target);
   const problems = [...namespaceProblems(raw, substituted, target.namespace, path), ...renderedObjectProblems(raw, placed, path, false), ...emptyTokenProblems(raw, target.values, path)];
-  const key = objectKey(groupKindOf(placed), target.namespace, placed.metadata.name ?? '');
-  const hash = problems.length === 0 ? renderHash(raw, hashContext(target), (key, fallback) => annotationValue(target.values.annotations, key, fallback)) : '';
-  return { object: { template: target.template, key, hash, object: placed }, problems };
+  return { object: renderedObject(placed, target, groupKindOf(placed), problems.length === 0 ? templateHash(raw) : undefined), problems };
 }
 
-function renderTemplate(template: NamespaceTemplate, ctx: RenderContext, values: TokenValues, id: string): TemplateRender {
+/** Renders one template object, compiled once per object; the plain way when a check may fail. */
+export function renderObject(raw: KubeObject, index: number, target: Target): { object: RenderedObject; problems: ValidationProblem[] } {
+  const compiled = target.labelsOk ? compiledObject(raw) : null;
+  const placed = compiled ? renderCompiled(compiled, target.values, target) : undefined;
+  if (!compiled || !placed) return renderObjectDirectly(raw, index, target);
+  return { object: renderedObject(placed, target, compiled.groupKind, compiled.hash), problems: [] };
+}
+
+/** What rendering for one template in one namespace needs, computed once for all its objects. */
+export function renderTarget(template: string, ctx: RenderContext, values: TokenValues, id: string): Target {
+  const place: Placement = { template, namespace: ctx.namespace, applySetId: id };
+  const labelsOk = labelValueErrors(template).length === 0 && labelValueErrors(id).length === 0;
+  return { ...place, values, contextJson: canonicalJson(hashContext(place, values)), labelsOk };
+}
+
+function renderTemplate(listed: NamespaceTemplate, ctx: RenderContext, values: TokenValues, id: string): TemplateRender {
+  // A template equal to one already rendered uses that one's validation and compiled objects.
+  const template = interned(listed);
   const invalid = templateProblems(template);
   if (invalid.length > 0) return { ok: false, problems: [...invalid] };
-  const target: Target = { template: templateName(template), namespace: ctx.namespace, values, applySetId: id };
+  const target = renderTarget(templateName(template), ctx, values, id);
   const objects: RenderedObject[] = [];
   const problems: ValidationProblem[] = [];
   (template.spec.templates ?? []).forEach((raw, i) => {
-    const rendered = renderObject(raw, childPath('spec.templates', i), target);
+    const rendered = renderObject(raw, i, target);
     objects.push(rendered.object);
     problems.push(...rendered.problems);
   });
@@ -113,5 +140,5 @@ export function renderNamespace(matched: readonly NamespaceTemplate[], ctx: Rend
     }
   }
   const objects = [...byKey.values()];
-  return { objects, warnings, problems, parent: applySetParent(ctx.namespace, objects.map((o) => groupKindOf(o.object))) };
+  return { objects, warnings, problems, parent: applySetParent(ctx.namespace, objects.map((o) => groupKindOf(o.object)), id) };
 }

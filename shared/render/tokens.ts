@@ -39,6 +39,15 @@ export function annotationValue(annotations: Readonly<StringMap> | undefined, ke
   return value !== undefined && ANNOTATION_VALUE.test(value) ? value : fallback;
 }
 
+/** What one match of TOKEN becomes: fixed text, or a function of the namespace's values. */
+type Piece = string | ((values: TokenValues) => string);
+
+function tokenPiece(whole: string, escape: string, name: string, key: string | undefined, fallback: string | undefined): Piece {
+  if (escape !== '') return whole.slice(1);
+  if (name === ANNOTATION_TOKEN) return key === undefined ? whole : (values) => annotationValue(values.annotations, key, fallback!);
+  return isTokenName(name) && key === undefined ? (values) => values[name] : whole;
+}
+
 /**
  * Replaces known tokens in one pass (a value that itself looks like a token stays literal) and
  * unescapes `$$(NAME)`. Unknown tokens are left as they are: validation refuses them.
@@ -46,10 +55,38 @@ export function annotationValue(annotations: Readonly<StringMap> | undefined, ke
 export function substituteTokens(text: string, values: TokenValues): string {
   if (!text.includes('$(')) return text;
   return text.replace(TOKEN, (whole: string, escape: string, name: string, key: string | undefined, fallback: string | undefined) => {
-    if (escape !== '') return whole.slice(1);
-    if (name === ANNOTATION_TOKEN) return key === undefined ? whole : annotationValue(values.annotations, key, fallback!);
-    return isTokenName(name) && key === undefined ? values[name] : whole;
+    const piece = tokenPiece(whole, escape, name, key, fallback);
+    return typeof piece === 'string' ? piece : piece(values);
   });
+}
+
+/**
+ * substituteTokens(text, ·) decided once: the text itself when no value changes it (escapes
+ * already undone), else a function of the values that splits nothing at render time.
+ */
+export function compileTokens(text: string): string | ((values: TokenValues) => string) {
+  if (!text.includes('$(')) return text;
+  const pieces: Piece[] = [];
+  let at = 0;
+  for (const m of text.matchAll(TOKEN)) {
+    pieces.push(text.slice(at, m.index), tokenPiece(m[0], m[1]!, m[2]!, m[3], m[4]));
+    at = m.index + m[0].length;
+  }
+  pieces.push(text.slice(at));
+  // Adjacent fixed texts merged, empty ones dropped: what is left alternates text and value.
+  const merged: Piece[] = [];
+  for (const piece of pieces) {
+    const last = merged.at(-1);
+    if (typeof piece === 'string' && typeof last === 'string') merged[merged.length - 1] = last + piece;
+    else if (piece !== '') merged.push(piece);
+  }
+  if (merged.length === 0) return '';
+  if (merged.length === 1) return merged[0]!;
+  return (values) => {
+    let out = '';
+    for (const piece of merged) out += typeof piece === 'string' ? piece : piece(values);
+    return out;
+  };
 }
 
 /** Token names used in `text` (escapes excluded), in order of appearance. */
