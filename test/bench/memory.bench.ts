@@ -10,23 +10,35 @@
 // peak heap (garbage included), external and ArrayBuffers, V8's spaces; then the 10,000 point
 // against the 100 point as `N.NNx`, and the state that has to scale as bytes per namespace (retained
 // heap growth over namespace growth). Points grow one cluster (the 1,000 point adds 900 namespaces).
-// BENCH_MEMORY_POINTS, BENCH_MEMORY_RUNS (runs per point, min/median/max) and BENCH_LOG=1 tune it.
+// BENCH_MEMORY_POINTS, BENCH_MEMORY_RUNS (runs per point, min/median/max), BENCH_MEMORY_NODE_ARGS
+// (node flags of both processes; default: as deployed, NODE_MEMORY_FLAGS; empty: V8's defaults), BENCH_MEMORY_RESYNC=0 (no resync after the start), BENCH_MEMORY_RUN (reuse a seeded cluster) and BENCH_LOG=1 tune it.
 import { KEY } from '../../shared/keys.ts';
 import { connect, createKubeClient, type KubeClient, type KubeMetrics } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { listEach } from '../../shared/kube/api.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
+import { NODE_MEMORY_FLAGS } from '../../shared/reconcile/memory-flags.ts';
 import { startKubeSimProcess } from './kube-sim-process.ts';
 import { idleNow, memorySampler, ratio, serveIpc, spawnRole, waitIdle, type Child, type MemorySample } from './processes.ts';
 
 const EXTERNAL = process.env.FURNISH_TEST_KUBECONFIG;
-/** On a real cluster, this run's namespaces and template selector (earlier runs' are left alone). */
-const RUN = EXTERNAL ? Date.now().toString(36).slice(-5) : 'mem';
+/**
+ * This run's namespaces and template selector. On a real cluster a fresh one (earlier runs' are
+ * left alone), removed at the end; BENCH_MEMORY_RUN names one to reuse and keep (namespaces already
+ * ready are not seeded again), to compare settings without seeding 10,000 namespaces each time.
+ */
+const KEEP = process.env.BENCH_MEMORY_RUN;
+const RUN = KEEP ?? (EXTERNAL ? Date.now().toString(36).slice(-5) : 'mem');
 const role = process.argv[2];
 const POINTS = (process.env.BENCH_MEMORY_POINTS ?? '100,1000,10000').split(',').map(Number).sort((a, b) => a - b);
 const RUNS = Number(process.env.BENCH_MEMORY_RUNS ?? 1);
 /** Concurrency of the seeding (creates, and the in-process reconciles). */
 const SEED_CONCURRENCY = Number(process.env.BENCH_MEMORY_SEED_CONCURRENCY ?? 48);
+/** BENCH_MEMORY_RESYNC=0: the start's SYNC of every namespace only, no full resync after it (half the time). */
+const RESYNC = process.env.BENCH_MEMORY_RESYNC !== '0';
+/** Node flags of the relay and the reconciler: those they are deployed with, unless BENCH_MEMORY_NODE_ARGS says otherwise (empty: V8's defaults). */
+const NODE_ARGS = process.env.BENCH_MEMORY_NODE_ARGS === undefined ? [...NODE_MEMORY_FLAGS] : process.env.BENCH_MEMORY_NODE_ARGS.split(' ').filter((a) => a !== '');
 
 async function childLog(name: string) {
   const { silentLogger, jsonLogger } = await import('../../shared/log.ts');
@@ -35,7 +47,8 @@ async function childLog(name: string) {
 }
 
 async function reconcilerRole(): Promise<void> {
-  const { serveReconcilers, memoryBusToPush } = await import('../../scripts/start.ts');
+  const { serveReconcilers } = await import('../../scripts/start/reconcilers.ts');
+  const { memoryBusToPush } = await import('../../scripts/start/bus.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
   const { reconcileConfig } = await import('../../shared/reconcile/config.ts');
   const mem = memorySampler();
@@ -57,7 +70,7 @@ async function reconcilerRole(): Promise<void> {
 }
 
 async function relayRole(): Promise<void> {
-  const { memoryBusToPush } = await import('../../scripts/start.ts');
+  const { memoryBusToPush } = await import('../../scripts/start/bus.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
   const { reconcileConfig, relayConfig } = await import('../../shared/reconcile/config.ts');
   const { startRelay } = await import('../../shared/reconcile/relay-process.ts');
@@ -114,7 +127,10 @@ async function seed(kube: KubeClient, from: number, to: number): Promise<void> {
   const { reconcileNamespace } = await import('../../shared/reconcile/namespace.ts');
   const { ResourceResolver } = await import('../../shared/kube/resources.ts');
   const { silentLogger } = await import('../../shared/log.ts');
-  const names = Array.from({ length: to - from }, (_, i) => nameOf(from + i));
+  const ready = new Set<string>();
+  const listed = await listEach(kube, '/api/v1/namespaces', { labelSelector: `bench-memory=${RUN},${KEY.phase}=ready`, limit: 1000 }, (o) => ready.add(o.metadata.name ?? ''));
+  if (!listed.ok) throw new Error(`list namespaces: ${listed.status} ${listed.error}`);
+  const names = Array.from({ length: to - from }, (_, i) => nameOf(from + i)).filter((n) => !ready.has(n));
   const t0 = performance.now();
   await mapLimit(names, SEED_CONCURRENCY, async (name) => {
     const r = await kube.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'bench-memory': RUN, [KEY.phase]: 'pending' }, annotations: { [KEY.creator]: 'alice' } } } });
@@ -161,21 +177,23 @@ async function measurePoint(n: number, kubeconfigPath: string): Promise<Point> {
   const children: Child[] = [];
   try {
     const env = { KUBECONFIG: kubeconfigPath };
-    const reconciler = await spawnRole(import.meta.filename, 'reconciler', env);
+    const reconciler = await spawnRole(import.meta.filename, 'reconciler', env, NODE_ARGS);
     children.push(reconciler);
     const t0 = performance.now();
-    const relay = await spawnRole(import.meta.filename, 'relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') });
+    const relay = await spawnRole(import.meta.filename, 'relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') }, NODE_ARGS);
     children.push(relay);
     await waitIdle(children);
     const startSeconds = (performance.now() - t0) / 1000;
     const before = { relay: await relay.ask<RelayStats>('stats'), reconciler: await reconciler.ask<ReconcilerStats>('stats') };
     if (before.relay.sizes.Namespace! < n) throw new Error(`the relay knows ${before.relay.sizes.Namespace} namespaces, expected at least ${n}`);
     const t1 = performance.now();
-    await relay.ask('resync');
-    await waitIdle(children);
+    if (RESYNC) {
+      await relay.ask('resync');
+      await waitIdle(children);
+    }
     const resyncSeconds = (performance.now() - t1) / 1000;
     const after = { relay: await relay.ask<RelayStats>('stats'), reconciler: await reconciler.ask<ReconcilerStats>('stats') };
-    const published = after.relay.counters.published - before.relay.counters.published;
+    const published = RESYNC ? after.relay.counters.published - before.relay.counters.published : after.relay.counters.published;
     if (published < n) throw new Error(`the resync published ${published} messages for ${n} namespaces`);
     return {
       n,
@@ -184,15 +202,15 @@ async function measurePoint(n: number, kubeconfigPath: string): Promise<Point> {
       startSeconds,
       resyncSeconds,
       published,
-      writes: writesOf(after.reconciler.metrics) - writesOf(before.reconciler.metrics),
-      callsPerNamespace: (after.reconciler.metrics.requests - before.reconciler.metrics.requests) / published,
+      writes: RESYNC ? writesOf(after.reconciler.metrics) - writesOf(before.reconciler.metrics) : writesOf(after.reconciler.metrics),
+      callsPerNamespace: (after.reconciler.metrics.requests - (RESYNC ? before.reconciler.metrics.requests : 0)) / published,
     };
   } finally {
     for (const c of children.reverse()) await c.stop();
   }
 }
 
-const line = (s: MemorySample) => `RSS ${s.rssMb} MB (peak ${s.peakRssMb}, max ${s.maxRssMb}), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB)`;
+const line = (s: MemorySample) => `RSS ${s.rssMb} MB (peak ${s.peakRssMb}, max ${s.maxRssMb}), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB), GC ${s.gcMs.minor} ms scavenges + ${s.gcMs.major} ms full`;
 const spaces = (s: MemorySample) => Object.entries(s.spaces).filter(([, v]) => v > 0).map(([k, v]) => `${k.replace(/_space$/, '')} ${v}`).join(', ');
 
 function median(values: number[]): number {
@@ -228,7 +246,7 @@ function report(byN: Map<number, Point[]>): void {
 }
 
 async function main(): Promise<void> {
-  console.log(`memory bench: relay and reconciler at ${POINTS.join(', ')} namespaces × 5 objects, ${RUNS} run(s) per point, against ${EXTERNAL ? `the real cluster ${EXTERNAL}` : 'kube-sim'}`);
+  console.log(`memory bench: relay and reconciler at ${POINTS.join(', ')} namespaces × 5 objects, ${RUNS} run(s) per point, node flags ${NODE_ARGS.length ? NODE_ARGS.join(' ') : "none (V8's defaults)"}, against ${EXTERNAL ? `the real cluster ${EXTERNAL}` : 'kube-sim'}`);
   const sim = EXTERNAL ? { kubeconfigPath: EXTERNAL, adminContext: undefined, stop: async () => {} } : await startKubeSimProcess();
   // The bench's own client is not paced: seeding is setup, not what is measured.
   const admin = createKubeClient(await connect({ kubeconfigPath: sim.kubeconfigPath, context: sim.adminContext }), { pacing: { maxPerSecond: 1e6, maxInflight: 1e6, initialInflight: 1e6 }, userAgent: 'furnish-bench' });
@@ -252,7 +270,7 @@ async function main(): Promise<void> {
     }
     report(byN);
   } finally {
-    if (EXTERNAL) {
+    if (EXTERNAL && !KEEP) {
       // Leave the real cluster as it was: this run's template and namespaces go (in the background, server-side).
       await admin.call({ method: 'DELETE', path: `/apis/furnish.dev/v1alpha1/namespacetemplates/${TEMPLATE.metadata.name}` });
       await mapLimit(Array.from({ length: seeded }, (_, i) => nameOf(i)), 32, (n) => admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` }));

@@ -2,6 +2,7 @@
 // that each memory figure is that process's alone: a child answers the driver's commands over IPC
 // and samples its own memory. The pattern of population.bench.ts, shared.
 import { fork, type ChildProcess } from 'node:child_process';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 
 export interface MemorySample {
   /** Highest RSS of the process's life (getrusage), MB. */
@@ -20,6 +21,8 @@ export interface MemorySample {
   arrayBuffersMb: number;
   /** V8's heap spaces after GC, MB committed (where the heap's RSS is). */
   spaces: Record<string, number>;
+  /** Time spent in garbage collection since the last reset, ms: scavenges (young generation) and the rest. */
+  gcMs: { minor: number; major: number };
 }
 
 const mb = (bytes: number) => Math.round(bytes / 1048576);
@@ -36,20 +39,29 @@ export function memorySampler(): { reset(): void; read(): Promise<MemorySample> 
   };
   const t = setInterval(sample, 50);
   t.unref();
+  let gcMs = { minor: 0, major: 0 };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const minor = ((e as PerformanceEntry & { detail?: { kind?: number } }).detail)?.kind === constants.NODE_PERFORMANCE_GC_MINOR;
+      gcMs = minor ? { ...gcMs, minor: gcMs.minor + e.duration } : { ...gcMs, major: gcMs.major + e.duration };
+    }
+  }).observe({ entryTypes: ['gc'] });
   return {
     reset: () => {
       gc?.();
+      gcMs = { minor: 0, major: 0 };
       peak = process.memoryUsage().heapUsed;
       peakRss = process.memoryUsage().rss;
     },
     read: async () => {
       sample();
       const sampledPeak = peak;
+      const gcTime = { minor: Math.round(gcMs.minor), major: Math.round(gcMs.major) };
       gc?.();
       const { getHeapSpaceStatistics } = await import('node:v8');
       const m = process.memoryUsage();
       const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, mb(s.physical_space_size)]));
-      return { maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024), peakHeapMb: mb(sampledPeak), retainedHeapMb: mb(m.heapUsed), retainedHeapBytes: m.heapUsed, rssMb: mb(m.rss), peakRssMb: mb(peakRss), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers), spaces };
+      return { maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024), peakHeapMb: mb(sampledPeak), retainedHeapMb: mb(m.heapUsed), retainedHeapBytes: m.heapUsed, rssMb: mb(m.rss), peakRssMb: mb(peakRss), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers), spaces, gcMs: gcTime };
     },
   };
 }
