@@ -57,6 +57,9 @@ export function memorySampler(): { reset(): void; read(): Promise<MemorySample> 
       sample();
       const sampledPeak = peak;
       const gcTime = { minor: Math.round(gcMs.minor), major: Math.round(gcMs.major) };
+      // Twice, a moment apart: V8 sweeps and releases freed pages concurrently after the first.
+      gc?.();
+      await new Promise((r) => setTimeout(r, 200));
       gc?.();
       const { getHeapSpaceStatistics } = await import('node:v8');
       const m = process.memoryUsage();
@@ -73,6 +76,8 @@ export function serveIpc(handler: IpcHandler): void {
   process.on('message', (m: { id: number; cmd: string; arg?: unknown }) => {
     void handler(m).then((result) => process.send!({ id: m.id, result }), (e: Error) => process.send!({ id: m.id, error: e.stack }));
   });
+  // The driver gone (killed, crashed): nothing left to answer to.
+  process.once('disconnect', () => process.exit(0));
   process.send!({ ready: true });
 }
 
