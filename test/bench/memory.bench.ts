@@ -55,7 +55,11 @@ async function reconcilerRole(): Promise<void> {
   // Default settings: only what the local stack needs (no push authentication).
   const config = reconcileConfig({ ...process.env, FURNISH_PUSH_AUTH: 'off' });
   const bus = createMemoryBus();
-  const served = await serveReconcilers({ credentials: { kubeconfigPath: process.env.KUBECONFIG }, config, bus, port: 0, log: await childLog('reconciler') });
+  // record-billing (beside the reconcilers, as in `npm start`) writes to a file of this run's own.
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const billing = `sqlite:${mkdtempSync(`${tmpdir()}/furnish-bench-memory-`)}/billing.sqlite`;
+  const served = await serveReconcilers({ credentials: { kubeconfigPath: process.env.KUBECONFIG }, config, bus, port: 0, log: await childLog('reconciler'), env: { FURNISH_BILLING: billing } });
   await memoryBusToPush(bus, config, served.url);
   serveIpc(async ({ cmd }) => {
     if (cmd === 'url') return served.url;
