@@ -2,7 +2,7 @@
 // bookmarks, reconnects with backoff, relists after 410 Gone or when the watchdog ended a silent
 // watch. What it sees goes to a sink; what to publish is the sink's business (relay.ts).
 import type { MessageKind } from '../bus/envelope.ts';
-import { listEach } from '../kube/api.ts';
+import { listPages } from '../kube/api.ts';
 import type { KubeClient, WatchHandle } from '../kube/client.ts';
 import { backoffDelay, WATCH_RECONNECT } from '../kube/retry.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -22,11 +22,14 @@ export interface StreamCounters {
 
 export interface StreamSink {
   /**
-   * An object listed (`LISTED`) or watched. `change` is the message it calls for, or null when it
-   * is unchanged (a watch replay, or a relist that is not a resync). May return a promise: the
-   * list waits for it (room to publish).
+   * An object listed (`LISTED`) or watched: remembers what it needs of it and says which message to
+   * send, if any. `change` is the one the versions call for, or null when it is unchanged (a
+   * watch replay, or a relist that is not a resync).
    */
-  seen(obj: KubeObject, event: 'LISTED' | 'ADDED' | 'MODIFIED' | 'DELETED', change: Change | null): Promise<void> | undefined;
+  seen(obj: KubeObject, event: 'LISTED' | 'ADDED' | 'MODIFIED' | 'DELETED', change: Change | null): Change | null;
+  send(change: Change): void;
+  /** Room to send: a list waits for it before each message (undefined: room already). */
+  room(): Promise<void> | undefined;
   /** An object a relist no longer found (deleted while not watching). */
   gone(change: Change): void;
 }
@@ -46,6 +49,15 @@ export interface StreamDeps {
 interface WatchEvent {
   type?: string;
   object?: KubeObject & { code?: number; reason?: string };
+}
+
+/** Sends each message once there is room (backpressure on the list that found them). */
+async function sendWithRoom(sink: StreamSink, messages: Change[]): Promise<void> {
+  for (const m of messages) {
+    const room = sink.room();
+    if (room) await room;
+    sink.send(m);
+  }
 }
 
 export class WatchStream {
@@ -100,9 +112,16 @@ export class WatchStream {
     const { counters, sink } = this.deps;
     counters.relists += 1;
     const pass = this.index.relist();
-    const res = await listEach(this.deps.kube, this.path, { limit: this.deps.pageSize }, (obj) => {
-      const change = pass.listed(seenOf(obj));
-      return sink.seen(obj, 'LISTED', change ?? (syncAll ? { ...seenOf(obj), type: 'SYNC' } : null));
+    // A whole page is judged at once; only its messages (names and versions) wait for room to be
+    // sent, the page itself is let go (listPages).
+    const res = await listPages(this.deps.kube, this.path, { limit: this.deps.pageSize }, (items) => {
+      const messages: Change[] = [];
+      for (const obj of items) {
+        const change = pass.listed(seenOf(obj));
+        const message = sink.seen(obj, 'LISTED', change ?? (syncAll ? { ...seenOf(obj), type: 'SYNC' } : null));
+        if (message) messages.push(message);
+      }
+      return messages.length > 0 ? sendWithRoom(sink, messages) : undefined;
     });
     if (!res.ok && !(res.status === 404 && this.optional)) {
       this.deps.log.log('WARNING', 'list failed', { kind: this.kind, status: res.status, error: res.error });
@@ -132,7 +151,8 @@ export class WatchStream {
     if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED' && ev.type !== 'DELETED') return;
     counters.eventsSeen += 1;
     if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
-    void this.deps.sink.seen(obj, ev.type, this.index.observe(ev.type, seenOf(obj)));
+    const message = this.deps.sink.seen(obj, ev.type, this.index.observe(ev.type, seenOf(obj)));
+    if (message) this.deps.sink.send(message);
   }
 
   /** Watches until stopped; relists when needed. */

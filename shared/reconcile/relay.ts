@@ -98,12 +98,14 @@ export function createRelay(deps: RelayDeps): Relay {
       if (!change) {
         // A relist that is not a resync still learns what each object looks like now.
         if (event === 'LISTED') state.observe(kind, obj, 'MODIFIED');
-        return undefined;
+        return null;
       }
-      if (state.observe(kind, obj, change.type)) publish(kind, orgs ? { ...change, organizations: orgs } : change);
-      else counters.suppressed += 1;
-      return event === 'LISTED' ? publisher.room() : undefined;
+      if (state.observe(kind, obj, change.type)) return orgs ? { ...change, organizations: orgs } : change;
+      counters.suppressed += 1;
+      return null;
     },
+    send: (change) => publish(kind, change),
+    room: () => publisher.room(),
     gone(change) {
       if (kind === 'Namespace') deps.billing?.gone(change.name, change.uid);
       state.forget(kind, change.name);

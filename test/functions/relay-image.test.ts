@@ -63,7 +63,9 @@ describe('relay image contents', () => {
   it('starts from the bundle alone, becomes ready, and exits 0 on SIGTERM', async () => {
     const app = await imageLayout();
     const port = 20000 + Math.floor(Math.random() * 20000);
-    relay = spawn(process.execPath, ['index.js'], {
+    // The image's CMD (node flags, then index.js), as its entrypoint `node` receives it.
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(readFileSync(join(root, 'infra', 'relay', 'image', 'Dockerfile'), 'utf8'))![1]!) as string[];
+    relay = spawn(process.execPath, cmd, {
       cwd: app,
       env: { PATH: process.env.PATH, KUBECONFIG: cluster.kubeconfigPath, FURNISH_BUS: 'memory', PORT: String(port), FURNISH_CLUSTER_ID: 'image-test' },
       stdio: ['ignore', 'pipe', 'pipe'],
