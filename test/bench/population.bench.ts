@@ -19,7 +19,6 @@
 // server stores differently: the resync must still write nothing.
 // BENCH_NAMESPACES, BENCH_LATENCY_NAMESPACES, BENCH_LATENCY_RATE and BENCH_CONCURRENCY tune it;
 // BENCH_LOG=1 (or INFO) shows the stack's log lines, BENCH_CPU_PROFILE=DIR writes the reconciler's CPU profile of the fan-out there.
-import { fork, type ChildProcess } from 'node:child_process';
 import { KEY } from '../../shared/keys.ts';
 import { connect, createKubeClient, type KubeClient, type KubeMetrics } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -28,6 +27,7 @@ import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
 import { auditLog, type AuditLog } from '../support/audit.ts';
 import { startKubeSimProcess } from './kube-sim-process.ts';
+import { serveIpc, spawnRole, type Child } from './processes.ts';
 
 const EXTERNAL = process.env.FURNISH_TEST_KUBECONFIG;
 /** On a real cluster, this run's namespaces and template selector (earlier runs' are left alone). */
@@ -75,14 +75,6 @@ function memorySampler(): { reset(): void; read(): Sample } {
   };
 }
 
-type Handler = (msg: { cmd: string }) => Promise<unknown>;
-
-function serveIpc(handler: Handler): void {
-  process.on('message', (m: { id: number; cmd: string }) => {
-    void handler(m).then((result) => process.send!({ id: m.id, result }), (e: Error) => process.send!({ id: m.id, error: e.stack }));
-  });
-}
-
 async function reconcilerRole(): Promise<void> {
   const { serveReconcilers, memoryBusToPush } = await import('../../scripts/start.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
@@ -110,7 +102,6 @@ async function reconcilerRole(): Promise<void> {
     if (cmd === 'profile-stop') return profiler.stop();
     throw new Error(`unknown command ${cmd}`);
   });
-  process.send!({ ready: true });
 }
 
 /** The reconciler's CPU profile over one phase (BENCH_CPU_PROFILE=DIR), written as DIR/<phase>-<pid>.cpuprofile for Chrome DevTools. */
@@ -157,40 +148,9 @@ async function relayRole(): Promise<void> {
     if (cmd === 'reset-memory') return mem.reset();
     throw new Error(`unknown command ${cmd}`);
   });
-  process.send!({ ready: true });
 }
 
 // ---- the driver ------------------------------------------------------------------------------
-
-interface Child {
-  proc: ChildProcess;
-  ask<T>(cmd: string): Promise<T>;
-}
-
-async function spawnRole(name: string, env: Record<string, string>, execArgv: string[] = []): Promise<Child> {
-  const proc = fork(import.meta.filename, [name], { env: { ...process.env, ...env }, execArgv: [...process.execArgv, ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  let next = 0;
-  const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  await new Promise<void>((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
-    proc.on('message', (m: { ready?: boolean; id?: number; result?: unknown; error?: string }) => {
-      if (m.ready) return resolve();
-      const w = waiting.get(m.id!);
-      waiting.delete(m.id!);
-      if (m.error) w?.reject(new Error(m.error));
-      else w?.resolve(m.result);
-    });
-  });
-  return {
-    proc,
-    ask: <T>(cmd: string) =>
-      new Promise<T>((resolve, reject) => {
-        const id = ++next;
-        waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-        proc.send({ id, cmd });
-      }),
-  };
-}
 
 const QUOTA = (pods: string) => ({ apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods, 'requests.cpu': '1000m', 'requests.memory': '1024Mi', 'limits.cpu': '0.5' } } });
 
@@ -397,10 +357,10 @@ async function main(): Promise<void> {
     for (let i = 0; i < 100 && !(await admin.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1/organizations' })).ok; i++) await new Promise((r) => setTimeout(r, 100));
     await applyTemplate(admin, TEMPLATE('50'));
     const env = { KUBECONFIG: sim.kubeconfigPath };
-    const reconciler = await spawnRole('reconciler', env);
+    const reconciler = await spawnRole(import.meta.filename, 'reconciler', env);
     children.push(reconciler);
     // The relay runs under a 128 MB heap cap: it keeps names and versions only.
-    const relay = await spawnRole('relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') }, ['--max-old-space-size=128']);
+    const relay = await spawnRole(import.meta.filename, 'relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') }, ['--max-old-space-size=128']);
     children.push(relay);
     const idleMemory = { relay: (await relay.ask<{ memory: Sample }>('stats')).memory, reconciler: (await reconciler.ask<{ memory: Sample }>('stats')).memory };
 
