@@ -182,6 +182,12 @@ describe('drift watch decisions', () => {
     expect(driftedNamespace('DELETED', obj([['furnish', '2026-01-01T00:00:05Z']]))).toBe('team-a');
     expect(driftedNamespace('ADDED', obj([['kubectl', '2026-01-01T00:00:05Z']]))).toBeNull();
     expect(lastWrittenByFurnish(obj([]))).toBe(false);
+    // A controller writing status (the real server's quota controller, subresource status) is not drift.
+    const quota = obj([['furnish', '2026-01-01T00:00:00Z'], ['kube-controller-manager', '2026-01-01T00:00:05Z']]);
+    (quota.metadata.managedFields as { subresource?: string }[])[1]!.subresource = 'status';
+    expect(driftedNamespace('MODIFIED', quota)).toBeNull();
+    (quota.metadata.managedFields as { subresource?: string }[])[1]!.subresource = undefined;
+    expect(driftedNamespace('MODIFIED', quota)).toBe('team-a');
   });
 
   it('resources are spelled `plural` (core) or `plural.group/version`', () => {
