@@ -446,9 +446,13 @@ async function main(): Promise<void> {
     watch?.stop();
     for (const c of children) c.proc.kill('SIGTERM');
     if (EXTERNAL) {
-      // Leave the real cluster as it was: this run's template and namespaces go (in the background, server-side).
+      // Leave the real cluster as it was, and wait until it is: namespaces still terminating would
+      // make the next run's drift watch and reconcilers work for this one.
       await admin.call({ method: 'DELETE', path: '/apis/furnish.dev/v1alpha1/namespacetemplates/bench' });
       await mapLimit(ourNamespaces, 32, (n) => admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` }));
+      const left = () => countWhere(admin, '/api/v1/namespaces', `bench=${RUN}`, () => true);
+      for (let i = 0; i < 300 && (await left()) > 0; i++) await new Promise((r) => setTimeout(r, 1000));
+      console.log(`cleanup: ${await left()} of this run's namespaces left`);
     }
     admin.close();
     await sim.stop();
