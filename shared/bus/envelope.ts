@@ -56,6 +56,8 @@ export interface FanoutTarget {
 
 /** Bounds of a batch a delivery is trusted to carry. */
 export const MAX_FANOUT_TARGETS = 1000;
+/** Namespaces per fan-out message when FURNISH_FANOUT_BATCH says nothing. */
+export const DEFAULT_FANOUT_BATCH = 50;
 
 /** What a bus carries: opaque bytes, string attributes (filterable in Pub/Sub), an ordering key. */
 export interface Envelope {

@@ -3,6 +3,7 @@
 // component reads its settings through `readSetting` (one reader, one error type naming the
 // variable); the README's settings list is generated from this table (`npm run settings:readme`)
 // and a test keeps the two equal.
+import { DEFAULT_FANOUT_BATCH, MAX_FANOUT_TARGETS } from '../bus/envelope.ts';
 import { DEFAULT_MAX_INFLIGHT, DEFAULT_MAX_PER_SECOND } from '../kube/pacing.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../admission/decode.ts';
 import { DEFAULT_LNS_SETTINGS } from '../lnamespace/desired.ts';
@@ -182,7 +183,7 @@ export const SETTINGS = {
   statusIntervalMs: setting({ env: 'FURNISH_STATUS_INTERVAL_MS', parse: number(0), default: 1000, usedBy: RECONCILERS, description: 'least time between two status recounts of one template prompted by converging namespaces (more when a recount is slow: recounts take at most a fifth of the time)' }),
   fanoutConcurrency: setting({ env: 'FURNISH_FANOUT_CONCURRENCY', parse: number(1), default: 64, usedBy: RECONCILERS, description: 'fan-out: messages published in parallel' }),
   fanoutRate: setting({ env: 'FURNISH_FANOUT_RATE', parse: number(1), default: 2000, usedBy: RECONCILERS, description: 'fan-out: messages per second' }),
-  fanoutBatch: setting({ env: 'FURNISH_FANOUT_BATCH', parse: integerBetween(1, 1000), default: 50, usedBy: RECONCILERS, description: 'fan-out: namespaces per message; one delivery converges them together, with one template read and one status notice' }),
+  fanoutBatch: setting({ env: 'FURNISH_FANOUT_BATCH', parse: integerBetween(1, MAX_FANOUT_TARGETS), default: DEFAULT_FANOUT_BATCH, usedBy: RECONCILERS, description: 'fan-out: namespaces per message; one delivery converges them together, with one template read and one status notice' }),
   fanoutProgressEvery: setting({ env: 'FURNISH_FANOUT_PROGRESS_EVERY', parse: number(1), default: 2000, usedBy: RECONCILERS, description: 'fan-out: a progress log line every this many messages' }),
   listPageSize: setting({ env: 'FURNISH_LIST_PAGE_SIZE', parse: number(1), default: 500, usedBy: ['relay', 'reconcilers'], description: 'list page size (relay, fan-out, billing snapshot)' }),
   bus: setting({ env: 'FURNISH_BUS', parse: oneOf('memory', 'pubsub'), default: (env: Env) => (env.PUBSUB_EMULATOR_HOST || env.GOOGLE_CLOUD_PROJECT ? 'pubsub' : 'memory'), defaultText: '`pubsub` if a project or emulator is set, else `memory`', usedBy: RELAY, description: 'where the relay publishes' }),

@@ -11,7 +11,7 @@
 import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { normaliseQuantities } from '../kube/quantity.ts';
-import { contentHash } from '../render/index.ts';
+import { contentHash, groupOf } from '../render/index.ts';
 
 /** Annotations that record the apply itself: not part of what is compared. */
 const BOOKKEEPING = new Set<string>([KEY.appliedHash, KEY.observedHash]);
@@ -48,12 +48,10 @@ export function observedHash(want: KubeObject, served: KubeObject): string {
   return contentHash({ ...projected, metadata: { labels: meta.labels ?? {}, annotations } }).slice(0, 32);
 }
 
-const groupOfApiVersion = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
-
 /** What the server is expected to store of `want`: the object itself, its quantities in canonical form. */
 export function predictedStored(want: KubeObject): KubeObject {
   const copy = structuredClone(want);
-  normaliseQuantities(groupOfApiVersion(want.apiVersion), want.kind, copy as unknown as Record<string, unknown>);
+  normaliseQuantities(groupOf(want.apiVersion), want.kind, copy as unknown as Record<string, unknown>);
   return copy;
 }
 

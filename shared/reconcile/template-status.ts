@@ -15,8 +15,30 @@ import { MAX_RECENT_FAILURES, type TemplateCounts } from './report.ts';
 /** What a template's objects hold in the cluster: object key → its furnish.dev/hash. */
 export type LiveHashes = ReadonlyMap<string, string>;
 
+/** What the template's objects hold across the cluster: for the status, and per namespace for the fan-out's messages. */
+export interface LiveObjects {
+  hashes: Map<string, string>;
+  /** namespace → object key → furnish.dev/hash. */
+  byNamespace: Map<string, Record<string, string>>;
+}
+
+export const emptyLive = (): LiveObjects => ({ hashes: new Map(), byNamespace: new Map() });
+
+/** Counts one of the template's objects (its key as render makes it, its furnish.dev/hash). */
+export function addLive(live: LiveObjects, obj: KubeObject): void {
+  const key = keyOf(obj);
+  const hash = obj.metadata.annotations?.[KEY.appliedHash] ?? '';
+  live.hashes.set(key, hash);
+  const namespace = obj.metadata.namespace ?? '';
+  let held = live.byNamespace.get(namespace);
+  if (!held) live.byNamespace.set(namespace, (held = {}));
+  held[key] = hash;
+}
+
 export function liveHashes(objects: readonly KubeObject[]): Map<string, string> {
-  return new Map(objects.map((o) => [keyOf(o), o.metadata.annotations?.[KEY.appliedHash] ?? '']));
+  const live = emptyLive();
+  for (const o of objects) addLive(live, o);
+  return live.hashes;
 }
 
 /** Whether `ns` holds every object `t` renders for it, as this generation renders it. */

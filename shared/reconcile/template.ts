@@ -16,15 +16,12 @@ import { apiError, TransientError } from '../kube/errors.ts';
 import { chunk, fanoutNeeded, fanoutTargets, parentRecord, type ParentRecord } from './fanout.ts';
 import { templateFingerprint, templatesDigest } from './fingerprints.ts';
 import type { Logger } from '../log.ts';
-import { encodeMessage, MAX_FANOUT_TARGETS, type ReconcileMessage } from '../bus/envelope.ts';
+import { DEFAULT_FANOUT_BATCH, encodeMessage, MAX_FANOUT_TARGETS, type ReconcileMessage } from '../bus/envelope.ts';
 import { namespaceInfo } from './plan.ts';
 import { groupKindOf, parseGroupKind, sortedUnique } from './objects.ts';
 import { statusDiffers, templateStatus } from './report.ts';
-import { tallyTemplate, type LiveHashes } from './template-status.ts';
-import { objectKey } from '../render/kinds.ts';
+import { addLive, emptyLive, tallyTemplate, type LiveObjects } from './template-status.ts';
 
-/** Namespaces per fan-out message when the configuration says nothing (FURNISH_FANOUT_BATCH). */
-const DEFAULT_BATCH = 50;
 
 export interface TemplateDeps {
   kube: KubeClient;
@@ -75,33 +72,19 @@ async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInf
   return { namespaces, parents };
 }
 
-/** What the template's objects hold across the cluster: for the status, and per namespace for the fan-out's messages. */
-export interface LiveObjects {
-  hashes: LiveHashes;
-  /** namespace → object key → furnish.dev/hash. */
-  byNamespace: Map<string, Record<string, string>>;
-}
-
 /** The template's objects across the cluster (by label, a page at a time, only keys and hashes kept), or null without a resolver. */
 async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveObjects | null> {
   if (!deps.resolver) return null;
   const name = t.metadata.name ?? '';
   const kinds = sortedUnique((t.spec.templates ?? []).map((o) => groupKindOf(String(o.apiVersion ?? ''), String(o.kind ?? ''))));
-  const live: LiveObjects = { hashes: new Map(), byNamespace: new Map() };
+  const live = emptyLive();
   // Every kind at once: the fan-out waits for the slowest list, not for their sum.
   await Promise.all(kinds.map(async (gk) => {
     const { group, kind } = parseGroupKind(gk);
     const info = await deps.resolver!.forGroupKind(group, kind);
     if (!info) return;
-    const result = await listEach(deps.kube, resourcePath(info), { labelSelector: `${KEY.template}=${name}`, limit: deps.pageSize }, (item: KubeObject) => {
-      const namespace = item.metadata.namespace ?? '';
-      const key = objectKey({ group, kind }, namespace, item.metadata.name ?? '');
-      const hash = item.metadata.annotations?.[KEY.appliedHash] ?? '';
-      (live.hashes as Map<string, string>).set(key, hash);
-      let held = live.byNamespace.get(namespace);
-      if (!held) live.byNamespace.set(namespace, (held = {}));
-      held[key] = hash;
-    });
+    const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;
+    const result = await listEach(deps.kube, resourcePath(info), { labelSelector: `${KEY.template}=${name}`, limit: deps.pageSize }, (item: KubeObject) => addLive(live, { ...item, apiVersion, kind }));
     if (!result.ok) transientOr(`list ${gk} of template ${name}`, result.status, result.reason, result.error);
   }));
   return live;
@@ -163,7 +146,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     result.fannedOut = true;
     const bucket = new TokenBucket(deps.messagesPerSecond ?? 2000, Math.max(1, Math.ceil((deps.messagesPerSecond ?? 2000) / 10)));
     const cause = `template/${name}@${t?.metadata.resourceVersion ?? 'deleted'}`;
-    const batch = Math.max(1, Math.min(deps.batch ?? DEFAULT_BATCH, MAX_FANOUT_TARGETS));
+    const batch = Math.max(1, Math.min(deps.batch ?? DEFAULT_FANOUT_BATCH, MAX_FANOUT_TARGETS));
     const every = Math.max(batch, deps.progressEvery ?? 2000);
     const counts0 = t ? tallyTemplate(t, namespaces, parents, null, deps.systemNamespaces) : null;
     const messages = fanoutMessages({ cluster: deps.cluster, template: name, cause, digest: templatesDigest(all), batch }, targets, live);
