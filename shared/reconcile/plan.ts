@@ -301,9 +301,24 @@ export function planNamespace(input: PlanInput): NamespacePlan {
   const before = base?.groupKinds ?? [];
   const grown = sortedUnique([...before, ...record.groupKinds, ...desired.groupKinds]);
   if (grown.length !== before.length || (!base && grown.length > 0)) {
-    plan.parentBefore = parentObject(namespace.metadata.name ?? '', { groupKinds: grown, applied: base?.applied ?? [], failed: base?.failed ?? [] });
+    plan.parentBefore = parentObject(namespace.metadata.name ?? '', { groupKinds: grown, ...expectedTemplates(desired, base) });
   }
   return plan;
+}
+
+/**
+ * The templates the parent written before the objects names: those it named, and those about to
+ * be applied, as applied (a template that cannot render here, as failed). When every write
+ * succeeds that is what the reconcile leaves behind, so the parent is written once (a first
+ * population: once, not twice); a failure rewrites it afterwards. Named before its objects exist,
+ * a template only makes a fan-out or a status recount look at this namespace a moment early.
+ */
+export function expectedTemplates(desired: Pick<DesiredState, 'matched' | 'problems'>, base: Pick<ParentContent, 'applied' | 'failed'> | null): Pick<ParentContent, 'applied' | 'failed'> {
+  const unrenderable = sortedUnique(desired.problems.map((p) => p.template));
+  return {
+    applied: sortedUnique([...(base?.applied ?? []), ...desired.matched.filter((t) => !unrenderable.includes(t))]),
+    failed: sortedUnique([...(base?.failed ?? []), ...unrenderable]),
+  };
 }
 
 export interface ParentContent {

@@ -46,6 +46,24 @@ async function fanOut(api: MemoryApi, deps: NamespaceDeps, template: string): Pr
 }
 
 describe('calls per namespace reconcile', () => {
+  it('a first population writes each object, the ApplySet parent once, the namespace once and its event', async () => {
+    const { api, deps } = setup();
+    api.put(ns('a'));
+    api.put(tpl('base', [quota('50'), cm('owner')]));
+    const sent = api.requests.length;
+    const r = await reconcileNamespace(deps, 'a');
+    expect(r.result).toBe('converged');
+    const writes = api.requests.slice(sent).filter((q) => q.method !== 'GET').map((q) => `${q.method} ${q.path}`);
+    expect(writes.sort()).toEqual([
+      'PATCH /api/v1/namespaces/a',
+      'PATCH /api/v1/namespaces/a/configmaps/owner',
+      'PATCH /api/v1/namespaces/a/configmaps/quota',
+      'PATCH /api/v1/namespaces/a/configmaps/furnish-applyset',
+      'POST /api/v1/namespaces/a/events',
+    ].sort());
+    expect(r.writes).toBe(writes.length);
+  });
+
   it('a no-op fan-out costs one call per namespace: the namespace, its record saying everything is in place', async () => {
     const { api, deps } = setup();
     api.put(ns('a'));

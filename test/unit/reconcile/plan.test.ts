@@ -3,7 +3,7 @@ import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { observedException, observedHash } from '../../../shared/reconcile/observed.ts';
-import { afterWrites, desiredState, kindsToObserve, needsApply, parentNeedsWrite, parentObject, planNamespace, planWrites, type DesiredState, type HeldObjects, type PlanInput } from '../../../shared/reconcile/plan.ts';
+import { afterWrites, desiredState, expectedTemplates, kindsToObserve, needsApply, parentNeedsWrite, parentObject, planNamespace, planWrites, type DesiredState, type HeldObjects, type PlanInput } from '../../../shared/reconcile/plan.ts';
 import { EMPTY_RECORD, formatRecord, readRecord, type AppliedRecord } from '../../../shared/reconcile/record.ts';
 
 function namespace(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject {
@@ -231,6 +231,16 @@ describe('planNamespace', () => {
     expect(plan.prune).toEqual([]);
   });
 
+  it('the parent written before the objects names what it named and what is about to apply; a template that cannot render, as failed', () => {
+    const ns = namespace('team-a', { [KEY.phase]: 'ready' });
+    const broken = template('broken', [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'other' } }]);
+    const desired = desiredState(ns, [template('base', [configMap('owner')]), broken]);
+    expect(desired.matched).toEqual(['base', 'broken']);
+    expect(expectedTemplates(desired, null)).toEqual({ applied: ['base'], failed: ['broken'] });
+    // What the parent named stays named until the writes are done (a superset, as KEP-3659's group-kinds).
+    expect(expectedTemplates(desired, { applied: ['gone'], failed: ['old'] })).toEqual({ applied: ['base', 'gone'], failed: ['broken', 'old'] });
+  });
+
   it('the parent records applied and failed templates; clearing a failure is a write', () => {
     const ok = parentObject('team-a', { groupKinds: ['ConfigMap'], applied: ['a', 'b'], failed: [] });
     const failed = parentObject('team-a', { groupKinds: ['ConfigMap'], applied: ['a'], failed: ['b'] });
@@ -346,7 +356,7 @@ describe('afterWrites', () => {
   const ns = namespace('team-a', { [KEY.phase]: 'pending' });
   const templates = [template('base', [configMap('owner'), roleBinding]), template('extra', [configMap('more')])];
 
-  it('records what was applied with the server\'s hash, grows the parent, and makes the namespace ready in one patch', () => {
+  it('records what was applied with the server\'s hash, writes the parent once, and makes the namespace ready in one patch', () => {
     const desired = desiredState(ns, templates);
     const input: PlanInput = { namespace: ns, desired, observed: [], parent: null, record: EMPTY_RECORD, templates };
     const plan = planNamespace(input);
@@ -357,7 +367,9 @@ describe('afterWrites', () => {
     expect(after.record.objects['/ConfigMap/team-a/owner']).toEqual({ template: 'base', observed: 'seen-/ConfigMap/team-a/owner' });
     expect(after.appliedTemplates).toEqual(['base', 'extra']);
     expect(after.parent.metadata.annotations?.[KEY.appliedTemplates]).toBe('base,extra');
-    expect(after.parentWrite).toBe(true);
+    // The parent written before the objects already said so (a first population writes it once).
+    expect(plan.parentBefore?.metadata.annotations?.[KEY.appliedTemplates]).toBe('base,extra');
+    expect(after.parentWrite).toBe(false);
     expect(after.namespacePatch?.metadata.labels?.[KEY.phase]).toBe('ready');
     const patched = { ...ns, metadata: { ...ns.metadata, annotations: { ...ns.metadata.annotations, ...after.namespacePatch!.metadata.annotations } } } as KubeObject;
     expect(readRecord(patched)).toEqual(after.record);
@@ -373,6 +385,9 @@ describe('afterWrites', () => {
     expect(Object.keys(after.record.objects)).not.toContain('/ConfigMap/team-a/more');
     expect(after.failedTemplates).toEqual(['extra']);
     expect(after.parent.metadata.annotations?.[KEY.failedTemplates]).toBe('extra');
+    // The parent written before named 'extra' as about to apply: the failure rewrites it.
+    expect(plan.parentBefore?.metadata.annotations?.[KEY.failedTemplates]).toBeUndefined();
+    expect(after.parentWrite).toBe(true);
     expect(after.phase.phase).toBe('failed');
   });
 
