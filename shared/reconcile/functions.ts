@@ -2,7 +2,7 @@
 // push (OIDC-verified; the status code is the ack) and a CloudEvent function for Eventarc
 // Pub/Sub triggers (throwing nacks). Both decode the same envelope and call the same runtime.
 import { readSetting } from '../config/settings.ts';
-import type { HttpFunction, CloudEventFunction } from '@google-cloud/functions-framework';
+import type { CloudEvent, CloudEventFunction, HttpFunction } from '@google-cloud/functions-framework';
 import { createPubSubBus } from '../bus/pubsub.ts';
 import { reconcileConfig } from './config.ts';
 import { jsonLogger } from '../log.ts';
@@ -11,6 +11,7 @@ import { handleEnvelope, handlePush } from './push.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { observeDelivery, reconcilerMetrics, trackClient } from './metrics.ts';
 import { PROMETHEUS_CONTENT_TYPE } from '../metrics.ts';
+import { outsideDomain } from '../functions/outside-domain.ts';
 
 export interface FunctionsFramework {
   http(name: string, fn: HttpFunction): void;
@@ -39,7 +40,7 @@ function runtimeFor(name: string): Promise<Runtime> {
 }
 
 export function registerReconciler(ff: FunctionsFramework, name: string, kind: MessageKind, handle: (rt: Runtime, msg: ReconcileMessage) => Promise<object>): void {
-  ff.http(name, async (req, res) => {
+  ff.http(name, outsideDomain(async (req, res) => {
     if (req.method === 'GET' && req.path.endsWith('/metrics')) {
       res.status(200).type(PROMETHEUS_CONTENT_TYPE).send(reconcilerMetrics.text());
       return;
@@ -63,10 +64,10 @@ export function registerReconciler(ff: FunctionsFramework, name: string, kind: M
     const answer = await handlePush({ verify: rt.verify, accept: kind, handle: handled, log: rt.log }, req.get('authorization'), req.body);
     observeDelivery(name, answer.status, (performance.now() - started) / 1000);
     res.status(answer.status).json(answer.body);
-  });
-  ff.cloudEvent(`${name}-event`, async (event) => {
+  }));
+  ff.cloudEvent(`${name}-event`, outsideDomain(async (event: CloudEvent<unknown>) => {
     const rt = await runtimeFor(name);
     const answer = await handleEnvelope({ accept: kind, handle: async (m) => ({ ...(await handle(rt, m)) }), log: rt.log }, event.data);
     if (answer.status >= 500) throw new Error(String(answer.body.error ?? `HTTP ${answer.status}`));
-  });
+  }));
 }

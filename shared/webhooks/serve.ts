@@ -8,15 +8,16 @@ import { gateDedicatedProcess } from './body-gate.ts';
 import { clusterDepsCache } from './cluster-deps.ts';
 import { HANDLERS } from './handlers/index.ts';
 import { webhookHttpFunction } from './http.ts';
+import { outsideDomain } from '../functions/outside-domain.ts';
 
 export function webhookFromConfig(webhook: WebhookName, config: FurnishConfig): HttpFunction {
-  return webhookHttpFunction({
+  return outsideDomain(webhookHttpFunction({
     webhook,
     handler: HANDLERS[webhook],
     authenticator: createWebhookAuthenticator(config.clusters, audienceFor(config, webhook)),
     depsFor: clusterDepsCache(),
     maxBodyBytes: config.maxBodyBytes,
-  });
+  }));
 }
 
 export async function webhookFunction(webhook: WebhookName, env: Record<string, string | undefined> = process.env): Promise<HttpFunction> {

@@ -18,7 +18,7 @@
 // The template spells quantities the way people do (`1000m`, `1024Mi`, `0.5`), which the real
 // server stores differently: the resync must still write nothing.
 // BENCH_NAMESPACES, BENCH_LATENCY_NAMESPACES, BENCH_LATENCY_RATE and BENCH_CONCURRENCY tune it;
-// BENCH_LOG=1 (or INFO) shows the stack's log lines, BENCH_CPU_PROFILE=DIR writes the reconciler's CPU profile of the fan-out there.
+// BENCH_LOG=1 (or INFO) shows the stack's log lines, BENCH_CPU_PROFILE=DIR writes the reconciler's CPU profiles of the burst and of the fan-out there.
 import { KEY } from '../../shared/keys.ts';
 import { connect, createKubeClient, type KubeClient, type KubeMetrics } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -90,7 +90,7 @@ async function reconcilerRole(): Promise<void> {
   const served = await serveReconcilers({ credentials: { kubeconfigPath: process.env.KUBECONFIG }, config, bus, port: 0, log });
   await memoryBusToPush(bus, config, served.url);
   const kube = async () => (await served.runtime.cluster(config.cluster)).kube;
-  serveIpc(async ({ cmd }) => {
+  serveIpc(async ({ cmd, arg }) => {
     if (cmd === 'url') return served.url;
     if (cmd === 'idle') return (await Promise.race([bus.idle().then(() => true), new Promise((r) => setTimeout(() => r(false), 20))])) as boolean;
     if (cmd === 'stats') {
@@ -99,13 +99,13 @@ async function reconcilerRole(): Promise<void> {
     }
     if (cmd === 'reset-memory') return mem.reset();
     if (cmd === 'profile-start') return profiler.start();
-    if (cmd === 'profile-stop') return profiler.stop();
+    if (cmd === 'profile-stop') return profiler.stop(String(arg));
     throw new Error(`unknown command ${cmd}`);
   });
 }
 
 /** The reconciler's CPU profile over one phase (BENCH_CPU_PROFILE=DIR), written as DIR/<phase>-<pid>.cpuprofile for Chrome DevTools. */
-function phaseProfiler(dir: string | undefined): { start(): Promise<void>; stop(): Promise<string | null> } {
+function phaseProfiler(dir: string | undefined): { start(): Promise<void>; stop(phase: string): Promise<string | null> } {
   let session: import('node:inspector/promises').Session | undefined;
   return {
     async start() {
@@ -116,13 +116,13 @@ function phaseProfiler(dir: string | undefined): { start(): Promise<void>; stop(
       await session.post('Profiler.enable');
       await session.post('Profiler.start');
     },
-    async stop() {
+    async stop(phase) {
       if (!session) return null;
       const { profile } = await session.post('Profiler.stop');
       session.disconnect();
       session = undefined;
       const { writeFileSync } = await import('node:fs');
-      const file = `${dir}/fanout-${process.pid}.cpuprofile`;
+      const file = `${dir}/${phase}-${process.pid}.cpuprofile`;
       writeFileSync(file, JSON.stringify(profile));
       return file;
     },
@@ -373,10 +373,12 @@ async function main(): Promise<void> {
     watch = w;
     await new Promise((r) => setTimeout(r, 200));
     const beforeBurst = await reconciler.ask<Snapshot['reconciler']>('stats');
+    await reconciler.ask('profile-start');
     const t0 = performance.now();
     const burst = await createAll(admin, names, {}, { concurrency: CONCURRENCY });
     const allReady = await until(() => names.every((n) => w.ready.has(n)), 600_000);
     await waitIdle(relay, reconciler);
+    const burstProfile = await reconciler.ask<string | null>('profile-stop', 'burst');
     const afterBurst = await reconciler.ask<Snapshot['reconciler']>('stats');
     const burstLat = readyLatencies(burst.sentAt, w.ready);
     const lastReady = Math.max(...names.map((n) => w.ready.get(n) ?? Number.NaN));
@@ -384,6 +386,7 @@ async function main(): Promise<void> {
     console.log(`\n--- burst: ${N} namespaces created at concurrency ${CONCURRENCY}, create → ready${allReady ? '' : ` (only ${burstLat.length} ready within 10 min)`}`);
     console.log(`ROW burst: all ${N} ready ${seconds(lastReady - t0)} after the first create; the creates themselves ${seconds(createsMs)}; ratio ${ratio(lastReady - t0, createsMs)} (target ≤ 2.00x)`);
     console.log(`    create → ready p50 ${percentile(burstLat, 50).toFixed(0)} ms, p99 ${percentile(burstLat, 99).toFixed(0)} ms; reconciler calls per namespace ${((afterBurst.metrics.requests - beforeBurst.metrics.requests) / N).toFixed(2)} ${JSON.stringify(afterBurst.metrics.byVerb)}`);
+    if (burstProfile) console.log(`    the reconciler's CPU profile of the burst: ${burstProfile}`);
     const setupMemory = { relay: (await relay.ask<{ memory: Sample }>('stats')).memory, reconciler: afterBurst.memory };
 
     // row: LATENCY_N namespaces at LATENCY_RATE/s, create → ready
@@ -421,7 +424,7 @@ async function main(): Promise<void> {
     const after = await reconciler.ask<Snapshot['reconciler'] & { pacing: Record<string, number> }>('stats');
     const ours = new Set(all);
     const updated = await countWhere(admin, '/api/v1/resourcequotas', `${KEY.template}=bench`, (o) => o.metadata.name === 'default-quota' && ours.has(o.metadata.namespace ?? '') && (o.spec as { hard: Record<string, string> })?.hard?.pods === '60');
-    const profile = await reconciler.ask<string | null>('profile-stop');
+    const profile = await reconciler.ask<string | null>('profile-stop', 'fanout');
     if (profile) console.log(`    the reconciler's CPU profile of the fan-out: ${profile}`);
     const reachedMs = Math.max(...all.map((n) => quotas.seen.get(n) ?? Number.NaN)) - changedAt;
     quotas.stop();

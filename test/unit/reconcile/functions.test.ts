@@ -18,7 +18,12 @@ import '../../../functions/reconcile-namespace/index.ts';
 const AUDIENCE = 'https://furnish.example/reconcile-namespace';
 let token: string;
 let failPatches = 0;
-const api = memoryApi((req) => (req.method === 'PATCH' && failPatches-- > 0 ? { status: 500 } : undefined));
+/** API calls made while a node:domain was active (the framework's; the reconciler leaves it, shared/functions/outside-domain.ts). */
+let callsInDomain = 0;
+const api = memoryApi((req) => {
+  if ((process as { domain?: unknown }).domain) callsInDomain += 1;
+  return req.method === 'PATCH' && failPatches-- > 0 ? { status: 500 } : undefined;
+});
 
 beforeAll(async () => {
   const { privateKey, publicKey } = await generateKeyPair('RS256');
@@ -43,6 +48,9 @@ describe('reconcile-namespace (Functions Framework)', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ acknowledged: true, result: 'converged', namespace: 'team-a' });
     expect(api.get('v1', 'Namespace', undefined, 'team-a')?.metadata.labels?.[KEY.phase]).toBe('ready');
+    // Every call of the reconcile was made outside the framework's domain.
+    expect(api.requests.length).toBeGreaterThan(3);
+    expect(callsInDomain).toBe(0);
   });
 
   it('the CloudEvent entry nacks (throws) on a transient failure and acks otherwise', async () => {
