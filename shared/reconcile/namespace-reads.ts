@@ -16,7 +16,7 @@ import { APPLYSET_PARENT_NAME, type NamespaceTemplate } from '../render/index.ts
 import { refusal } from '../webhooks/rules/outcome.ts';
 import { templatesDigest } from './fingerprints.ts';
 import { parseGroupKind } from './objects.ts';
-import { namespaceInfo } from './plan.ts';
+import { namespaceInfo, parentGroupKinds } from './plan.ts';
 
 export interface ReadDeps {
   kube: KubeClient;
@@ -112,6 +112,28 @@ export async function observeKinds(deps: ReadDeps, namespace: string, kinds: rea
   }));
   // In the order of `kinds`, whatever order the lists answered in.
   return { objects: perKind.flatMap((k) => k.objects), unreadableKinds: kinds.filter((_, i) => perKind[i]!.unreadable) };
+}
+
+/** The ApplySet parent is a ConfigMap: a namespace whose ConfigMaps are listed anyway needs no read of its own for it. */
+const PARENT_KIND = 'ConfigMap';
+
+const isParent = (o: KubeObject): boolean => o.kind === PARENT_KIND && o.metadata.name === APPLYSET_PARENT_NAME;
+
+/**
+ * The ApplySet parent and the live objects of `kinds`, read side by side: the parent comes with
+ * the ConfigMaps when they are listed (one call less), else by its own GET at the same time. Kinds
+ * the parent names that `kinds` lacks are listed afterwards (its group-kinds outgrow the templates'
+ * only when a template dropped a kind).
+ */
+export async function observeNamespace(deps: ReadDeps, namespace: string, kinds: readonly string[]): Promise<Read<{ parent: KubeObject | null; seen: Observed }>> {
+  const listsParent = kinds.includes(PARENT_KIND);
+  const [seen, got] = await Promise.all([observeKinds(deps, namespace, kinds), listsParent ? null : readParent(deps.kube, namespace)]);
+  const parent = got ?? (seen.unreadableKinds.includes(PARENT_KIND) ? await readParent(deps.kube, namespace) : { ok: true as const, value: seen.objects.find(isParent) ?? null });
+  if (!parent.ok) return parent;
+  const more = parentGroupKinds(parent.value).filter((k) => !kinds.includes(k));
+  if (more.length === 0) return { ok: true, value: { parent: parent.value, seen } };
+  const extra = await observeKinds(deps, namespace, more);
+  return { ok: true, value: { parent: parent.value, seen: { objects: [...seen.objects, ...extra.objects], unreadableKinds: [...seen.unreadableKinds, ...extra.unreadableKinds] } } };
 }
 
 export interface Grants {

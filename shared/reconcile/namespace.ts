@@ -9,8 +9,10 @@
 // says what the namespace holds of the template that changed (read cluster-wide once), its record
 // says the rest; it writes each object that changed, and the namespace only when its record or
 // phase changed (a clean apply changes neither). Anything else (a new namespace, drift the relay
-// reported, a resync, or a fan-out that may have to release an object) also reads the ApplySet
-// parent and lists the kinds Furnish may have applied, and judges ownership on the objects.
+// reported, a resync, or a fan-out that may have to release an object) also lists the kinds
+// Furnish may have applied (the ApplySet parent comes with the ConfigMaps, or by a GET beside the
+// lists), and judges ownership on the objects. A first population writes each object, the parent
+// once, the namespace once, and posts one Event.
 import { KEY } from '../keys.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -19,7 +21,7 @@ import type { Authorizer } from '../kube/sar.ts';
 import type { Logger } from '../log.ts';
 import { TransientError } from '../kube/errors.ts';
 import { markTimedOutInitializer } from './initializers.ts';
-import { grantedTemplates, observeKinds, readNamespace, readParent, readTemplates } from './namespace-reads.ts';
+import { grantedTemplates, observeNamespace, readNamespace, readTemplates } from './namespace-reads.ts';
 import { applyParent, execute, patchNamespace, postEvent } from './namespace-writes.ts';
 import { sortedUnique, splitList } from './objects.ts';
 import { afterWrites, desiredState, kindsToObserve, planNamespace, type HeldObjects, type PlanInput } from './plan.ts';
@@ -89,10 +91,10 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   let input: PlanInput = { namespace: ns, desired, observed: null, record: record ?? EMPTY_RECORD, templates, held: request.held };
   let plan = request.fanout && record && request.held ? planNamespace(input) : null;
   if (!plan || plan.needsObservation) {
-    const parent = await readParent(deps.kube, name);
-    if (!parent.ok) return failed(parent.reason);
-    const seen = await observeKinds(deps, name, kindsToObserve(desired, record, parent.value, templates));
-    input = { ...input, observed: seen.objects, unreadableKinds: seen.unreadableKinds, parent: parent.value };
+    const read = await observeNamespace(deps, name, kindsToObserve(desired, record, null, templates));
+    if (!read.ok) return failed(read.reason);
+    const { parent, seen } = read.value;
+    input = { ...input, observed: seen.objects, unreadableKinds: seen.unreadableKinds, parent };
     plan = planNamespace(input);
   }
   const exec = await execute(deps, plan, new Set(desired.problems.map((p) => p.template)));

@@ -62,6 +62,35 @@ describe('calls per namespace reconcile', () => {
       'POST /api/v1/namespaces/a/events',
     ].sort());
     expect(r.writes).toBe(writes.length);
+    // Its reads: the namespace, the templates, and the ConfigMaps, which bring the ApplySet parent along (no GET of its own).
+    expect(api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path)).toEqual(['/api/v1/namespaces/a', TEMPLATES_PATH, '/api/v1/namespaces/a/configmaps']);
+  });
+
+  it('without ConfigMaps to list, the parent is read by itself; a kind only the parent names is listed too, and what Furnish left there is pruned', async () => {
+    const { api, deps } = setup();
+    const rb = (name: string): KubeObject => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [] });
+    api.put(ns('a'));
+    api.put(tpl('base', [rb('viewers'), cm('owner')]));
+    await reconcileNamespace(deps, 'a');
+    // The template drops its ConfigMap: the parent still names the kind, the record the object.
+    api.put(tpl('base', [rb('viewers')]));
+    const sent = api.requests.length;
+    await reconcileNamespace(deps, 'a');
+    const reads = api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path);
+    expect(reads).toEqual(expect.arrayContaining(['/api/v1/namespaces/a/configmaps', '/apis/rbac.authorization.k8s.io/v1/namespaces/a/rolebindings']));
+    expect(api.get('v1', 'ConfigMap', 'a', 'owner')).toBeUndefined();
+    // A namespace whose record is gone still has its parent name the ConfigMaps: read by GET, then listed.
+    api.put(tpl('base', [rb('viewers'), cm('owner')]));
+    await reconcileNamespace(deps, 'a');
+    const live = api.get('v1', 'Namespace', undefined, 'a')!;
+    api.put({ ...live, metadata: { ...live.metadata, annotations: { [KEY.creator]: 'alice' } } });
+    api.put(tpl('base', [rb('viewers')]));
+    const again = api.requests.length;
+    await reconcileNamespace(deps, 'a');
+    const paths = api.requests.slice(again).filter((q) => q.method === 'GET').map((q) => q.path);
+    expect(paths).toContain('/api/v1/namespaces/a/configmaps/furnish-applyset');
+    expect(paths.indexOf('/api/v1/namespaces/a/configmaps')).toBeGreaterThan(paths.indexOf('/api/v1/namespaces/a/configmaps/furnish-applyset'));
+    expect(api.get('v1', 'ConfigMap', 'a', 'owner')).toBeUndefined();
   });
 
   it('a no-op fan-out costs one call per namespace: the namespace, its record saying everything is in place', async () => {
