@@ -23,8 +23,9 @@ export interface ReconcileMessage {
   /** Why, for logs: `template/<name>@<resourceVersion>` for FANOUT. */
   cause?: string;
   /**
-   * FANOUT: digest of every template as the fan-out saw them (reconcile/fanout.ts templatesDigest).
-   * A namespace reconciler holding templates with this digest needs not read them again.
+   * Digest of every template (reconcile/fingerprints.ts templatesDigest) as the fan-out saw them
+   * (FANOUT), or as the relay saw them (a namespace's ADDED, MODIFIED, DELETED). A namespace
+   * reconciler holding templates with this digest needs not read them again.
    */
   templates?: string;
   /**

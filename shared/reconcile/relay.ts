@@ -88,7 +88,16 @@ export function createRelay(deps: RelayDeps): Relay {
   // Namespace messages name the organization(s) they concern: reconcile-organization trues up those only.
   const organizations = new NamespaceOrganizations();
   const publisher = createPublisher({ bus, cluster: config.cluster, topics: config.topics, log, counters, sleep, maxInFlight: deps.maxInFlight ?? 256 });
-  const publish = (kind: MessageKind, change: Change) => publisher.publish(kind, change, state.laneOf(kind, change.name));
+  const publish = (kind: MessageKind, change: Change) => publisher.publish(kind, withTemplates(kind, change), state.laneOf(kind, change.name));
+  /**
+   * A namespace change carries the relay's digest of the templates while its template watch is
+   * up (listed, connected), so that the reconciler need not list them for each namespace of a
+   * burst. SYNC (a start, a resync, a redrive: the catch-alls) carries none: those list.
+   */
+  const withTemplates = (kind: MessageKind, change: Change): Change => {
+    if (kind !== 'Namespace' || change.type === 'SYNC' || !streams[1]?.ready()) return change;
+    return { ...change, templates: state.templatesDigest() };
+  };
 
   /** What a stream saw becomes a message when the reconcilers can see the change. */
   const sinkFor = (kind: MessageKind): StreamSink => ({

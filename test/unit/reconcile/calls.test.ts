@@ -13,6 +13,7 @@ import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
 import { reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
 import { reconcileTemplate } from '../../../shared/reconcile/template.ts';
+import { templatesDigest } from '../../../shared/reconcile/fingerprints.ts';
 import { memoryApi, type MemoryApi } from './memory-api.ts';
 
 const ns = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.metadataName]: name, [KEY.phase]: 'pending', team: 'x' }, annotations: { [KEY.creator]: 'alice' } } });
@@ -91,6 +92,23 @@ describe('calls per namespace reconcile', () => {
     expect(paths).toContain('/api/v1/namespaces/a/configmaps/furnish-applyset');
     expect(paths.indexOf('/api/v1/namespaces/a/configmaps')).toBeGreaterThan(paths.indexOf('/api/v1/namespaces/a/configmaps/furnish-applyset'));
     expect(api.get('v1', 'ConfigMap', 'a', 'owner')).toBeUndefined();
+  });
+
+  it('a namespace message with the relay\'s digest of the templates uses the templates this instance holds with it', async () => {
+    const { api, deps } = setup();
+    api.put(ns('a'));
+    api.put(ns('b'));
+    api.put(ns('c'));
+    const templates = [tpl('base', [quota('50'), cm('owner')])];
+    api.put(templates[0]!);
+    await reconcileNamespace(deps, 'a');
+    const lists = () => api.requests.filter((q) => q.path === TEMPLATES_PATH).length;
+    const before = lists();
+    expect((await reconcileNamespace(deps, 'b', { templates: templatesDigest(templates) })).result).toBe('converged');
+    expect(lists()).toBe(before);
+    // A digest this instance does not hold (the relay saw another template version): listed.
+    expect((await reconcileNamespace(deps, 'c', { templates: templatesDigest([tpl('base', [quota('70')])]) })).result).toBe('converged');
+    expect(lists()).toBe(before + 1);
   });
 
   it('a no-op fan-out costs one call per namespace: the namespace, its record saying everything is in place', async () => {
