@@ -33,11 +33,32 @@ interface Pending {
   resourceVersion: string;
   /** When its last message was sent, ms since the epoch. */
   since: number;
+  /** When it was first seen pending. */
+  first: number;
+}
+
+/** How many recent waits (pending → ready or failed) the redrive period is judged on. */
+const RECENT_WAITS = 100;
+
+/**
+ * How long a pending namespace waits before its message is presumed lost: the configured period,
+ * or twice what namespaces take to leave pending now (the 90th percentile of the recent waits),
+ * whichever is longer. In a burst, namespaces queue for longer than the period behind each other:
+ * their messages are not lost, and sending them again would only double the backlog's work.
+ */
+export function redriveAfter(periodMs: number, recentWaitsMs: readonly number[]): number {
+  if (recentWaitsMs.length === 0) return periodMs;
+  const sorted = [...recentWaitsMs].sort((a, b) => a - b);
+  const p90 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.9))]!;
+  return Math.max(periodMs, 2 * p90);
 }
 
 export class RelayState {
   private readonly fingerprints: Record<MessageKind, Map<string, string>> = { Namespace: new Map(), NamespaceTemplate: new Map(), LNamespace: new Map() };
   private readonly pending = new Map<string, Pending>();
+  /** The last RECENT_WAITS waits from pending to ready or failed, in ms (a ring). */
+  private readonly waits: number[] = [];
+  private nextWait = 0;
   /** templatesDigest of the templates as last seen; undefined when a template changed since it was computed. */
   private digest: string | undefined;
 
@@ -96,24 +117,33 @@ export class RelayState {
 
   private trackPending(obj: KubeObject, type: MessageType): void {
     const name = obj.metadata.name ?? '';
+    const was = this.pending.get(name);
     if (!isPendingNamespace(obj, type)) {
+      if (was && type !== 'DELETED' && !obj.metadata.deletionTimestamp) this.recordWait(this.now() - was.first);
       this.pending.delete(name);
       return;
     }
-    const was = this.pending.get(name);
-    this.pending.set(name, { uid: obj.metadata.uid ?? '', resourceVersion: obj.metadata.resourceVersion ?? '', since: was?.since ?? this.now() });
+    const now = this.now();
+    this.pending.set(name, { uid: obj.metadata.uid ?? '', resourceVersion: obj.metadata.resourceVersion ?? '', since: was?.since ?? now, first: was?.first ?? now });
+  }
+
+  private recordWait(ms: number): void {
+    this.waits[this.nextWait] = ms;
+    this.nextWait = (this.nextWait + 1) % RECENT_WAITS;
   }
 
   /**
-   * Namespaces pending for `periodMs` since their last message, at most `limit` (a backlog, every
-   * namespace pending behind a slow API, must not be doubled): each is marked sent now.
+   * Namespaces pending since their last message for `periodMs`, or longer while namespaces take
+   * longer than that to be furnished (redriveAfter), at most `limit` (a backlog, every namespace
+   * pending behind a slow API, must not be doubled): each is marked sent now.
    */
   dueForRedrive(periodMs: number, limit: number): Change[] {
     const now = this.now();
+    const after = redriveAfter(periodMs, this.waits);
     const due: Change[] = [];
     for (const [name, p] of this.pending) {
       if (due.length >= limit) break;
-      if (now - p.since < periodMs) continue;
+      if (now - p.since < after) continue;
       p.since = now;
       due.push({ name, uid: p.uid, resourceVersion: p.resourceVersion, type: 'SYNC' });
     }

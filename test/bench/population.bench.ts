@@ -387,7 +387,9 @@ async function main(): Promise<void> {
     console.log(`ROW burst: all ${N} ready ${seconds(lastReady - t0)} after the first create; the creates themselves ${seconds(createsMs)}; ratio ${ratio(lastReady - t0, createsMs)} (target ≤ 2.00x)`);
     console.log(`    create → ready p50 ${percentile(burstLat, 50).toFixed(0)} ms, p99 ${percentile(burstLat, 99).toFixed(0)} ms; reconciler calls per namespace ${((afterBurst.metrics.requests - beforeBurst.metrics.requests) / N).toFixed(2)} ${JSON.stringify(afterBurst.metrics.byVerb)}`);
     if (burstProfile) console.log(`    the reconciler's CPU profile of the burst: ${burstProfile}`);
-    const setupMemory = { relay: (await relay.ask<{ memory: Sample }>('stats')).memory, reconciler: afterBurst.memory };
+    const relayAfterBurst = await relay.ask<{ memory: Sample; counters: { redriven: number; published: number } }>('stats');
+    console.log(`    relay messages ${relayAfterBurst.counters.published}, of which re-driven (a namespace still pending after the redrive period) ${relayAfterBurst.counters.redriven}`);
+    const setupMemory = { relay: relayAfterBurst.memory, reconciler: afterBurst.memory };
 
     // row: LATENCY_N namespaces at LATENCY_RATE/s, create → ready
     const lat = await createAll(admin, latencyNames, { 'bench-latency': 'yes' }, { perSecond: LATENCY_RATE });

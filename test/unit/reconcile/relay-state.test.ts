@@ -3,7 +3,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { topicFor } from '../../../shared/reconcile/relay-publish.ts';
-import { RelayState } from '../../../shared/reconcile/relay-state.ts';
+import { redriveAfter, RelayState } from '../../../shared/reconcile/relay-state.ts';
 import { templatesDigest } from '../../../shared/reconcile/fingerprints.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 
@@ -54,6 +54,32 @@ describe('RelayState', () => {
     expect(s.observe('Namespace', { ...ns('a', 'ready'), metadata: { ...ns('a', 'ready').metadata, labels: { 'furnish.dev/phase': 'ready', team: 'x' } } }, 'MODIFIED')).toBe(true);
     expect(s.observe('Namespace', ns('a', 'ready'), 'SYNC')).toBe(true);
     expect(s.observe('Namespace', ns('a', 'ready'), 'DELETED')).toBe(true);
+  });
+
+  it('waits longer before a redrive while namespaces take longer to be furnished (a burst queues, it loses nothing)', () => {
+    expect(redriveAfter(40_000, [])).toBe(40_000);
+    expect(redriveAfter(40_000, [100, 200, 150])).toBe(40_000);
+    const burst = Array.from({ length: 100 }, (_, i) => (i + 1) * 500); // 0.5 s … 50 s
+    expect(redriveAfter(40_000, burst)).toBe(2 * 45_500);
+    let now = 0;
+    const s = new RelayState(() => now);
+    // Forty namespaces furnished 30 s after they were first seen pending.
+    for (let i = 0; i < 40; i++) s.observe('Namespace', ns(`done-${i}`, 'pending'), 'ADDED');
+    s.observe('Namespace', ns('late', 'pending'), 'ADDED');
+    now = 30_000;
+    for (let i = 0; i < 40; i++) s.observe('Namespace', ns(`done-${i}`, 'ready'), 'MODIFIED');
+    now = 45_000;
+    expect(s.dueForRedrive(40_000, 100)).toEqual([]);
+    now = 60_000;
+    expect(s.dueForRedrive(40_000, 100).map((c) => c.name)).toEqual(['late']);
+    // A namespace deleted while pending says nothing of how long furnishing takes.
+    const quick = new RelayState(() => now);
+    quick.observe('Namespace', ns('gone', 'pending'), 'ADDED');
+    now = 200_000;
+    quick.observe('Namespace', ns('gone', 'pending'), 'DELETED');
+    quick.observe('Namespace', ns('x', 'pending'), 'ADDED');
+    now = 240_000;
+    expect(quick.dueForRedrive(40_000, 100).map((c) => c.name)).toEqual(['x']);
   });
 
   it('re-drives namespaces pending for the period since their last message, at most `limit` per call', () => {
