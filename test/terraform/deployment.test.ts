@@ -96,6 +96,30 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
     expect([...subscribed].sort()).toEqual(published.map((t) => `projects/${PROJECT}/topics/${t}`).sort());
   });
 
+  it('lets each side publish where it publishes: the relay on its topics, the reconcilers on fan-out (namespaces) and STATUS (templates)', async () => {
+    const grants = new Map<string, Set<string>>();
+    for (const resource of ['relay_publishes', 'reconciler_publishes']) {
+      for (const key of (await tf.instances('google_pubsub_topic_iam_member', resource)).keys()) {
+        const [topic, member, role] = await Promise.all(['topic', 'member', 'role'].map((a) => tf.attribute('google_pubsub_topic_iam_member', resource, key, [a])));
+        if (role === 'roles/pubsub.publisher') grants.set(String(member), new Set([...(grants.get(String(member)) ?? []), String(topic)]));
+      }
+    }
+    const relay = relayConfig(relayEnv);
+    const relayAccount = `serviceAccount:${String(await tf.output('relay_service_account'))}`;
+    const reconcilerAccount = `serviceAccount:${String(await tf.output('reconciler_service_account'))}`;
+    expect([...(grants.get(relayAccount) ?? [])].sort()).toEqual([...topicNames(relay.topics), relayEnv.FURNISH_TOPIC_BILLING].sort());
+    // shared/reconcile/template.ts publishes on topics.namespaces, shared/reconcile/runtime.ts STATUS on topics.templates.
+    const reconciler = reconcileConfig(await fnEnv('reconcile-namespace')).topics;
+    expect([...(grants.get(reconcilerAccount) ?? [])].sort()).toEqual([reconciler.namespaces, reconciler.templates].sort());
+  });
+
+  it('gives the reconcilers credentials for the cluster the relay names in its messages', async () => {
+    const relay = relayConfig(relayEnv);
+    for (const fn of ['reconcile-namespace', 'reconcile-template', 'record-billing', 'reconcile-lnamespace']) {
+      expect({ fn, clusters: Object.keys(reconcileConfig(await fnEnv(fn)).clusters) }).toEqual({ fn, clusters: [relay.cluster] });
+    }
+  });
+
   it('sets only variables the relay reads, and every value Terraform decides comes from Terraform', () => {
     // GOOGLE_CLOUD_PROJECT: for Google's client libraries (and the Pub/Sub project's fallback).
     const read = new Set([...settingsUsedBy(['relay']), 'GOOGLE_CLOUD_PROJECT']);
