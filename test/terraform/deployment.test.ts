@@ -15,6 +15,8 @@ import { loadKustomization } from '../../shared/install/manifests.ts';
 import { parseInstallVars } from '../../shared/install/vars.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { reconcileConfig, relayConfig, type Topics } from '../../shared/reconcile/config.ts';
+import { DEFAULT_DRIFT_RESOURCES } from '../../shared/reconcile/drift-watch.ts';
+import { LNS_DRIFT_RESOURCES } from '../../shared/lnamespace/relay.ts';
 import { webhookRegistrations } from '../../shared/webhooks/registration.ts';
 
 const TERRAFORM = join(import.meta.dirname, '..', '..', 'terraform');
@@ -173,6 +175,18 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
     const named = container.ports.find((p) => p.containerPort === port);
     expect(named).toBeDefined();
     for (const probe of [container.readinessProbe, container.livenessProbe]) expect([named!.name, port]).toContain(probe.httpGet.port);
+  });
+
+  it('grants the relay list and watch on everything it watches', () => {
+    const binding = objects.find((o) => o.kind === 'ClusterRoleBinding' && ((o as { subjects?: { name: string }[] }).subjects ?? []).some((x) => x.name === relayPod.serviceAccountName))!;
+    const role = byKind('ClusterRole', (binding as unknown as { roleRef: { name: string } }).roleRef.name) as unknown as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
+    // As drift-watch.ts spells them: `plural` (core) or `plural.group/version`.
+    const watched = ['namespaces', 'namespacetemplates.furnish.dev/v1alpha1', 'lnamespaces.furnish.dev/v1alpha1', ...DEFAULT_DRIFT_RESOURCES, ...LNS_DRIFT_RESOURCES];
+    const ungranted = watched.filter((r) => {
+      const [plural, group] = [r.split('.')[0]!, r.includes('.') ? r.slice(r.indexOf('.') + 1, r.lastIndexOf('/')) : ''];
+      return !['list', 'watch'].every((verb) => role.rules.some((rule) => rule.apiGroups.includes(group) && rule.resources.includes(plural) && rule.verbs.includes(verb)));
+    });
+    expect(ungranted).toEqual([]);
   });
 
   it('binds roles only to ServiceAccounts infra/ creates', () => {
