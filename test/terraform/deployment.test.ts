@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { TerraformModel, unknownsIn } from '../../scripts/terraform-eval.ts';
 import { billingTapConfig } from '../../shared/billing/tap.ts';
 import { SETTINGS, type Setting } from '../../shared/config/settings.ts';
-import { WEBHOOKS } from '../../shared/config/types.ts';
+import { defaultPolicySettings, DEFAULT_FURNISH_NAMESPACE, WEBHOOKS } from '../../shared/config/types.ts';
 import { clusterObjects } from '../../shared/install/install.ts';
 import { loadKustomization } from '../../shared/install/manifests.ts';
 import { parseInstallVars } from '../../shared/install/vars.ts';
@@ -187,6 +187,13 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
       return !['list', 'watch'].every((verb) => role.rules.some((rule) => rule.apiGroups.includes(group) && rule.resources.includes(plural) && rule.verbs.includes(verb)));
     });
     expect(ungranted).toEqual([]);
+  });
+
+  it('exempts and trusts, by default, the namespace and reconciler identity infra/ creates', () => {
+    expect(objects.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name)).toEqual([DEFAULT_FURNISH_NAMESPACE]);
+    const accounts = objects.filter((o) => o.kind === 'ServiceAccount').map((o) => `system:serviceaccount:${o.metadata.namespace}:${o.metadata.name}`);
+    const defaults = defaultPolicySettings();
+    expect(accounts).toEqual(expect.arrayContaining([...defaults.guard.reconciler, ...defaults.trustedCreators]));
   });
 
   it('binds roles only to ServiceAccounts infra/ creates', () => {
