@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** One parsed file: hcl2json's JSON form, blocks as arrays. */
-type Hcl = Record<string, unknown>;
+export type Hcl = Record<string, unknown>;
 
 export interface Problem {
   file: string;
@@ -195,7 +195,7 @@ function traversals(node: AstNode | null | undefined, out: string[] = []): strin
  * hcl2json gives an attribute either as one interpolation (`${expr}`) or as a template with text
  * around interpolations; the AST parser takes the first bare and the second quoted.
  */
-async function expressionAst(file: string, expr: string): Promise<AstNode | undefined> {
+export async function expressionAst(file: string, expr: string): Promise<AstNode | undefined> {
   const whole = /^\$\{([\s\S]*)\}$/.exec(expr)?.[1];
   for (const candidate of whole === undefined ? [templateLiteral(expr)] : [whole, templateLiteral(expr)]) {
     const ast = (await getExpressionAst(file, candidate).catch(() => null)) as AstNode | null;

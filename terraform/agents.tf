@@ -36,5 +36,5 @@ resource "google_service_account_iam_member" "relay_workload_identity" {
   for_each           = toset(var.relay_workload_identity_pools)
   service_account_id = google_service_account.relay.name
   role               = "roles/iam.workloadIdentityUser"
-  member             = "serviceAccount:${each.key}[furnish-system/furnish-relay]"
+  member             = "serviceAccount:${each.key}[${local.relay_kubernetes_service_account}]"
 }

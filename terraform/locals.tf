@@ -27,6 +27,33 @@ locals {
   )
   topics = toset([for s in values(local.subscriptions) : s.topic])
 
+  # The topic names as the relay and the reconcilers read them (shared/config/settings.ts): one map
+  # for the reconcilers' environment and for the relay's manifest (output install_vars), so that
+  # the relay publishes to exactly the topics created here, whatever var.name_prefix is. Only the
+  # relay publishes billing events.
+  topic_env = {
+    FURNISH_TOPIC_NAMESPACES  = google_pubsub_topic.events["namespaces"].name
+    FURNISH_TOPIC_PENDING     = google_pubsub_topic.events["namespaces-pending"].name
+    FURNISH_TOPIC_TEMPLATES   = google_pubsub_topic.events["templates"].name
+    FURNISH_TOPIC_LNAMESPACES = google_pubsub_topic.events["lnamespaces"].name
+  }
+
+  # The relay's Kubernetes ServiceAccount (infra/relay: kustomization namespace, serviceAccountName),
+  # which Workload Identity lets act as Google service account `relay`.
+  relay_kubernetes_service_account = "furnish-system/furnish-relay"
+
+  # The values of the template variables of infra/ that this deployment decides, per cluster:
+  # `furnish install --vars` (or envsubst) fills the manifests with them (README, Deploy). Cloud
+  # Functions serve a publicly trusted certificate: no CA bundle, kube-apiserver uses its roots.
+  install_vars = { for id in keys(var.cluster_secrets) : id => merge(local.topic_env, {
+    FURNISH_TOPIC_BILLING         = google_pubsub_topic.events["billing"].name
+    FURNISH_CLUSTER_ID            = id
+    FURNISH_PROJECT               = var.project_id
+    FURNISH_RELAY_SERVICE_ACCOUNT = google_service_account.relay.email
+    FURNISH_FUNCTIONS_URL         = local.functions_url
+    FURNISH_CA_BUNDLE             = ""
+  }) }
+
   # The cloudfunctions.net URL is known before the function exists (the run.app one is not), so
   # it can be both the push endpoint and the OIDC audience the reconciler checks, without a cycle.
   functions_url = "https://${var.region}-${var.project_id}.cloudfunctions.net"

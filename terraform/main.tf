@@ -57,13 +57,11 @@ locals {
     FURNISH_CONFIG_FILE = "/etc/furnish/config.yaml"
     NODE_ENV            = "production"
   }
+  # Only variables the reconcilers read (shared/config/settings.ts; test/terraform/deployment.test.ts):
+  # they always publish to Pub/Sub, and their topics are the relay's (local.topic_env, last: not
+  # overridable, or the two would part).
   reconciler_env = merge({
-    FURNISH_BUS                  = "pubsub"
     FURNISH_PUBSUB_PROJECT       = var.project_id
-    FURNISH_TOPIC_NAMESPACES     = google_pubsub_topic.events["namespaces"].name
-    FURNISH_TOPIC_TEMPLATES      = google_pubsub_topic.events["templates"].name
-    FURNISH_TOPIC_LNAMESPACES    = google_pubsub_topic.events["lnamespaces"].name
-    FURNISH_TOPIC_PENDING        = google_pubsub_topic.events["namespaces-pending"].name
     FURNISH_PUSH_AUTH            = "oidc"
     FURNISH_PUSH_SERVICE_ACCOUNT = google_service_account.push.email
     FURNISH_CLUSTERS             = local.cluster_credentials
@@ -71,5 +69,5 @@ locals {
     NODE_ENV                     = "production"
     # A heap of fixed size whatever the instance (shared/reconcile/memory-flags.ts; README, Memory).
     NODE_OPTIONS = "--max-semi-space-size=8 --max-old-space-size=192"
-  }, var.reconciler_env)
+  }, var.reconciler_env, local.topic_env)
 }

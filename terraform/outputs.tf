@@ -9,8 +9,13 @@ output "webhook_urls" {
 }
 
 output "topics" {
-  description = "The topics the watch relay publishes to (FURNISH_TOPIC_NAMESPACES, FURNISH_TOPIC_TEMPLATES, FURNISH_TOPIC_PENDING, ...)."
+  description = "The topics the watch relay publishes to (FURNISH_TOPIC_NAMESPACES, FURNISH_TOPIC_TEMPLATES, FURNISH_TOPIC_PENDING, ...; install_vars hands them to the relay)."
   value       = { for k, t in google_pubsub_topic.events : k => t.name }
+}
+
+output "install_vars" {
+  description = "Per cluster id: the values of infra/'s template variables that this deployment decides (cluster id, project, relay service account, topic names, functions URL, CA bundle), for `furnish install --vars` or envsubst: `terraform output -json install_vars | jq .prod > prod.json` (README, Deploy)."
+  value       = local.install_vars
 }
 
 output "relay_service_account" {

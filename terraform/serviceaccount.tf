@@ -33,10 +33,19 @@ resource "google_pubsub_topic_iam_member" "relay_publishes" {
   member   = "serviceAccount:${google_service_account.relay.email}"
 }
 
-# reconcile-template fans a template change out as one message per namespace.
+# The reconcilers publish too: reconcile-template fans a template change out onto the namespaces
+# topic, and reconcile-namespace tells the templates topic which templates' status a converged
+# namespace changed (STATUS messages; without this grant templates' counts wait for a resync).
 resource "google_pubsub_topic_iam_member" "reconciler_publishes" {
-  project = var.project_id
-  topic   = google_pubsub_topic.events["namespaces"].name
-  role    = "roles/pubsub.publisher"
-  member  = "serviceAccount:${google_service_account.reconciler.email}"
+  for_each = toset(["namespaces", "templates"])
+  project  = var.project_id
+  topic    = google_pubsub_topic.events[each.key].name
+  role     = "roles/pubsub.publisher"
+  member   = "serviceAccount:${google_service_account.reconciler.email}"
+}
+
+# Was one grant on the namespaces topic: keep it rather than replace it.
+moved {
+  from = google_pubsub_topic_iam_member.reconciler_publishes
+  to   = google_pubsub_topic_iam_member.reconciler_publishes["namespaces"]
 }

@@ -58,7 +58,7 @@ variable "cluster_webhook_tokens" {
 }
 
 variable "reconciler_env" {
-  description = "Extra reconciler settings (FURNISH_SYSTEM_NAMESPACES, FURNISH_KUBE_QPS, FURNISH_FANOUT_RATE, ...: see README, Settings)."
+  description = "Extra reconciler settings (FURNISH_SYSTEM_NAMESPACES, FURNISH_KUBE_QPS, FURNISH_FANOUT_RATE, ...: see README, Settings). The topic variables are not among them: the reconcilers always get the topics created here, the same the relay gets (output install_vars)."
   type        = map(string)
   default     = {}
 }

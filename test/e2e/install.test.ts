@@ -216,10 +216,16 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       // The probe identity is gone again.
       expect((await admin.call({ method: 'GET', path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/furnish-install-probe' })).status).toBe(404);
       // Again, over its own fail-closed registrations (an upgrade): Ignore first, probed, closed again.
-      const again = await furnish(installArgs(60));
+      // This time from Terraform's install_vars (flags that agree with it are accepted): its topics reach the relay.
+      const vars = join(mkdtempSync(join(tmpdir(), 'furnish-e2e-vars-')), 'vars.json');
+      const topics = { FURNISH_TOPIC_NAMESPACES: 'e2e-namespaces', FURNISH_TOPIC_PENDING: 'e2e-namespaces-pending', FURNISH_TOPIC_TEMPLATES: 'e2e-templates', FURNISH_TOPIC_LNAMESPACES: 'e2e-lnamespaces', FURNISH_TOPIC_BILLING: 'e2e-billing' };
+      writeFileSync(vars, JSON.stringify({ ...topics, FURNISH_CLUSTER_ID: TEST_CLUSTER, FURNISH_PROJECT: 'furnish-e2e', FURNISH_FUNCTIONS_URL: `https://127.0.0.1:${port}` }));
+      const again = await furnish([...installArgs(60), '--vars', vars]);
       expect(again.code).toBe(0);
       expect(again.stderr.indexOf('failurePolicy Ignore')).toBeLessThan(again.stderr.indexOf('"kind":"Namespace"'));
       expect(await registeredPolicies()).toEqual(policies);
+      const upgraded = await admin.call<{ spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } }>({ method: 'GET', path: '/apis/apps/v1/namespaces/furnish-system/deployments/furnish-relay' });
+      expect(upgraded.data?.spec.template.spec.containers[0]?.env).toEqual(expect.arrayContaining(Object.entries(topics).map(([name, value]) => ({ name, value }))));
       // Enforced: a namespace gets its creator; with the functions down, namespace writes are refused (closed).
       expect((await createNamespace(`installed-${run}`)).annotations?.['furnish.dev/creator']).toBeDefined();
       killFunctions();

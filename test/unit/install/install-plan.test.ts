@@ -8,6 +8,7 @@ import { fillTemplates, INFRA, loadKustomization } from '../../../shared/install
 import { failClosedConfigurations, failurePolicies, imageReferenceProblem, uninstallOrder, withFailurePolicy } from '../../../shared/install/plan.ts';
 import { PROBES, unprobed } from '../../../shared/install/probes.ts';
 import { clusterObjects } from '../../../shared/install/install.ts';
+import { defaultTopicVars } from '../../../shared/install/vars.ts';
 import { webhookRegistrations } from '../../../shared/webhooks/registration.ts';
 import { WEBHOOKS } from '../../../shared/config/types.ts';
 import { runCli } from '../../../shared/cli/command.ts';
@@ -16,7 +17,7 @@ import { describeWithTool } from '../../support/tools.ts';
 
 const DIGEST = `europe-docker.pkg.dev/p/furnish/relay@sha256:${'0f'.repeat(32)}`;
 const registrations = webhookRegistrations({ functionsUrl: 'https://functions.example' }) as KubeObject[];
-const vars = { FURNISH_RELAY_IMAGE: DIGEST, FURNISH_CLUSTER_ID: 'prod', FURNISH_PROJECT: 'p', FURNISH_RELAY_SERVICE_ACCOUNT: 'furnish-relay@p.iam.gserviceaccount.com' };
+const vars = { ...defaultTopicVars(), FURNISH_RELAY_IMAGE: DIGEST, FURNISH_CLUSTER_ID: 'prod', FURNISH_PROJECT: 'p', FURNISH_RELAY_SERVICE_ACCOUNT: 'furnish-relay@p.iam.gserviceaccount.com' };
 const kindOf = (o: KubeObject) => o.kind;
 
 describe('the relay image', () => {

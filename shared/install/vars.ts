@@ -1,0 +1,60 @@
+// The values of infra/'s `${FURNISH_*}` template variables for one cluster. With Terraform they
+// come from one place, its output install_vars (`terraform output -json install_vars | jq .prod`):
+// the topic names carry its name_prefix, the relay's Google identity is the account it created. A
+// flag that says otherwise is an error, never a silent override: the two would drift apart.
+import { SETTINGS } from '../config/settings.ts';
+
+/** The topic variables of the relay's manifest, each the name of the setting the relay reads. */
+export const TOPIC_VARS = {
+  FURNISH_TOPIC_NAMESPACES: SETTINGS.topicNamespaces,
+  FURNISH_TOPIC_PENDING: SETTINGS.topicPending,
+  FURNISH_TOPIC_TEMPLATES: SETTINGS.topicTemplates,
+  FURNISH_TOPIC_LNAMESPACES: SETTINGS.topicLnamespaces,
+  FURNISH_TOPIC_BILLING: SETTINGS.topicBilling,
+} as const;
+
+export type InstallVars = Record<string, string>;
+
+const VARIABLE = /^FURNISH_[A-Z0-9_]+$/;
+
+/**
+ * A vars file: one JSON object of `FURNISH_*` names to strings, holding every topic variable.
+ * `where` names the file in each error.
+ */
+export function parseInstallVars(text: string, where: string): InstallVars {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${where}: not JSON (${(e as Error).message}); expected \`terraform output -json install_vars | jq .<cluster>\``, { cause: e });
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new Error(`${where}: expected one JSON object of FURNISH_* variables (one cluster's entry of terraform output install_vars), got ${Array.isArray(parsed) ? 'an array' : JSON.stringify(parsed)}`);
+  }
+  const vars: InstallVars = {};
+  for (const [name, value] of Object.entries(parsed)) {
+    if (!VARIABLE.test(name)) throw new Error(`${where}: ${JSON.stringify(name)} is not a FURNISH_* variable name (is this the whole output rather than one cluster's entry?)`);
+    if (typeof value !== 'string') throw new Error(`${where}: ${name}: expected a string, got ${JSON.stringify(value)}`);
+    vars[name] = value;
+  }
+  const missing = Object.keys(TOPIC_VARS).filter((name) => !vars[name]);
+  if (missing.length > 0) throw new Error(`${where}: lacks ${missing.join(', ')}: the relay would publish to topics Terraform did not create`);
+  return vars;
+}
+
+/** Without a vars file: the settings' default topics, which are those of Terraform's default name_prefix `furnish`. */
+export function defaultTopicVars(): InstallVars {
+  return Object.fromEntries(Object.entries(TOPIC_VARS).map(([name, setting]) => [name, setting.default]));
+}
+
+/**
+ * One value given both as a flag and in the vars file: the flag fills what the file lacks; where
+ * both say something they must agree. Undefined when neither says anything.
+ */
+export function agreedValue(option: string, flag: string | undefined, variable: string, vars: Readonly<InstallVars>, where: string): string | undefined {
+  const fromFile = vars[variable] || undefined;
+  if (flag !== undefined && fromFile !== undefined && flag !== fromFile) {
+    throw new Error(`--${option} ${JSON.stringify(flag)} contradicts ${variable}=${JSON.stringify(fromFile)} in ${where}: drop the flag, or give the vars of that deployment`);
+  }
+  return flag ?? fromFile;
+}

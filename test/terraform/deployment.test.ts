@@ -1,0 +1,207 @@
+// What Terraform creates and what infra/ puts in the cluster must name the same things, for any
+// name_prefix: the relay is given exactly the topics Terraform creates (and the reconcilers the same
+// ones), its Kubernetes identity is the one Workload Identity trusts, the webhook URLs are the
+// functions' audiences, and every variable either side sets is one the code reads. Terraform is
+// evaluated offline (scripts/terraform-eval.ts) for a non-default prefix, and infra/ is rendered
+// the way `furnish install --vars` renders it from Terraform's output install_vars.
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { join } from 'node:path';
+import { TerraformModel, unknownsIn } from '../../scripts/terraform-eval.ts';
+import { billingTapConfig } from '../../shared/billing/tap.ts';
+import { SETTINGS, type Setting } from '../../shared/config/settings.ts';
+import { defaultPolicySettings, DEFAULT_FURNISH_NAMESPACE, WEBHOOKS } from '../../shared/config/types.ts';
+import { clusterObjects } from '../../shared/install/install.ts';
+import { loadKustomization } from '../../shared/install/manifests.ts';
+import { parseInstallVars } from '../../shared/install/vars.ts';
+import type { KubeObject } from '../../shared/kube/types.ts';
+import { reconcileConfig, relayConfig, type Topics } from '../../shared/reconcile/config.ts';
+import { DEFAULT_DRIFT_RESOURCES } from '../../shared/reconcile/drift-watch.ts';
+import { LNS_DRIFT_RESOURCES } from '../../shared/lnamespace/relay.ts';
+import { webhookRegistrations } from '../../shared/webhooks/registration.ts';
+
+const TERRAFORM = join(import.meta.dirname, '..', '..', 'terraform');
+const PROJECT = 'acme-prod';
+const PREFIX = 'acme';
+const POOL = `${PROJECT}.svc.id.goog`;
+const DIGEST = `europe-docker.pkg.dev/acme-prod/furnish/relay@sha256:${'0f'.repeat(32)}`;
+const VARIABLES = {
+  project_id: PROJECT,
+  name_prefix: PREFIX,
+  cluster_secrets: { prod: { kubeconfig_secret_id: 'acme-prod-kubeconfig', api: null } },
+  relay_workload_identity_pools: [POOL],
+};
+
+interface Container {
+  env: { name: string; value: string }[];
+  ports: { name: string; containerPort: number }[];
+  readinessProbe: { httpGet: { port: string | number } };
+  livenessProbe: { httpGet: { port: string | number } };
+}
+interface PodSpec {
+  serviceAccountName: string;
+  containers: Container[];
+}
+
+let tf: TerraformModel;
+/** infra/ as `furnish install --vars <terraform output -json install_vars | jq .prod>` applies it. */
+let objects: KubeObject[];
+let installVars: Record<string, string>;
+let relayEnv: Record<string, string>;
+let relayPod: PodSpec;
+/** The topic names Terraform creates. */
+let created: string[];
+
+const byKind = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name)!;
+const envOf = (c: Container) => Object.fromEntries(c.env.map((e) => [e.name, e.value]));
+const topicNames = (t: Topics) => [t.namespaces, t.templates, t.lnamespaces, t.pending];
+const fnEnv = async (fn: string) => (await tf.attribute('google_cloudfunctions2_function', 'fn', fn, ['service_config', 0, 'environment_variables'])) as Record<string, string>;
+const settingsUsedBy = (components: readonly string[]) =>
+  new Set((Object.values(SETTINGS) as Setting[]).filter((s) => s.env !== undefined && s.usedBy.some((c) => components.includes(c))).map((s) => s.env!));
+
+beforeAll(async () => {
+  tf = await TerraformModel.load(TERRAFORM, VARIABLES);
+  const output = (await tf.output('install_vars')) as Record<string, unknown>;
+  expect(unknownsIn(output)).toEqual([]);
+  installVars = parseInstallVars(JSON.stringify(output.prod), 'install_vars.prod');
+  objects = clusterObjects({ ...installVars, FURNISH_RELAY_IMAGE: DIGEST });
+  relayPod = (byKind('Deployment', 'furnish-relay').spec as { template: { spec: PodSpec } }).template.spec;
+  relayEnv = envOf(relayPod.containers[0]!);
+  created = Object.values((await tf.output('topics')) as Record<string, string>);
+}, 60_000);
+
+describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its output install_vars`, () => {
+  it('gives the relay exactly the topics Terraform creates, in its project', () => {
+    const relay = relayConfig(relayEnv);
+    const billing = billingTapConfig(relayEnv, relay.cluster, relay.pageSize);
+    expect(created.every((t) => t.startsWith(`${PREFIX}-`))).toBe(true);
+    expect([...topicNames(relay.topics), billing?.topic].sort()).toEqual([...created].sort());
+    expect(relay.pubsubProject).toBe(PROJECT);
+    expect(relay.bus).toBe('pubsub');
+    expect(relay.cluster).toBe('prod');
+  });
+
+  it('gives every reconciler the same topics and project as the relay', async () => {
+    const relay = relayConfig(relayEnv);
+    const reconcilers = [...(await tf.instances('google_cloudfunctions2_function', 'fn')).keys()].filter((fn) => !(WEBHOOKS as readonly string[]).includes(fn));
+    expect(reconcilers.length).toBeGreaterThan(0);
+    for (const fn of reconcilers) {
+      const config = reconcileConfig(await fnEnv(fn));
+      expect({ fn, topics: config.topics, project: config.pubsubProject }).toEqual({ fn, topics: relay.topics, project: PROJECT });
+    }
+  });
+
+  it('subscribes a function to every topic the relay publishes to, and to no other', async () => {
+    const subscriptions = await tf.instances('google_pubsub_subscription', 'push');
+    const subscribed = new Set<string>();
+    for (const key of subscriptions.keys()) subscribed.add(String(await tf.attribute('google_pubsub_subscription', 'push', key, ['topic'])));
+    const published = [...topicNames(relayConfig(relayEnv).topics), relayEnv.FURNISH_TOPIC_BILLING];
+    expect([...subscribed].sort()).toEqual(published.map((t) => `projects/${PROJECT}/topics/${t}`).sort());
+  });
+
+  it('lets each side publish where it publishes: the relay on its topics, the reconcilers on fan-out (namespaces) and STATUS (templates)', async () => {
+    const grants = new Map<string, Set<string>>();
+    for (const resource of ['relay_publishes', 'reconciler_publishes']) {
+      for (const key of (await tf.instances('google_pubsub_topic_iam_member', resource)).keys()) {
+        const [topic, member, role] = await Promise.all(['topic', 'member', 'role'].map((a) => tf.attribute('google_pubsub_topic_iam_member', resource, key, [a])));
+        if (role === 'roles/pubsub.publisher') grants.set(String(member), new Set([...(grants.get(String(member)) ?? []), String(topic)]));
+      }
+    }
+    const relay = relayConfig(relayEnv);
+    const relayAccount = `serviceAccount:${String(await tf.output('relay_service_account'))}`;
+    const reconcilerAccount = `serviceAccount:${String(await tf.output('reconciler_service_account'))}`;
+    expect([...(grants.get(relayAccount) ?? [])].sort()).toEqual([...topicNames(relay.topics), relayEnv.FURNISH_TOPIC_BILLING].sort());
+    // shared/reconcile/template.ts publishes on topics.namespaces, shared/reconcile/runtime.ts STATUS on topics.templates.
+    const reconciler = reconcileConfig(await fnEnv('reconcile-namespace')).topics;
+    expect([...(grants.get(reconcilerAccount) ?? [])].sort()).toEqual([reconciler.namespaces, reconciler.templates].sort());
+  });
+
+  it('gives the reconcilers credentials for the cluster the relay names in its messages', async () => {
+    const relay = relayConfig(relayEnv);
+    for (const fn of ['reconcile-namespace', 'reconcile-template', 'record-billing', 'reconcile-lnamespace']) {
+      expect({ fn, clusters: Object.keys(reconcileConfig(await fnEnv(fn)).clusters) }).toEqual({ fn, clusters: [relay.cluster] });
+    }
+  });
+
+  it('sets only variables the relay reads, and every value Terraform decides comes from Terraform', () => {
+    // GOOGLE_CLOUD_PROJECT: for Google's client libraries (and the Pub/Sub project's fallback).
+    const read = new Set([...settingsUsedBy(['relay']), 'GOOGLE_CLOUD_PROJECT']);
+    expect(Object.keys(relayEnv).filter((name) => !read.has(name))).toEqual([]);
+    for (const [name, value] of Object.entries(installVars)) if (read.has(name)) expect({ name, value: relayEnv[name] }).toEqual({ name, value });
+  });
+
+  it('fills every template variable of infra/ from install_vars (the image and the credential path aside), and install_vars holds none infra/ does not use', () => {
+    const used = new Set(JSON.stringify(loadKustomization()).match(/\$\{FURNISH_[A-Z_]+\}/g)!.map((p) => p.slice(2, -1)));
+    const ownedByInstaller = ['FURNISH_RELAY_IMAGE', 'FURNISH_WEBHOOK_CREDENTIAL_PATH'];
+    expect([...used].filter((v) => !(v in installVars) && !ownedByInstaller.includes(v))).toEqual([]);
+    expect(Object.keys(installVars).filter((v) => !used.has(v))).toEqual([]);
+    expect(JSON.stringify(objects)).not.toMatch(/\$\{/);
+  });
+
+  it('lets Workload Identity trust the relay\'s Kubernetes ServiceAccount as the Google account its annotation names', async () => {
+    const namespace = byKind('Deployment', 'furnish-relay').metadata.namespace;
+    const account = byKind('ServiceAccount', relayPod.serviceAccountName);
+    expect(account.metadata.namespace).toBe(namespace);
+    const email = String(await tf.output('relay_service_account'));
+    expect(email).toBe(`${PREFIX}-relay@${PROJECT}.iam.gserviceaccount.com`);
+    expect(account.metadata.annotations?.['iam.gke.io/gcp-service-account']).toBe(email);
+    expect(await tf.attribute('google_service_account_iam_member', 'relay_workload_identity', POOL, ['member'])).toBe(`serviceAccount:${POOL}[${namespace}/${relayPod.serviceAccountName}]`);
+  });
+
+  it('registers each webhook at the URL Terraform deploys it at, which is the audience the function checks', async () => {
+    const urls = (await tf.output('webhook_urls')) as Record<string, string>;
+    expect(Object.keys(urls).sort()).toEqual([...WEBHOOKS].sort());
+    for (const config of webhookRegistrations({ functionsUrl: installVars.FURNISH_FUNCTIONS_URL! }) as { webhooks: { name: string; clientConfig: { url: string } }[] }[]) {
+      for (const hook of config.webhooks) {
+        const fn = hook.name.replace(/\.furnish\.dev$/, '');
+        expect({ fn, url: hook.clientConfig.url }).toEqual({ fn, url: urls[fn] });
+        expect({ fn, audience: (await fnEnv(fn)).FURNISH_AUDIENCE }).toEqual({ fn, audience: urls[fn] });
+      }
+    }
+  });
+
+  it('gives the functions only variables they read', async () => {
+    const webhookReads = settingsUsedBy(['webhooks']);
+    const reconcilerReads = settingsUsedBy(['reconcilers', 'billing', 'lnamespace']);
+    for (const fn of (await tf.instances('google_cloudfunctions2_function', 'fn')).keys()) {
+      const reads = (WEBHOOKS as readonly string[]).includes(fn) ? webhookReads : reconcilerReads;
+      const unread = Object.keys(await fnEnv(fn)).filter((name) => name.startsWith('FURNISH_') && !reads.has(name));
+      expect({ fn, unread }).toEqual({ fn, unread: [] });
+    }
+  });
+
+  it('serves the relay\'s probes on the port it listens on', () => {
+    const container = relayPod.containers[0]!;
+    const port = relayConfig(relayEnv).port;
+    const named = container.ports.find((p) => p.containerPort === port);
+    expect(named).toBeDefined();
+    for (const probe of [container.readinessProbe, container.livenessProbe]) expect([named!.name, port]).toContain(probe.httpGet.port);
+  });
+
+  it('grants the relay list and watch on everything it watches', () => {
+    const binding = objects.find((o) => o.kind === 'ClusterRoleBinding' && ((o as { subjects?: { name: string }[] }).subjects ?? []).some((x) => x.name === relayPod.serviceAccountName))!;
+    const role = byKind('ClusterRole', (binding as unknown as { roleRef: { name: string } }).roleRef.name) as unknown as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
+    // As drift-watch.ts spells them: `plural` (core) or `plural.group/version`.
+    const watched = ['namespaces', 'namespacetemplates.furnish.dev/v1alpha1', 'lnamespaces.furnish.dev/v1alpha1', ...DEFAULT_DRIFT_RESOURCES, ...LNS_DRIFT_RESOURCES];
+    const ungranted = watched.filter((r) => {
+      const [plural, group] = [r.split('.')[0]!, r.includes('.') ? r.slice(r.indexOf('.') + 1, r.lastIndexOf('/')) : ''];
+      return !['list', 'watch'].every((verb) => role.rules.some((rule) => rule.apiGroups.includes(group) && rule.resources.includes(plural) && rule.verbs.includes(verb)));
+    });
+    expect(ungranted).toEqual([]);
+  });
+
+  it('exempts and trusts, by default, the namespace and reconciler identity infra/ creates', () => {
+    expect(objects.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name)).toEqual([DEFAULT_FURNISH_NAMESPACE]);
+    const accounts = objects.filter((o) => o.kind === 'ServiceAccount').map((o) => `system:serviceaccount:${o.metadata.namespace}:${o.metadata.name}`);
+    const defaults = defaultPolicySettings();
+    expect(accounts).toEqual(expect.arrayContaining([...defaults.guard.reconciler, ...defaults.trustedCreators]));
+  });
+
+  it('binds roles only to ServiceAccounts infra/ creates', () => {
+    const accounts = new Set(objects.filter((o) => o.kind === 'ServiceAccount').map((o) => `${o.metadata.namespace}/${o.metadata.name}`));
+    const subjects = objects
+      .filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding')
+      .flatMap((o) => ((o as { subjects?: { kind: string; namespace?: string; name: string }[] }).subjects ?? []).filter((s) => s.kind === 'ServiceAccount').map((s) => `${s.namespace}/${s.name}`));
+    expect(subjects.length).toBeGreaterThan(0);
+    expect(subjects.filter((s) => !accounts.has(s))).toEqual([]);
+  });
+});
