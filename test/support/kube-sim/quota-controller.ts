@@ -16,6 +16,7 @@ import type { Sim } from './sim.ts';
 import type { StoredEvent } from './store.ts';
 
 const QUOTA_KEY = typeKey('', 'resourcequotas');
+const CRD_KEY = typeKey('apiextensions.k8s.io', 'customresourcedefinitions');
 const RETRY_MS = 100;
 const MAX_ATTEMPTS = 50;
 
@@ -39,8 +40,10 @@ const statusHardNames = (quota: KubeObject): string[] => Object.keys((quota.stat
 export class QuotaController {
   private readonly sim: Sim;
   private readonly later: Later;
-  /** namespace → names of its quotas, so that an object written elsewhere costs one map lookup. */
-  private readonly quotas = new Map<string, Set<string>>();
+  /** namespace → its quotas → the names of their status.hard, so that an object written elsewhere costs one map lookup. */
+  private readonly quotas = new Map<string, Map<string, string[]>>();
+  /** The evaluators of the kinds served now (CRDs change them). */
+  private cached: Evaluator[] | undefined;
 
   constructor(sim: Sim, later: Later) {
     this.sim = sim;
@@ -48,30 +51,30 @@ export class QuotaController {
   }
 
   observe(event: StoredEvent): void {
+    if (event.typeKey === CRD_KEY) this.cached = undefined;
     const { namespace, name } = event.object.metadata;
     if (!namespace) return;
-    if (event.typeKey === QUOTA_KEY) this.index(event.type, namespace, name!);
-    if (event.typeKey === QUOTA_KEY && this.specChanged(event)) this.later(() => this.sync(namespace, name!, 'controller', 0));
-    const names = this.quotas.get(namespace);
-    if (!names || names.size === 0) return;
+    if (event.typeKey === QUOTA_KEY) this.index(event, namespace, name!);
+    if (event.typeKey === QUOTA_KEY && this.specChanged(event)) this.later(() => this.sync(namespace, name!, 0));
+    const quotas = this.quotas.get(namespace);
+    if (!quotas) return;
     const [plural, ...group] = event.typeKey.split('.');
-    for (const quotaName of names) {
-      const quota = this.sim.store.get(QUOTA_KEY, namespace, quotaName);
-      const evaluator = quota && tracks(this.evaluators(), group.join('.'), plural!, statusHardNames(quota));
+    for (const [quotaName, hard] of quotas) {
+      const evaluator = tracks(this.evaluators(), group.join('.'), plural!, hard);
       if (!evaluator) continue;
       if (event.type === 'ADDED') this.later(() => this.account(namespace, quotaName, evaluator, event.object, 0));
       else if (event.type === 'DELETED' || !deepEqual(usageOf(evaluator, event.previous!), usageOf(evaluator, event.object))) {
         // Replenishment: the controller counts again when usage may have gone down.
-        this.later(() => this.sync(namespace, quotaName, 'controller', 0));
+        this.later(() => this.sync(namespace, quotaName, 0));
       }
     }
   }
 
-  private index(type: StoredEvent['type'], namespace: string, name: string): void {
-    const names = this.quotas.get(namespace) ?? new Set<string>();
-    if (type === 'DELETED') names.delete(name);
-    else names.add(name);
-    if (names.size > 0) this.quotas.set(namespace, names);
+  private index(event: StoredEvent, namespace: string, name: string): void {
+    const quotas = this.quotas.get(namespace) ?? new Map<string, string[]>();
+    if (event.type === 'DELETED') quotas.delete(name);
+    else quotas.set(name, statusHardNames(event.object));
+    if (quotas.size > 0) this.quotas.set(namespace, quotas);
     else this.quotas.delete(namespace);
   }
 
@@ -83,13 +86,15 @@ export class QuotaController {
 
   /** The served namespaced kinds the controller can list, plus those every real server serves. */
   private evaluators(): Evaluator[] {
+    if (this.cached) return this.cached;
     const served: CountableKind[] = this.sim.registry.all().filter((t) => t.namespaced && t.verbs.includes('list')).map((t) => ({ group: t.group, plural: t.plural }));
     const known = new Set(served.map((k) => typeKey(k.group, k.plural)));
-    return evaluators([...served, ...ALWAYS_SERVED.filter((k) => !known.has(typeKey(k.group, k.plural)))]);
+    this.cached = evaluators([...served, ...ALWAYS_SERVED.filter((k) => !known.has(typeKey(k.group, k.plural)))]);
+    return this.cached;
   }
 
   /** syncResourceQuota: count everything the quota names and write the status when it differs. */
-  private async sync(namespace: string, name: string, writer: 'controller', attempt: number): Promise<void> {
+  private async sync(namespace: string, name: string, attempt: number): Promise<void> {
     const quota = this.sim.store.get(QUOTA_KEY, namespace, name);
     if (!quota) return;
     const all = this.evaluators();
@@ -97,7 +102,7 @@ export class QuotaController {
     const usage = calculateUsage(all, hard, scopesOf(quota), (e) => this.sim.store.list(typeKey(e.group, e.plural), namespace));
     const status = quotaStatus(quota, usage);
     if (deepEqual(status, quota.status)) return;
-    await this.writeStatus(quota, status, writer, () => this.sync(namespace, name, writer, attempt + 1), attempt);
+    await this.writeStatus(quota, status, 'controller', () => this.sync(namespace, name, attempt + 1), attempt);
   }
 
   /** The admission plugin's accounting of a created object (only once the controller has filled status.hard). */
