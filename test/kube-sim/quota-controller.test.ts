@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startCluster, type SimCluster } from '../support/kube-sim/index.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
+import { waitFor } from '../integration/helpers.ts';
 import { call, fixture, watch, type Endpoint } from './helpers.ts';
 
 /** The request bodies the fixtures were captured with (quota-create.http, quota-watch.http). */
@@ -57,20 +58,12 @@ function comparable(value: any, namespace: string): { masked: unknown; order: st
 }
 const expectSame = (actual: unknown, actualNs: string, expected: unknown, expectedNs: string): void => expect(comparable(actual, actualNs)).toEqual(comparable(expected, expectedNs));
 
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** The steps of the capture, on any server; returns the create's answer and the quota's watch events. */
 async function scenario(server: Endpoint, namespace: string): Promise<{ created: any; events: Event[] }> { // eslint-disable-line @typescript-eslint/no-explicit-any
   const ns = `/api/v1/namespaces/${namespace}`;
   expect((await call(server, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } })).status).toBe(201);
   // The controllers' default ServiceAccount and CA ConfigMap are counted too: wait for them, as the capture did.
-  await until('the default ServiceAccount and kube-root-ca.crt', async () => (await call(server, 'GET', `${ns}/serviceaccounts/default`)).status === 200
+  await waitFor('the default ServiceAccount and kube-root-ca.crt', async () => (await call(server, 'GET', `${ns}/serviceaccounts/default`)).status === 200
     && (await call(server, 'GET', `${ns}/configmaps/kube-root-ca.crt`)).status === 200);
   for (const [plural, body] of CONTENTS) expect((await call(server, 'POST', `${ns}/${plural}`, { body })).status).toBe(201);
   const stream = watch(server, `${ns}/resourcequotas?watch=true`);
@@ -168,15 +161,15 @@ const SCOPED_QUOTAS = [
 async function scopedRun(server: Endpoint, namespace: string): Promise<string[]> {
   const ns = `/api/v1/namespaces/${namespace}`;
   expect((await call(server, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } })).status).toBe(201);
-  await until('the default ServiceAccount', async () => (await call(server, 'GET', `${ns}/serviceaccounts/default`)).status === 200);
+  await waitFor('the default ServiceAccount', async () => (await call(server, 'GET', `${ns}/serviceaccounts/default`)).status === 200);
   for (const pod of SCOPE_PODS) expect((await call(server, 'POST', `${ns}/pods`, { body: pod })).status).toBe(201);
   for (const quota of SCOPED_QUOTAS) expect((await call(server, 'POST', `${ns}/resourcequotas?fieldManager=kubectl-create`, { body: { apiVersion: 'v1', kind: 'ResourceQuota', ...quota } })).status).toBe(201);
   const filled = async () => ((await call(server, 'GET', `${ns}/resourcequotas`)).body.items as Array<{ status: { used?: object } }>).every((q) => q.status.used);
-  await until('every quota counted', filled);
+  await waitFor('every quota counted', filled);
   const burst = (await call(server, 'GET', `${ns}/pods/burst`)).body;
   expect((await call(server, 'PUT', `${ns}/pods/burst/status`, { body: { ...burst, status: { ...burst.status, phase: 'Succeeded' } } })).status).toBe(200);
   // Replenishment: the finished pod leaves `pods` and its compute resources (not count/pods) of not-best-effort.
-  await until('the finished pod counted away', async () => (await call(server, 'GET', `${ns}/resourcequotas/not-best-effort`)).body.status.used.pods === '1');
+  await waitFor('the finished pod counted away', async () => (await call(server, 'GET', `${ns}/resourcequotas/not-best-effort`)).body.status.used.pods === '1');
   await new Promise((r) => setTimeout(r, 300));
   return summary((await call(server, 'GET', `${ns}/resourcequotas`)).body.items);
 }
