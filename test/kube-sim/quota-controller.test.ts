@@ -9,6 +9,7 @@
 // values differ from run to run.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startCluster, type SimCluster } from '../support/kube-sim/index.ts';
+import { parseArgs } from '../support/kube-sim/main.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { waitFor } from '../integration/helpers.ts';
 import { call, fixture, watch, type Endpoint } from './helpers.ts';
@@ -199,6 +200,10 @@ describe('scopes and replenishment', () => {
 });
 
 describe('resourceQuotaController: false', () => {
+  it('is --no-resource-quota-controller on the command line', () => {
+    expect(parseArgs(['--no-resource-quota-controller'])).toEqual({ resourceQuotaController: false });
+  });
+
   it('leaves a quota as written: no status write, no MODIFIED event', async () => {
     const cluster = await startCluster({ resourceQuotaController: false });
     try {
