@@ -10,12 +10,19 @@ const BINARY: Record<string, number> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5, Ei: 
 const DECIMAL: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const DECIMAL_SUFFIX = Object.fromEntries(Object.entries(DECIMAL).map(([s, e]) => [e, s])) as Record<number, string>;
 
-type Format = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
+export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
+type Format = QuantityFormat;
 
 const pow10 = (n: number): bigint => 10n ** BigInt(n);
 
+/** A quantity as the server holds it: its value in milli units and the format its suffix implies. */
+export interface ParsedQuantity {
+  milli: bigint;
+  format: Format;
+}
+
 /** The value in milli units, rounded up (away from zero), and the format its suffix implies. */
-function parse(text: string): { milli: bigint; format: Format } | null {
+export function parseQuantity(text: string): ParsedQuantity | null {
   const m = QUANTITY.exec(text.trim());
   if (!m) return null;
   const [, sign, number, exponent, binary, decimal] = m;
@@ -64,8 +71,12 @@ function binaryParts(value: bigint): { mantissa: bigint; power: number } {
 }
 
 export function canonicalQuantity(text: string): string | null {
-  const q = parse(text);
-  if (!q) return null;
+  const q = parseQuantity(text);
+  return q && formatQuantity(q);
+}
+
+/** Quantity.String(): the canonical text of a value in the given format (kube-sim's quota sums use it). */
+export function formatQuantity(q: ParsedQuantity): string {
   if (q.milli === 0n) return '0';
   const ONE = 1000n;
   let format = q.format;

@@ -112,6 +112,34 @@ describe('population through the relay and the in-process bus', () => {
     expect(events.map((e) => e.reason)).toContain('Populated');
   });
 
+  it('the quota controller\'s status write is not drift: a new namespace is reconciled once', async () => {
+    const ns = uniq('quota');
+    // Every message the relay publishes about this namespace (the ADDED that populates it, and any drift).
+    const published: string[] = [];
+    const publish = stack.bus.publish.bind(stack.bus);
+    stack.bus.publish = (topic, envelope) => {
+      if (envelope.attributes.kind === 'Namespace' && envelope.attributes.name === ns) published.push(envelope.attributes.type!);
+      return publish(topic, envelope);
+    };
+    try {
+      const driftBefore = stack.relay.relay.counters.drift;
+      await namespace(ns);
+      await waitReady(admin, ns);
+      // The controller filled the example quota's status in a status write of its own (both servers run one).
+      const quota = await waitFor('the quota controller\'s status write', async () => {
+        const q = await get(admin, QUOTA(ns, 'default-quota'));
+        return (q?.status as { used?: object } | undefined)?.used ? q : undefined;
+      });
+      expect((quota.status as { used: Record<string, string> }).used).toMatchObject({ pods: '0', 'requests.cpu': '0', 'services.loadbalancers': '0' });
+      expect(quota.metadata.managedFields).toEqual(expect.arrayContaining([expect.objectContaining({ manager: 'kube-controller-manager', operation: 'Update', subresource: 'status' })]));
+      await settle();
+      expect(stack.relay.relay.counters.drift).toBe(driftBefore);
+      expect(published).toEqual(['ADDED']);
+    } finally {
+      stack.bus.publish = publish;
+    }
+  });
+
   it('a duplicated, reordered or resynced message writes nothing', async () => {
     const ns = uniq('dup');
     await namespace(ns);

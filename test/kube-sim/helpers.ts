@@ -22,7 +22,10 @@ export interface CallOptions {
   token?: string | null;
 }
 
-export function call(cluster: SimCluster, method: string, path: string, options: CallOptions = {}): Promise<Reply> {
+/** What `call` and `watch` need: kube-sim, or a real server (a TestCluster of test/support/cluster.ts). */
+export type Endpoint = Pick<SimCluster, 'server' | 'caPem'> & { users: Record<string, { token: string }> };
+
+export function call(cluster: Endpoint, method: string, path: string, options: CallOptions = {}): Promise<Reply> {
   const token = options.token === undefined ? cluster.users[options.user ?? 'admin']!.token : options.token;
   const payload = options.body === undefined ? undefined
     : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
@@ -62,7 +65,7 @@ export interface WatchStream {
   close(): void;
 }
 
-export function watch(cluster: SimCluster, path: string, user = 'admin'): WatchStream {
+export function watch(cluster: Endpoint, path: string, user = 'admin'): WatchStream {
   const events: WatchStream['events'] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   let resolveStatus!: (s: number) => void;

@@ -1,13 +1,15 @@
 // The few controllers whose effects clients observe through the API: CRDs becoming served kinds,
 // the namespace controller (terminating namespaces are emptied, then removed), the garbage
 // collector (ownerReferences), and the controllers that put the `default` ServiceAccount and the
-// `kube-root-ca.crt` ConfigMap into every new namespace.
+// `kube-root-ca.crt` ConfigMap into every new namespace; the resource quota controller is in
+// quota-controller.ts.
 import type { KubeObject, ObjectMeta } from '../../../shared/kube/types.ts';
 import { withImplicitGroups } from './authn.ts';
 import { resourceTypeFromCrd } from './crd.ts';
 import { ApiError } from './errors.ts';
 import { nowTime } from './managed-fields.ts';
 import { createObject, deleteCollection, type ApiRequest, type DeletionHooks } from './operations.ts';
+import { QuotaController } from './quota-controller.ts';
 import { typeKey, type ResourceType } from './resources.ts';
 import type { Sim } from './sim.ts';
 import type { StoredEvent } from './store.ts';
@@ -28,10 +30,12 @@ export class Controllers implements DeletionHooks {
   /** uids of stored objects (from the store's events), so that checking an owner costs no scan. */
   private readonly liveUids = new Set<string>();
   private readonly unsubscribe: () => void;
+  private readonly quota: QuotaController | undefined;
   private stopped = false;
 
   constructor(sim: Sim) {
     this.sim = sim;
+    if (sim.options.resourceQuotaController) this.quota = new QuotaController(sim, (work, delayMs) => this.later(work, delayMs));
     this.unsubscribe = sim.store.subscribe((event) => this.observe(event));
   }
 
@@ -67,6 +71,7 @@ export class Controllers implements DeletionHooks {
     if (event.typeKey === NAMESPACE_KEY && event.type === 'ADDED' && this.sim.options.namespaceDefaultObjects) {
       this.later(() => this.furnishNamespace(event.object.metadata.name!, 0));
     }
+    this.quota?.observe(event);
   }
 
   // --- CRDs ------------------------------------------------------------------------------

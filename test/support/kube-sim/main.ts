@@ -1,10 +1,10 @@
 // `npm run kube-sim -- [--user NAME[:GROUP,...]]... [--dir DIR] [--port N] [--no-metadata-name-label]
-//   [--no-namespace-default-objects] [--admission-kubeconfig PATH]`
+//   [--no-namespace-default-objects] [--no-resource-quota-controller] [--admission-kubeconfig PATH]`
 // Runs kube-sim in the foreground, prints `kubeconfig: PATH` and `server: URL` (one line each),
 // and stays up until interrupted.
 import { startCluster, type StartOptions, type UserSpec } from './index.ts';
 
-const USAGE = 'usage: npm run kube-sim -- [--user NAME[:GROUP,...]]... [--dir DIR] [--port N] [--no-metadata-name-label] [--no-namespace-default-objects] [--admission-kubeconfig PATH]';
+const USAGE = 'usage: npm run kube-sim -- [--user NAME[:GROUP,...]]... [--dir DIR] [--port N] [--no-metadata-name-label] [--no-namespace-default-objects] [--no-resource-quota-controller] [--admission-kubeconfig PATH]';
 
 export function parseArgs(argv: string[]): StartOptions {
   const users: UserSpec[] = [];
@@ -30,6 +30,7 @@ export function parseArgs(argv: string[]): StartOptions {
       case '--port': options.port = Number(value()); break;
       case '--no-metadata-name-label': options.metadataNameLabel = false; break;
       case '--no-namespace-default-objects': options.namespaceDefaultObjects = false; break;
+      case '--no-resource-quota-controller': options.resourceQuotaController = false; break;
       case '--admission-kubeconfig': options.admissionKubeconfig = value(); break;
       case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(0); break;
       default: throw new Error(`unknown argument ${arg}\n${USAGE}`);

@@ -17,6 +17,11 @@ export interface SimOptions {
   namespaceDeletionDelayMs: number;
   /** Create the `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap in new namespaces. */
   namespaceDefaultObjects: boolean;
+  /**
+   * Run the resource quota controller: quotas get status.hard and status.used in a status write
+   * of their own (manager kube-controller-manager), kept up to date as objects come and go.
+   */
+  resourceQuotaController: boolean;
   /** Interval of BOOKMARK events on watches that allow them. */
   bookmarkIntervalMs: number;
   /** Server-side timeout of a watch without `timeoutSeconds`. */
@@ -29,6 +34,7 @@ export const DEFAULT_OPTIONS: SimOptions = {
   metadataNameLabel: true,
   namespaceDeletionDelayMs: 0,
   namespaceDefaultObjects: true,
+  resourceQuotaController: true,
   bookmarkIntervalMs: 5000,
   defaultWatchTimeoutSeconds: 1800,
   gitVersion: 'v1.32.0-kube-sim',

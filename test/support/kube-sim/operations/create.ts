@@ -9,7 +9,7 @@ import { managersForWrite, nowTime, recordUpdate, setManagedFields } from '../ma
 import { groupResource, type ResourceType } from '../resources.ts';
 import type { Sim } from '../sim.ts';
 import { validateObject } from '../validation.ts';
-import { admissionAttributes, type ApiReply, type ApiRequest, applyDefaults, bodyObject, checkKind, checkNamespaceLifecycle, checkNamespaceOfBody, dryRunOf, isCrdType, isNamespaceType, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
+import { admissionAttributes, type ApiReply, type ApiRequest, applyDefaults, bodyObject, checkKind, checkNamespaceLifecycle, checkNamespaceOfBody, dryRunOf, isCrdType, isNamespaceType, isQuotaType, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 function generateName(prefix: string): string {
@@ -30,6 +30,8 @@ function prepareForCreate(type: ResourceType, obj: KubeObject): KubeObject {
   else delete prepared.metadata.generation;
   // Custom objects with a status subresource are created without status (it is written through /status).
   if (type.crdName && type.statusSubresource) delete prepared.status;
+  // A quota starts with an empty status (a Go struct: `{}`), which the quota controller fills.
+  if (isQuotaType(type)) prepared.status = {};
   if (isNamespaceType(type)) prepared.spec = { ...(prepared.spec as object), finalizers: ['kubernetes'] };
   if (isCrdType(type)) {
     validateCrd(prepared);

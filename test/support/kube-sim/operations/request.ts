@@ -7,6 +7,7 @@ import { badRequest, forbidden, notFound } from '../errors.ts';
 import { isObject } from '../fieldsets.ts';
 import type { WriteContext } from '../managed-fields.ts';
 import { normaliseQuantities } from '../../../../shared/kube/quantity.ts';
+import { sortQuotaLists } from '../quota-usage.ts';
 import { apiVersionOf, groupResource, type ResourceType } from '../resources.ts';
 import type { Sim } from '../sim.ts';
 import { defaultSubjects } from '../validation.ts';
@@ -34,6 +35,7 @@ export interface ApiReply {
 
 export const isNamespaceType = (t: ResourceType): boolean => t.kind === 'Namespace' && t.group === '';
 export const isCrdType = (t: ResourceType): boolean => t.kind === 'CustomResourceDefinition';
+export const isQuotaType = (t: ResourceType): boolean => t.kind === 'ResourceQuota' && t.group === '';
 
 export function dryRunOf(req: ApiRequest): boolean {
   const values = req.query.getAll('dryRun');
@@ -109,13 +111,14 @@ export function checkNamespaceLifecycle(sim: Sim, req: ApiRequest, operation: Op
 
 /**
  * Defaulting that runs on decode: quantities in canonical form (built-in kinds), RBAC subjects'
- * apiGroup, the namespace name label and phase (SetDefaults_Namespace).
+ * apiGroup, a quota's resource lists in key order, the namespace name label and phase (SetDefaults_Namespace).
  */
 export function applyDefaults(sim: Sim, type: ResourceType, obj: KubeObject): void {
   if (!type.crdName) {
     normaliseQuantities(type.group, type.kind, obj);
     defaultSubjects(type, obj);
   }
+  if (isQuotaType(type)) sortQuotaLists(obj);
   if (!isNamespaceType(type)) return;
   // Like SetDefaults_Namespace: a generateName namespace has no name yet, so no name label either.
   if (sim.options.metadataNameLabel && obj.metadata.name) obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name! };
