@@ -62,23 +62,25 @@ describe('relay image contents', () => {
 
   it('starts from the bundle alone, becomes ready, and exits 0 on SIGTERM', async () => {
     const app = await imageLayout();
-    const port = 20000 + Math.floor(Math.random() * 20000);
     // The image's CMD (node flags, then index.js), as its entrypoint `node` receives it.
     const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(readFileSync(join(root, 'infra', 'relay', 'image', 'Dockerfile'), 'utf8'))![1]!) as string[];
     relay = spawn(process.execPath, cmd, {
       cwd: app,
-      env: { PATH: process.env.PATH, KUBECONFIG: cluster.kubeconfigPath, FURNISH_BUS: 'memory', PORT: String(port), FURNISH_CLUSTER_ID: 'image-test' },
+      env: { PATH: process.env.PATH, KUBECONFIG: cluster.kubeconfigPath, FURNISH_BUS: 'memory', PORT: '0', FURNISH_CLUSTER_ID: 'image-test' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     relay.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     relay.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     const exited = new Promise<number | null>((resolve) => relay!.once('exit', (code) => resolve(code)));
 
+    // PORT 0: a port of the kernel's choosing (a fixed or random one may be taken on a shared
+    // machine); the start line, logged once the watches and the billing tap are up, names it.
+    await until(() => output.includes('relay started'), 20_000);
+    const started = output.split('\n').find((l) => l.includes('"relay started"'));
+    const port = (JSON.parse(started!) as { port: number }).port;
+    expect(port).toBeGreaterThan(0);
     const status = await readyz(port, 20_000);
     expect(`${status} ${output.slice(-1500)}`).toMatch(/^200 /);
-    // /readyz answers once the watches are up; the start line follows the billing tap's start.
-    await until(() => output.includes('relay started'), 20_000);
-    expect(output).toContain('relay started');
     relay.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(output).toContain('relay stopped');
