@@ -82,7 +82,7 @@ export function reconcileConfig(env: Env): ReconcileConfig {
       messagesPerSecond: readSetting(env, 'fanoutRate'),
       batch: readSetting(env, 'fanoutBatch'),
       progressEvery: readSetting(env, 'fanoutProgressEvery'),
-      pageSize: readSetting(env, 'listPageSize'),
+      pageSize: readSetting(env, 'fanoutPageSize'),
     },
   };
 }

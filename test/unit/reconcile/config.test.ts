@@ -10,6 +10,13 @@ describe('reconciler and relay settings', () => {
     expect(reconcileConfig({ FURNISH_PUSH_AUDIENCE: 'https://x/y' }).push.mode).toBe('oidc');
   });
 
+  it('reconcile-template reads in pages of its own size, larger than the relay\'s (fewer round trips before a fan-out)', () => {
+    expect(reconcileConfig({ FURNISH_PUSH_AUTH: 'off' }).fanout.pageSize).toBe(2000);
+    expect(relayConfig({}).pageSize).toBe(500);
+    expect(reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_FANOUT_PAGE_SIZE: '300', FURNISH_LIST_PAGE_SIZE: '50' }).fanout.pageSize).toBe(300);
+    expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_FANOUT_PAGE_SIZE: '0' })).toThrow(/FURNISH_FANOUT_PAGE_SIZE/);
+  });
+
   it('names the setting at fault', () => {
     expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'maybe' })).toThrow(/FURNISH_PUSH_AUTH/);
     expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_KUBE_QPS: 'fast' })).toThrow(/FURNISH_KUBE_QPS: must be a number/);
