@@ -90,6 +90,7 @@ async function reconcilerRole(): Promise<void> {
   const served = await serveReconcilers({ credentials: { kubeconfigPath: process.env.KUBECONFIG }, config, bus, port: 0, log });
   await memoryBusToPush(bus, config, served.url);
   const kube = async () => (await served.runtime.cluster(config.cluster)).kube;
+  let trace: ReturnType<typeof pacingTrace> | undefined;
   serveIpc(async ({ cmd, arg }) => {
     if (cmd === 'url') return served.url;
     if (cmd === 'idle') return (await Promise.race([bus.idle().then(() => true), new Promise((r) => setTimeout(() => r(false), 20))])) as boolean;
@@ -98,10 +99,30 @@ async function reconcilerRole(): Promise<void> {
       return { metrics: structuredClone(k.metrics), pacing: { limit: k.pacing.limit, rate: k.pacing.rate, ...k.pacing.counters }, bus: { ...bus.stats }, memory: mem.read() };
     }
     if (cmd === 'reset-memory') return mem.reset();
+    if (cmd === 'pacing-trace-start') return void (trace = pacingTrace((await kube()).pacing));
+    if (cmd === 'pacing-trace-stop') return trace?.stop();
     if (cmd === 'profile-start') return profiler.start();
     if (cmd === 'profile-stop') return profiler.stop(String(arg));
     throw new Error(`unknown command ${cmd}`);
   });
+}
+
+/** The client's pacing over one phase, sampled every 100 ms: what bounded the calls in flight, the client or the server. */
+function pacingTrace(pacing: { limit: number; inflight: number }): { stop(): string } {
+  const limits: number[] = [];
+  let full = 0;
+  const t = setInterval(() => {
+    limits.push(pacing.limit);
+    if (pacing.inflight >= Math.floor(pacing.limit)) full += 1;
+  }, 100);
+  return {
+    stop() {
+      clearInterval(t);
+      const sorted = [...limits].sort((a, b) => a - b);
+      const at = (q: number) => (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0).toFixed(0);
+      return `in-flight limit p10/p50/p90 ${at(0.1)}/${at(0.5)}/${at(0.9)}, at the limit (calls waiting in the client) in ${((100 * full) / Math.max(1, limits.length)).toFixed(0)} % of samples`;
+    },
+  };
 }
 
 /** The reconciler's CPU profile over one phase (BENCH_CPU_PROFILE=DIR), written as DIR/<phase>-<pid>.cpuprofile for Chrome DevTools. */
@@ -374,10 +395,12 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 200));
     const beforeBurst = await reconciler.ask<Snapshot['reconciler']>('stats');
     await reconciler.ask('profile-start');
+    await reconciler.ask('pacing-trace-start');
     const t0 = performance.now();
     const burst = await createAll(admin, names, {}, { concurrency: CONCURRENCY });
     const allReady = await until(() => names.every((n) => w.ready.has(n)), 600_000);
     await waitIdle(relay, reconciler);
+    const burstPacing = await reconciler.ask<string>('pacing-trace-stop');
     const burstProfile = await reconciler.ask<string | null>('profile-stop', 'burst');
     const afterBurst = await reconciler.ask<Snapshot['reconciler']>('stats');
     const burstLat = readyLatencies(burst.sentAt, w.ready);
@@ -386,6 +409,7 @@ async function main(): Promise<void> {
     console.log(`\n--- burst: ${N} namespaces created at concurrency ${CONCURRENCY}, create → ready${allReady ? '' : ` (only ${burstLat.length} ready within 10 min)`}`);
     console.log(`ROW burst: all ${N} ready ${seconds(lastReady - t0)} after the first create; the creates themselves ${seconds(createsMs)}; ratio ${ratio(lastReady - t0, createsMs)} (target ≤ 2.00x)`);
     console.log(`    create → ready p50 ${percentile(burstLat, 50).toFixed(0)} ms, p99 ${percentile(burstLat, 99).toFixed(0)} ms; reconciler calls per namespace ${((afterBurst.metrics.requests - beforeBurst.metrics.requests) / N).toFixed(2)} ${JSON.stringify(afterBurst.metrics.byVerb)}`);
+    console.log(`    pacing during the burst: ${burstPacing}`);
     if (burstProfile) console.log(`    the reconciler's CPU profile of the burst: ${burstProfile}`);
     const relayAfterBurst = await relay.ask<{ memory: Sample; counters: { redriven: number; published: number } }>('stats');
     console.log(`    relay messages ${relayAfterBurst.counters.published}, of which re-driven (a namespace still pending after the redrive period) ${relayAfterBurst.counters.redriven}`);
