@@ -24,7 +24,7 @@ export interface ReconcileMessage {
   cause?: string;
   /**
    * Digest of every template (reconcile/fingerprints.ts templatesDigest) as the fan-out saw them
-   * (FANOUT), or as the relay saw them (a namespace's ADDED, MODIFIED, DELETED). A namespace
+   * (FANOUT), or as the relay saw them (a namespace's ADDED). A namespace
    * reconciler holding templates with this digest needs not read them again.
    */
   templates?: string;

@@ -54,6 +54,8 @@ export function readParent(kube: KubeClient, namespace: string): Promise<Read<Ku
 interface TemplateSnapshot {
   digest: string;
   templates: NamespaceTemplate[];
+  /** The list's resourceVersion: the API's state the snapshot shows. */
+  resourceVersion: string;
 }
 
 /** Per client: the last templates listed, and a list in flight that concurrent fan-out messages share. */
@@ -63,7 +65,7 @@ async function listTemplatesNow(kube: KubeClient): Promise<Read<TemplateSnapshot
   const { result, items } = await listAll(kube, resourcePath(TEMPLATES));
   if (!result.ok) return { ok: false, reason: failRead('list namespacetemplates', result) };
   const templates = items as NamespaceTemplate[];
-  return { ok: true, value: { digest: templatesDigest(templates), templates } };
+  return { ok: true, value: { digest: templatesDigest(templates), templates, resourceVersion: result.resourceVersion } };
 }
 
 /**
@@ -71,13 +73,14 @@ async function listTemplatesNow(kube: KubeClient): Promise<Read<TemplateSnapshot
  * templates held with that digest are the ones the sender saw, and are used without a read. Without it
  * (a relay that has not listed the templates yet, a resync) they are always listed, so nothing newer is missed.
  */
-export async function readTemplates(kube: KubeClient, vouched?: string): Promise<Read<NamespaceTemplate[]>> {
+export async function readTemplates(kube: KubeClient, vouched?: string): Promise<Read<TemplatesRead>> {
   let slot = snapshots.get(kube);
   if (!slot) snapshots.set(kube, (slot = {}));
   if (vouched !== undefined) {
-    if (slot.last?.digest === vouched) return { ok: true, value: slot.last.templates };
+    const held = (s: TemplateSnapshot) => ({ ok: true as const, value: { templates: s.templates, heldAt: s.resourceVersion } });
+    if (slot.last?.digest === vouched) return held(slot.last);
     const shared = slot.inflight ? await slot.inflight : undefined;
-    if (shared?.ok && shared.value.digest === vouched) return { ok: true, value: shared.value.templates };
+    if (shared?.ok && shared.value.digest === vouched) return held(shared.value);
   }
   const listing = listTemplatesNow(kube);
   slot.inflight = listing;
@@ -85,7 +88,17 @@ export async function readTemplates(kube: KubeClient, vouched?: string): Promise
   if (slot.inflight === listing) slot.inflight = undefined;
   if (!got.ok) return got;
   slot.last = got.value;
-  return { ok: true, value: got.value.templates };
+  return { ok: true, value: { templates: got.value.templates } };
+}
+
+export interface TemplatesRead {
+  templates: NamespaceTemplate[];
+  /**
+   * Set when the templates are a snapshot held from before (vouched for by the message's digest),
+   * not read now: the resourceVersion of its list. A reconcile that finds the namespace written
+   * since (heldSnapshotOutdated) reads them again.
+   */
+  heldAt?: string;
 }
 
 export interface Observed {

@@ -24,7 +24,7 @@ import { markTimedOutInitializer } from './initializers.ts';
 import { grantedTemplates, observeNamespace, readNamespace, readTemplates } from './namespace-reads.ts';
 import { applyParent, execute, patchNamespace, postEvent } from './namespace-writes.ts';
 import { sortedUnique, splitList } from './objects.ts';
-import { afterWrites, desiredState, kindsToObserve, planNamespace, type HeldObjects, type PlanInput } from './plan.ts';
+import { afterWrites, desiredState, heldSnapshotOutdated, kindsToObserve, planNamespace, type HeldObjects, type PlanInput } from './plan.ts';
 import { EMPTY_RECORD, readRecord } from './record.ts';
 import { namespaceEvent, warningEvents, type NamespaceOutcome } from './report.ts';
 
@@ -81,7 +81,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   if (!ns) return { result: 'gone', namespace: name, writes: 0 };
   const listed = await readTemplates(deps.kube, request.templates);
   if (!listed.ok) return failed(listed.reason);
-  const templates = listed.value;
+  const { templates, heldAt } = listed.value;
 
   const { granted, refused } = await grantedTemplates(deps, ns, templates);
   const desired = desiredState(ns, templates, { systemNamespaces: deps.systemNamespaces, granted: (t) => granted.has(t) });
@@ -94,6 +94,10 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
     const read = await observeNamespace(deps, name, kindsToObserve(desired, record, null, templates));
     if (!read.ok) return failed(read.reason);
     const { parent, seen } = read.value;
+    if (heldAt !== undefined && heldSnapshotOutdated(heldAt, parent, seen.objects)) {
+      // Written since the templates this instance holds were listed: plan from a fresh list (once: no digest then).
+      return reconcileNamespace(deps, name, { ...request, templates: undefined, namespace: ns });
+    }
     input = { ...input, observed: seen.objects, unreadableKinds: seen.unreadableKinds, parent };
     plan = planNamespace(input);
   }

@@ -111,6 +111,26 @@ export function kindsToObserve(desired: DesiredState, record: AppliedRecord | nu
   return sortedUnique([...desired.groupKinds, ...recorded, ...parentGroupKinds(parent), ...templateGroupKinds(templates)]);
 }
 
+/** resourceVersions are etcd revisions, decimal and growing; anything else cannot be compared (then: newer, to be safe). */
+function writtenAfter(resourceVersion: string | undefined, since: string): boolean {
+  if (!resourceVersion || !/^\d+$/.test(resourceVersion) || !/^\d+$/.test(since)) return true;
+  return BigInt(resourceVersion) > BigInt(since);
+}
+
+/**
+ * Whether templates held from before (listed at `heldAt`) may be older than what the namespace
+ * was last reconciled with: its ApplySet parent or an object Furnish owns there was written after
+ * that list. A message that arrives late (a redelivery, or overtaken by a later template's
+ * fan-out) would otherwise apply a template's older version over its newer one. Every reconcile
+ * that changes what a namespace holds writes an object or the parent (a release rewrites the
+ * parent's list of templates), so a namespace untouched since the list is safe to plan from it: a
+ * new namespace always is.
+ */
+export function heldSnapshotOutdated(heldAt: string, parent: KubeObject | null, observed: readonly KubeObject[]): boolean {
+  const written = [...(parent ? [parent] : []), ...ownedObjects(observed).values()];
+  return written.some((o) => writtenAfter(o.metadata.resourceVersion, heldAt));
+}
+
 /** Whether a live object must be written again: absent, another version of the template, or drifted since the recorded apply. */
 export function needsApply(want: DesiredObject, live: KubeObject | undefined, recorded: Pick<RecordedObject, 'observed'> | undefined): boolean {
   return !live || !unchangedSinceApply(want.object, want.hash, live, recorded?.observed);

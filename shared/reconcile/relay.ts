@@ -90,12 +90,13 @@ export function createRelay(deps: RelayDeps): Relay {
   const publisher = createPublisher({ bus, cluster: config.cluster, topics: config.topics, log, counters, sleep, maxInFlight: deps.maxInFlight ?? 256 });
   const publish = (kind: MessageKind, change: Change) => publisher.publish(kind, withTemplates(kind, change), state.laneOf(kind, change.name));
   /**
-   * A namespace change carries the relay's digest of the templates while its template watch is
-   * up (listed, connected), so that the reconciler need not list them for each namespace of a
-   * burst. SYNC (a start, a resync, a redrive: the catch-alls) carries none: those list.
+   * A new namespace's message carries the relay's digest of the templates while its template
+   * watch is up (listed, connected), so that the reconciler need not list them for each namespace
+   * of a burst. Everything else (changes, drift, SYNC: start, resync, redrive) carries none: those
+   * list, as a namespace that holds objects already is better planned from a fresh read.
    */
   const withTemplates = (kind: MessageKind, change: Change): Change => {
-    if (kind !== 'Namespace' || change.type === 'SYNC' || !streams[1]?.ready()) return change;
+    if (kind !== 'Namespace' || change.type !== 'ADDED' || !streams[1]?.ready()) return change;
     return { ...change, templates: state.templatesDigest() };
   };
 

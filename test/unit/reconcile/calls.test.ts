@@ -111,6 +111,27 @@ describe('calls per namespace reconcile', () => {
     expect(lists()).toBe(before + 1);
   });
 
+  it('a late message whose digest names templates older than what the namespace already holds lists them afresh', async () => {
+    const { api, deps } = setup();
+    api.put(ns('a'));
+    api.put(ns('b'));
+    const v1 = [tpl('base', [quota('50')])];
+    api.put(v1[0]!);
+    // This instance lists the templates (v1) for a.
+    await reconcileNamespace(deps, 'a');
+    // The template changes; another instance (its own cache) populates b with v2, as the fan-out would.
+    api.put(tpl('base', [quota('60')]));
+    const other = { ...deps, kube: api.newClient() };
+    await reconcileNamespace({ ...other, resolver: new ResourceResolver(other.kube) }, 'b');
+    expect((api.get('v1', 'ConfigMap', 'b', 'quota')?.data as Record<string, string>).pods).toBe('60');
+    // b's ADDED, redelivered late with the relay's digest of v1, reaches the instance that holds v1.
+    const lists = api.requests.filter((q) => q.path === TEMPLATES_PATH).length;
+    const r = await reconcileNamespace(deps, 'b', { templates: templatesDigest(v1) });
+    expect(r.result).toBe('converged');
+    expect((api.get('v1', 'ConfigMap', 'b', 'quota')?.data as Record<string, string>).pods).toBe('60');
+    expect(api.requests.filter((q) => q.path === TEMPLATES_PATH).length).toBe(lists + 1);
+  });
+
   it('a no-op fan-out costs one call per namespace: the namespace, its record saying everything is in place', async () => {
     const { api, deps } = setup();
     api.put(ns('a'));

@@ -48,6 +48,8 @@ const status = (code: number, reason: string, message = reason) => ({ kind: 'Sta
 
 export interface MemoryApi {
   client: KubeClient;
+  /** Another client on the same store: another reconciler instance (its own caches). */
+  newClient(): KubeClient;
   /** Every request that reached the store (faults excluded). */
   requests: KubeRequest[];
   writes(): KubeRequest[];
@@ -72,6 +74,7 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
   const requests: KubeRequest[] = [];
   const api: MemoryApi = {
     client: undefined as unknown as KubeClient,
+    newClient: () => api.client,
     requests,
     writes: () => requests.filter((r) => r.method !== 'GET' && r.query?.dryRun === undefined),
     put(obj) {
@@ -132,6 +135,7 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
         return { status: 405, data: status(405, 'MethodNotAllowed') };
     }
   };
-  api.client = createKubeClient({ server: 'https://memory.invalid', agent: undefined as never, headers: async () => ({}) }, { transport, faults, sleep: async () => {}, pacing: { maxPerSecond: 1e9, maxInflight: 1e9 } });
+  api.newClient = () => createKubeClient({ server: 'https://memory.invalid', agent: undefined as never, headers: async () => ({}) }, { transport, faults, sleep: async () => {}, pacing: { maxPerSecond: 1e9, maxInflight: 1e9 } });
+  api.client = api.newClient();
   return api;
 }

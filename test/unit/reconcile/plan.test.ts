@@ -3,7 +3,7 @@ import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { observedException, observedHash } from '../../../shared/reconcile/observed.ts';
-import { afterWrites, desiredState, expectedTemplates, kindsToObserve, needsApply, parentNeedsWrite, parentObject, planNamespace, planWrites, type DesiredState, type HeldObjects, type PlanInput } from '../../../shared/reconcile/plan.ts';
+import { afterWrites, desiredState, expectedTemplates, heldSnapshotOutdated, kindsToObserve, needsApply, parentNeedsWrite, parentObject, planNamespace, planWrites, type DesiredState, type HeldObjects, type PlanInput } from '../../../shared/reconcile/plan.ts';
 import { EMPTY_RECORD, formatRecord, readRecord, type AppliedRecord } from '../../../shared/reconcile/record.ts';
 
 function namespace(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject {
@@ -349,6 +349,25 @@ describe('planNamespace without reading the objects (a fan-out)', () => {
     expect(plan.prune).toEqual([]);
     const unrecorded = planNamespace({ namespace: ns, desired: desiredState(ns, fewer), observed: null, record: { ...record, objects: {} }, templates: fewer, held: heldAsConverged() });
     expect(unrecorded.needsObservation).toBe(true);
+  });
+});
+
+describe('heldSnapshotOutdated', () => {
+  const at = (o: KubeObject, resourceVersion: string): KubeObject => ({ ...o, metadata: { ...o.metadata, resourceVersion } });
+  const ours = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'q', namespace: 'team-a', labels: { [KEY.template]: 'base' } } } as KubeObject;
+  const theirs = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'user', namespace: 'team-a' } } as KubeObject;
+  const parent = parentObject('team-a', { groupKinds: ['ConfigMap'], applied: ['base'], failed: [] });
+
+  it('a namespace untouched since the templates were listed plans from them; one written since lists them again', () => {
+    expect(heldSnapshotOutdated('100', null, [])).toBe(false);
+    expect(heldSnapshotOutdated('100', at(parent, '99'), [at(ours, '100')])).toBe(false);
+    expect(heldSnapshotOutdated('100', at(parent, '101'), [])).toBe(true);
+    expect(heldSnapshotOutdated('100', null, [at(ours, '101')])).toBe(true);
+    // Someone else's object says nothing about what Furnish applied.
+    expect(heldSnapshotOutdated('100', null, [at(theirs, '500')])).toBe(false);
+    // Versions that are not etcd revisions cannot be compared: read again.
+    expect(heldSnapshotOutdated('abc', null, [at(ours, '1')])).toBe(true);
+    expect(heldSnapshotOutdated('100', null, [at(ours, 'x7')])).toBe(true);
   });
 });
 

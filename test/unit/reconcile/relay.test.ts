@@ -131,17 +131,21 @@ describe('watch relay', () => {
     expect(script.watchRequests[1]).toBe('31');
   });
 
-  it('a namespace change carries the relay\'s digest of the templates once its template watch is up, not before', async () => {
+  it('a new namespace\'s message carries the relay\'s digest of the templates once its template watch is up, not before', async () => {
     const tpl = (name: string, pods: string): KubeObject => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name, uid: `uid-${name}`, resourceVersion: '3' }, spec: { templates: [{ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { pods } } }] } });
     const templates = [tpl('base', '50'), tpl('extra', '5')];
     const script: Script = { namespaces: new Map([['a', nsObj('a', 5)]]), rv: 10, watches: [], watchRequests: [], lists: 0, templates };
     // The namespace event comes once the template watch has had time to connect.
-    script.watches.push((res) => void setTimeout(() => event(res, 'ADDED', nsObj('b', 11)), 200));
+    script.watches.push((res) => void setTimeout(() => {
+      event(res, 'ADDED', nsObj('b', 11));
+      event(res, 'MODIFIED', nsObj('b', 12, { team: 'x' }));
+    }, 200));
     const { relay, received } = await setup(script);
     await relay.start();
-    await until(() => received.length >= 2);
-    // The first list of namespaces comes before the templates are listed: no digest yet.
-    expect(received.map((m) => [`${m.type} ${m.name}`, m.templates])).toEqual([['ADDED a', undefined], ['ADDED b', templatesDigest(templates as NamespaceTemplate[])]]);
+    await until(() => received.length >= 3);
+    // The first list of namespaces comes before the templates are listed: no digest yet. A change
+    // of a namespace that may hold objects already lists them in the reconciler: none either.
+    expect(received.map((m) => [`${m.type} ${m.name}`, m.templates])).toEqual([['ADDED a', undefined], ['ADDED b', templatesDigest(templates as NamespaceTemplate[])], ['MODIFIED b', undefined]]);
     // A resync's SYNC lists the templates in the reconciler: it carries none.
     const before = received.length;
     await relay.resync();
