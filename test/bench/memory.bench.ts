@@ -214,7 +214,7 @@ async function measurePoint(n: number, kubeconfigPath: string): Promise<Point> {
   }
 }
 
-const line = (s: MemorySample) => `RSS ${s.rssMb} MB (peak ${s.peakRssMb}, max ${s.maxRssMb}), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB), GC ${s.gcMs.minor} ms scavenges + ${s.gcMs.major} ms full`;
+const line = (s: MemorySample) => `RSS ${s.rssMb} MB (peak ${s.peakRssMb}, max ${s.maxRssMb}), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB), GC ${s.gcMs.minor} ms scavenges + ${s.gcMs.major} ms full${s.parts ? `; RSS parts: V8 heap ${s.parts.v8Mb}, malloc ${s.parts.mallocMb} (${s.parts.arenas + 1} arenas), other anonymous ${s.parts.otherAnonMb}, files ${s.parts.fileMb}` : ''}`;
 const spaces = (s: MemorySample) => Object.entries(s.spaces).filter(([, v]) => v > 0).map(([k, v]) => `${k.replace(/_space$/, '')} ${v}`).join(', ');
 
 function median(values: number[]): number {
