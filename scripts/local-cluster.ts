@@ -1,6 +1,6 @@
 // Which cluster `npm start` runs against. A reachable one from the kubeconfig, as kubectl would
 // pick it; with none, and no KUBECONFIG naming one on purpose, the project's own test cluster
-// (kube-sim) started in this process, so that the first `npm start` on a fresh clone works.
+// (kube-sim) started as a process of its own, so that the first `npm start` on a fresh clone works.
 import { join } from 'node:path';
 
 export type ClusterChoice =
@@ -21,14 +21,17 @@ export function chooseCluster(reachable: boolean, env: Record<string, string | u
 export interface EmbeddedCluster {
   kubeconfigPath: string;
   server: string;
+  /** Its process. */
+  pid: number;
   stop(): Promise<void>;
 }
 
 /** kube-sim with the quickstart's users; its kubeconfig in `<stateDir>/kube-sim/` (`.furnish/`, git-ignored). */
 export async function startEmbeddedCluster(stateDir: string): Promise<EmbeddedCluster> {
-  const { startCluster } = await import('../test/support/kube-sim/index.ts');
-  const cluster = await startCluster({ dir: join(stateDir, 'kube-sim'), users: [{ name: 'admin' }, { name: 'alice', groups: ['dev'] }, { name: 'bob', groups: ['dev'] }] });
-  return { kubeconfigPath: cluster.kubeconfigPath, server: cluster.server, stop: () => cluster.stop() };
+  const { startKubeSimProcess } = await import('./start/kube-sim-process.ts');
+  // Its own process: the stack runs with the functions' heap limit (memory-flags.ts), a cluster holding every object would not fit in it.
+  const cluster = await startKubeSimProcess(['--dir', join(stateDir, 'kube-sim'), '--user', 'admin', '--user', 'alice:dev', '--user', 'bob:dev'], { ownGroup: true });
+  return { kubeconfigPath: cluster.kubeconfigPath, server: cluster.server, pid: cluster.pid, stop: () => cluster.stop() };
 }
 
 /** What a user reads first when Furnish started its own cluster: where it is and what to type. */

@@ -130,17 +130,18 @@ export function createBigQuerySink(opts: BigQuerySinkOptions): BillingSink {
       }
       return outcome;
     },
-    async openNamespaces(cluster) {
-      const rows = await query(
-        `SELECT * FROM (
+    async *openNamespaces(cluster): AsyncGenerator<OpenNamespace> {
+      // The result's pages as a stream (createQueryStream), not every namespace of the cluster at once.
+      const rows = client.createQueryStream({
+        query: `SELECT * FROM (
            SELECT v.*, MIN(event_time) OVER (PARTITION BY namespace_uid) AS first_time,
              COUNTIF(event = 'deleted') OVER (PARTITION BY namespace_uid) AS deletions,
              ROW_NUMBER() OVER (PARTITION BY namespace_uid ORDER BY event_time DESC) AS latest
            FROM ${view} v WHERE cluster = @cluster)
          WHERE deletions = 0 AND latest = 1`,
-        { cluster },
-      );
-      return rows.map((r): OpenNamespace => ({ last: fromResult(r), firstEventTime: new Date(String((r.first_time as { value?: unknown })?.value ?? r.first_time)).toISOString() }));
+        params: { cluster },
+      }) as AsyncIterable<Record<string, unknown>>;
+      for await (const r of rows) yield { last: fromResult(r), firstEventTime: new Date(String((r.first_time as { value?: unknown })?.value ?? r.first_time)).toISOString() };
     },
     async reportRows(from, to) {
       const rows = await query(

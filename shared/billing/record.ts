@@ -43,7 +43,7 @@ export async function recordBilling(deps: RecordDeps, msg: BillingMessage): Prom
     const orgBilling = msg.billing === undefined && msg.organization !== '' ? await deps.organizationBilling(msg.cluster, msg.organization) : {};
     rows = [buildRow(msg, orgBilling, recordedAt)];
   } else {
-    rows = deletionsMissingFromSnapshot(await deps.sink.openNamespaces(msg.cluster), msg, recordedAt, deps.snapshotGraceMs);
+    rows = await deletionsMissingFromSnapshot(deps.sink.openNamespaces(msg.cluster), msg, recordedAt, deps.snapshotGraceMs);
     if (rows.length > 0) deps.log.log('INFO', 'snapshot: namespaces deleted while unwatched', { cluster: msg.cluster, takenAt: msg.takenAt, namespaces: rows.map((r) => r.namespace) });
   }
   const outcome = await write(deps, rows);

@@ -23,8 +23,11 @@ export interface InsertOutcome {
 export interface BillingSink {
   readonly kind: 'sqlite' | 'bigquery';
   insert(rows: readonly BillingRow[]): Promise<InsertOutcome>;
-  /** Namespaces of one cluster that have rows and no deletion row. */
-  openNamespaces(cluster: string): Promise<OpenNamespace[]>;
+  /**
+   * Namespaces of one cluster that have rows and no deletion row, one at a time: a snapshot's
+   * check holds only the deletions it finds, never every namespace of the cluster at once.
+   */
+  openNamespaces(cluster: string): AsyncIterable<OpenNamespace>;
   /** De-duplicated rows that can bill a day of [from, to] (UTC days): up to `to`, namespaces deleted before `from` left out. */
   reportRows(from: string, to: string): Promise<BillingRow[]>;
   close(): Promise<void>;

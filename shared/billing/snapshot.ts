@@ -17,17 +17,23 @@ export interface OpenNamespace {
  */
 export const SNAPSHOT_GRACE_MS = 2 * 60 * 1000;
 
-/** The deletion rows a complete snapshot implies, noticed at the snapshot's time. */
-export function deletionsMissingFromSnapshot(open: readonly OpenNamespace[], end: SnapshotEndMessage, recordedAt: Date, graceMs = SNAPSHOT_GRACE_MS): BillingRow[] {
+/**
+ * The deletion rows a complete snapshot implies, noticed at the snapshot's time. `open` is read
+ * one namespace at a time (the sink streams them): only the deletions are kept.
+ */
+export async function deletionsMissingFromSnapshot(open: AsyncIterable<OpenNamespace> | Iterable<OpenNamespace>, end: SnapshotEndMessage, recordedAt: Date, graceMs = SNAPSHOT_GRACE_MS): Promise<BillingRow[]> {
   const live = new Set(end.uids);
   const judgedBefore = Date.parse(end.takenAt) - graceMs;
-  return open
-    .filter((o) => o.last.cluster === end.cluster && !live.has(o.last.namespace_uid) && Date.parse(o.firstEventTime) < judgedBefore)
-    .map((o) => ({
+  const deleted: BillingRow[] = [];
+  for await (const o of open) {
+    if (o.last.cluster !== end.cluster || live.has(o.last.namespace_uid) || Date.parse(o.firstEventTime) >= judgedBefore) continue;
+    deleted.push({
       ...o.last,
-      event: 'deleted' as const,
+      event: 'deleted',
       event_id: eventId({ cluster: o.last.cluster, uid: o.last.namespace_uid, event: 'deleted', eventTime: end.takenAt }),
       event_time: isoTime(end.takenAt),
       recorded_time: isoTime(recordedAt),
-    }));
+    });
+  }
+  return deleted;
 }

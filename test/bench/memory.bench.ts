@@ -7,11 +7,13 @@
 // Then a fresh relay and a fresh reconciler start as processes of their own: the relay lists the
 // N namespaces and publishes a SYNC for each (the reconciler handles N), then a full resync does it
 // again. Printed per process and point: RSS now and at its highest, heap retained after a full GC,
-// peak heap (garbage included), external and ArrayBuffers, V8's spaces; then the 10,000 point
+// peak heap (garbage included), external and ArrayBuffers, V8's spaces, RSS by owner (V8's heap,
+// malloc's arenas, other anonymous memory, files: rss-parts.ts); then the 10,000 point
 // against the 100 point as `N.NNx`, and the state that has to scale as bytes per namespace (retained
 // heap growth over namespace growth). Points grow one cluster (the 1,000 point adds 900 namespaces).
 // BENCH_MEMORY_POINTS, BENCH_MEMORY_RUNS (runs per point, min/median/max), BENCH_MEMORY_NODE_ARGS
 // (node flags of both processes; default: as deployed, NODE_MEMORY_FLAGS; empty: V8's defaults), BENCH_MEMORY_RESYNC=0 (no resync after the start), BENCH_MEMORY_RUN (reuse a seeded cluster) and BENCH_LOG=1 tune it.
+// The children inherit the environment: FURNISH_TOPIC_BILLING= turns billing off, MALLOC_* settings reach their malloc.
 import { KEY } from '../../shared/keys.ts';
 import { connect, createKubeClient, type KubeClient, type KubeMetrics } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -214,7 +216,7 @@ async function measurePoint(n: number, kubeconfigPath: string): Promise<Point> {
   }
 }
 
-const line = (s: MemorySample) => `RSS ${s.rssMb} MB (peak ${s.peakRssMb}, max ${s.maxRssMb}), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB), GC ${s.gcMs.minor} ms scavenges + ${s.gcMs.major} ms full`;
+const line = (s: MemorySample) => `RSS ${s.rssMb} MB (peak ${s.peakRssMb}, max ${s.maxRssMb}), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB), GC ${s.gcMs.minor} ms scavenges + ${s.gcMs.major} ms full${s.parts ? `; RSS parts: V8 heap ${s.parts.v8Mb}, malloc ${s.parts.mallocMb} (${s.parts.arenas + 1} arenas), other anonymous ${s.parts.otherAnonMb}, files ${s.parts.fileMb}` : ''}`;
 const spaces = (s: MemorySample) => Object.entries(s.spaces).filter(([, v]) => v > 0).map(([k, v]) => `${k.replace(/_space$/, '')} ${v}`).join(', ');
 
 function median(values: number[]): number {

@@ -3,6 +3,7 @@
 // and samples its own memory. The pattern of population.bench.ts, shared.
 import { fork, type ChildProcess } from 'node:child_process';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { readRssParts } from './rss-parts.ts';
 
 export interface MemorySample {
   /** Highest RSS of the process's life (getrusage), MB. */
@@ -23,6 +24,12 @@ export interface MemorySample {
   spaces: Record<string, number>;
   /** Time spent in garbage collection since the last reset, ms: scavenges (young generation) and the rest. */
   gcMs: { minor: number; major: number };
+  /**
+   * RSS by owner, MB (Linux): V8's heap (committed, after GC), malloc's arenas (`[heap]` and the
+   * others, with how many), other anonymous memory (stacks, V8's code and own regions), and
+   * file-backed pages (binary, libraries). Absent where there is no /proc.
+   */
+  parts?: { v8Mb: number; mallocMb: number; arenas: number; otherAnonMb: number; fileMb: number };
 }
 
 const mb = (bytes: number) => Math.round(bytes / 1048576);
@@ -63,8 +70,14 @@ export function memorySampler(): { reset(): void; read(): Promise<MemorySample> 
       gc?.();
       const { getHeapSpaceStatistics } = await import('node:v8');
       const m = process.memoryUsage();
-      const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, mb(s.physical_space_size)]));
-      return { maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024), peakHeapMb: mb(sampledPeak), retainedHeapMb: mb(m.heapUsed), retainedHeapBytes: m.heapUsed, rssMb: mb(m.rss), peakRssMb: mb(peakRss), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers), spaces, gcMs: gcTime };
+      const stats = getHeapSpaceStatistics();
+      const spaces = Object.fromEntries(stats.map((s) => [s.space_name, mb(s.physical_space_size)]));
+      const v8 = stats.reduce((a, s) => a + s.physical_space_size, 0);
+      const p = readRssParts();
+      const malloc = p ? p.mallocMain + p.mallocArenas : 0;
+      const parts = p && { v8Mb: mb(v8), mallocMb: mb(malloc), arenas: p.arenaCount, otherAnonMb: mb(p.anon - malloc - v8), fileMb: mb(p.file) };
+      return {
+        parts, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024), peakHeapMb: mb(sampledPeak), retainedHeapMb: mb(m.heapUsed), retainedHeapBytes: m.heapUsed, rssMb: mb(m.rss), peakRssMb: mb(peakRss), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers), spaces, gcMs: gcTime };
     },
   };
 }

@@ -8,7 +8,7 @@ import { namespaceDays } from '../../../shared/billing/report.ts';
 import type { BillingSink } from '../../../shared/billing/sink.ts';
 import type { BillingRow } from '../../../shared/billing/types.ts';
 import { startFakeBigQuery, type FakeBigQuery, type Field } from '../../support/bigquery-fake.ts';
-import { row } from './helpers.ts';
+import { collect, row } from './helpers.ts';
 
 const SCHEMA = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', '..', 'terraform', 'billing-schema.json'), 'utf8')) as Field[];
 const ROWS: BillingRow[] = [
@@ -104,7 +104,7 @@ describe('BigQuery sink: reads through the de-duplicating view', () => {
 
   it('openNamespaces asks for the cluster\'s undeleted namespaces and reads their first time', async () => {
     serve([{ ...asJson(ROWS[2]!), first_time: '2026-03-01T10:00:00.000Z', deletions: '0', latest: '1' }], [{ name: 'first_time', type: 'TIMESTAMP', mode: 'NULLABLE' }, { name: 'deletions', type: 'INTEGER', mode: 'NULLABLE' }, { name: 'latest', type: 'INTEGER', mode: 'NULLABLE' }]);
-    expect(await sink.openNamespaces('c1')).toEqual([{ last: ROWS[2], firstEventTime: '2026-03-01T10:00:00.000Z' }]);
+    expect(await collect(sink.openNamespaces('c1'))).toEqual([{ last: ROWS[2], firstEventTime: '2026-03-01T10:00:00.000Z' }]);
     expect(fake.queries[0]!.queryParameters).toEqual([{ name: 'cluster', parameterType: { type: 'STRING' }, parameterValue: { value: 'c1' } }]);
   });
 

@@ -121,14 +121,14 @@ describe('deletionsMissingFromSnapshot', () => {
   const end = (uids: string[]): SnapshotEndMessage => ({ v: 1, type: 'snapshot-end', cluster: 'c1', takenAt, uids });
   const open = (ns: string, first: string) => ({ last: row('snapshot', ns, first, { org: 'acme', billing: { costCenter: '1' } }), firstEventTime: first });
 
-  it('records the deletion, at the snapshot time, of every open namespace the snapshot no longer lists', () => {
-    const rows = deletionsMissingFromSnapshot([open('a', '2026-03-01T00:00:00.000Z'), open('b', '2026-03-01T00:00:00.000Z')], end(['uid-a']), now);
+  it('records the deletion, at the snapshot time, of every open namespace the snapshot no longer lists', async () => {
+    const rows = await deletionsMissingFromSnapshot([open('a', '2026-03-01T00:00:00.000Z'), open('b', '2026-03-01T00:00:00.000Z')], end(['uid-a']), now);
     expect(rows).toEqual([{ ...open('b', '2026-03-01T00:00:00.000Z').last, event: 'deleted', event_id: eventId(message('deleted', 'b', takenAt)), event_time: takenAt, recorded_time: now.toISOString() }]);
   });
 
-  it('does not judge a namespace younger than the grace period (created while the list ran) nor another cluster\'s', () => {
+  it('does not judge a namespace younger than the grace period (created while the list ran) nor another cluster\'s', async () => {
     const young = new Date(Date.parse(takenAt) - SNAPSHOT_GRACE_MS + 1000).toISOString();
     const other = { ...open('c', '2026-03-01T00:00:00.000Z'), last: { ...open('c', '2026-03-01T00:00:00.000Z').last, cluster: 'c2' } };
-    expect(deletionsMissingFromSnapshot([open('a', young), other], end([]), now)).toEqual([]);
+    expect(await deletionsMissingFromSnapshot([open('a', young), other], end([]), now)).toEqual([]);
   });
 });

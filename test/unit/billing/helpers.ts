@@ -41,3 +41,10 @@ export function message(event: BillingEventType, ns: string, eventTime: string, 
 export function row(event: BillingEventType, ns: string, eventTime: string, opts: { org?: string; rv?: string; billing?: Record<string, string>; cluster?: string; recorded?: string } = {}): BillingRow {
   return buildRow(message(event, ns, eventTime, opts), {}, new Date(opts.recorded ?? eventTime));
 }
+
+/** Everything a sink streams (openNamespaces), as an array. */
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}

@@ -1,12 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { daysBetween, formatCsv, formatTable, namespaceDays } from '../../../shared/billing/report.ts';
 import type { BillingSink } from '../../../shared/billing/sink.ts';
 import { openSqliteSink } from '../../../shared/billing/sqlite.ts';
 import type { BillingRow } from '../../../shared/billing/types.ts';
-import { row } from './helpers.ts';
+import { collect, row } from './helpers.ts';
 
 // a: acme from Mar 1, moved to globex on Mar 3 at noon, deleted Mar 4.
 // b: acme (cost center 7), created Mar 2, still alive.
@@ -72,6 +74,8 @@ describe('report formats', () => {
   });
 });
 
+setFlagsFromString('--expose-gc');
+
 describe('SQLite sink', () => {
   let dir: string;
   let path: string;
@@ -106,13 +110,29 @@ describe('SQLite sink', () => {
 
   it('openNamespaces: the latest row of each namespace of the cluster without a deletion', async () => {
     await sink.insert([...LIFE.slice(0, 3), LIFE[4]!, row('created', 'd', '2026-03-01T00:00:00Z', { cluster: 'c2' })]);
-    const open = await sink.openNamespaces('c1');
+    const open = await collect(sink.openNamespaces('c1'));
     expect(open.map((o) => [o.last.namespace, o.last.event, o.firstEventTime]).sort()).toEqual([
       ['a', 'updated', '2026-03-01T10:00:00.000Z'],
       ['b', 'created', '2026-03-02T23:00:00.000Z'],
     ]);
     await sink.insert([LIFE[3]!]);
-    expect((await sink.openNamespaces('c1')).map((o) => o.last.namespace)).toEqual(['b']);
+    expect((await collect(sink.openNamespaces('c1'))).map((o) => o.last.namespace)).toEqual(['b']);
+  });
+
+  it("openNamespaces streams: reading the cluster's namespaces holds one at a time, not all of them (record-billing's memory at 10,000)", async () => {
+    const N = 10_000;
+    await sink.insert(Array.from({ length: N }, (_, i) => row('created', `ns-${String(i).padStart(5, '0')}`, '2026-03-01T10:00:00Z', { org: 'acme', billing: { costCenter: String(i) } })));
+    const gc = runInNewContext('gc') as () => void;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const it = sink.openNamespaces('c1')[Symbol.asyncIterator]();
+    const first = await it.next();
+    gc();
+    // All N held at once (rows, objects, a Map of them) is 10+ MB; one at a time, a few hundred bytes.
+    const held = process.memoryUsage().heapUsed - before;
+    let seen = first.done ? 0 : 1;
+    while (!(await it.next()).done) seen += 1;
+    expect({ seen, heldUnder2Mb: held < 2 * 1024 * 1024 }).toEqual({ seen: N, heldUnder2Mb: true });
   });
 
   it('refuses a row with an unknown event (CHECK constraint), inserting nothing of the batch', async () => {

@@ -39,4 +39,9 @@ describe('memory flags', () => {
     const options = /NODE_OPTIONS\s*=\s*"([^"]*)"/.exec(read('terraform/main.tf'))?.[1] ?? '';
     expect(options.split(' ')).toEqual(expect.arrayContaining([...NODE_MEMORY_FLAGS]));
   });
+
+  it("are `npm start`'s node flags: the local stack's memory is the functions'", () => {
+    const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start!;
+    expect(start.split(' ')).toEqual(['node', ...NODE_MEMORY_FLAGS, 'scripts/start.ts']);
+  });
 });

@@ -1,6 +1,9 @@
 // `npm start` on a machine without a cluster: which cluster it picks, and what it says.
 import { describe, expect, it } from '@jest/globals';
-import { chooseCluster, embeddedClusterBanner, portInUseMessage } from '../../../scripts/local-cluster.ts';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { chooseCluster, embeddedClusterBanner, portInUseMessage, startEmbeddedCluster } from '../../../scripts/local-cluster.ts';
+import { probeCluster } from '../../../scripts/start/cluster.ts';
 
 describe('chooseCluster', () => {
   it('uses a reachable cluster, from KUBECONFIG when set', () => {
@@ -46,5 +49,31 @@ describe('removeRegistrationsCommand', () => {
     const config = (kind: string, name: string) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind, metadata: { name } });
     expect(removeRegistrationsCommand([config('MutatingWebhookConfiguration', 'furnish-mutate-namespace'), config('ValidatingWebhookConfiguration', 'furnish-validate-namespace'), config('ValidatingWebhookConfiguration', 'furnish-guard-initializing')]))
       .toBe('kubectl delete mutatingwebhookconfiguration furnish-mutate-namespace; kubectl delete validatingwebhookconfiguration furnish-validate-namespace furnish-guard-initializing');
+  });
+});
+
+describe('startEmbeddedCluster', () => {
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it("runs the test cluster as a process of its own (not under the stack's heap limit), with the quickstart's users, and stops it", async () => {
+    const cluster = await startEmbeddedCluster(mkdtempSync(`${tmpdir()}/furnish-embedded-`));
+    try {
+      expect(cluster.pid).not.toBe(process.pid);
+      expect(alive(cluster.pid)).toBe(true);
+      for (const user of ['admin', 'alice']) {
+        const kube = await probeCluster(cluster.kubeconfigPath, user);
+        kube.close();
+      }
+    } finally {
+      await cluster.stop();
+    }
+    expect(alive(cluster.pid)).toBe(false);
   });
 });
