@@ -135,13 +135,10 @@ async function readAllTemplates(deps: TemplateDeps, name: string): Promise<{ t: 
 export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: { recountOnly?: boolean } = {}): Promise<TemplateResult> {
   const now = () => deps.now?.() ?? new Date();
   const started = performance.now();
-  // The namespaces and their parents are read while the templates are, then the template's objects
-  // (their kinds are the template's): the reads before the first publish are a fan-out's fixed part.
-  const state = readState(deps);
-  state.catch(() => undefined); // awaited below; a failed template read must not leave it unhandled
   const { t, all } = opts.recountOnly ? { t: await readTemplate(deps, name), all: [] } : await readAllTemplates(deps, name);
   const result: TemplateResult = { template: name, deleted: t === null, fannedOut: false, published: 0, targets: 0, statusWritten: false };
-  const [{ namespaces, parents }, live] = await Promise.all([state, t ? readLive(deps, t) : null]);
+  // The namespaces, their parents and the template's objects, read side by side.
+  const [{ namespaces, parents }, live] = await Promise.all([readState(deps), t ? readLive(deps, t) : null]);
   const readMs = Math.round(performance.now() - started);
   let status = t?.status;
 

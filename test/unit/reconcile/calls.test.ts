@@ -184,18 +184,6 @@ describe('calls per namespace reconcile', () => {
     for (let i = 0; i < n; i++) expect((api.get('v1', 'ConfigMap', `ns-${i}`, 'quota')?.data as Record<string, string>).pods).toBe('60');
   });
 
-  it('reconcile-template reads the namespaces and their parents while it lists the templates (the fan-out\'s fixed part)', async () => {
-    const { api, deps } = setup();
-    api.put(ns('a'));
-    api.put(tpl('base', [quota('50')]));
-    const sent = api.requests.length;
-    await fanOut(api, deps, 'base');
-    const reads = api.requests.slice(sent).map((q) => q.path);
-    // Sent before the templates' answer could be in: the namespaces and the parents come first.
-    expect(reads.indexOf('/api/v1/namespaces')).toBeLessThan(reads.indexOf(TEMPLATES_PATH));
-    expect(reads.indexOf('/api/v1/configmaps')).toBeLessThan(reads.indexOf(TEMPLATES_PATH));
-  });
-
   it('a fan-out that must release an object reads the objects first, and prunes only what Furnish owns', async () => {
     const { api, deps } = setup();
     api.put(ns('a'));
