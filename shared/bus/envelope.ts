@@ -23,9 +23,8 @@ export interface ReconcileMessage {
   /** Why, for logs: `template/<name>@<resourceVersion>` for FANOUT. */
   cause?: string;
   /**
-   * Digest of every template (reconcile/fingerprints.ts templatesDigest) as the fan-out saw them
-   * (FANOUT), or as the relay saw them (a namespace's ADDED). A namespace
-   * reconciler holding templates with this digest needs not read them again.
+   * FANOUT: digest of every template as the fan-out saw them (reconcile/fanout.ts templatesDigest).
+   * A namespace reconciler holding templates with this digest needs not read them again.
    */
   templates?: string;
   /**

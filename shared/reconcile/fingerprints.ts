@@ -36,11 +36,6 @@ export function namespaceChangeMatters(ns: KubeObject, before: string | undefine
  * need not list them again: a fan-out reads the templates once, not once per namespace.
  */
 export function templatesDigest(templates: readonly NamespaceTemplate[]): string {
-  return fingerprintsDigest(templates.map((t) => [t.metadata.name ?? '', templateFingerprint(t)]));
-}
-
-/** templatesDigest from names and fingerprints alone (the relay keeps nothing else of a template). */
-export function fingerprintsDigest(entries: Iterable<readonly [string, string]>): string {
-  const lines = [...entries].map(([name, fp]) => `${name} ${fp}`).sort();
+  const lines = templates.map((t) => `${t.metadata.name ?? ''} ${templateFingerprint(t)}`).sort();
   return createHash('sha256').update(lines.join('\n')).digest('hex').slice(0, 32);
 }

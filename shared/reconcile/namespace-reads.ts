@@ -69,9 +69,9 @@ async function listTemplatesNow(kube: KubeClient): Promise<Read<TemplateSnapshot
 }
 
 /**
- * Every template. `vouched` is the digest a fan-out or relay message carries (templatesDigest):
- * templates held with that digest are the ones the sender saw, and are used without a read. Without it
- * (a relay that has not listed the templates yet, a resync) they are always listed, so nothing newer is missed.
+ * Every template. `vouched` is the digest a fan-out message carries (templatesDigest): templates
+ * held with that digest are the ones the fan-out saw, and are used without a read. Without it
+ * (a new namespace, drift, a resync) they are always listed, so nothing newer is missed.
  */
 export async function readTemplates(kube: KubeClient, vouched?: string): Promise<Read<TemplatesRead>> {
   let slot = snapshots.get(kube);

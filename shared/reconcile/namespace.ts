@@ -55,7 +55,7 @@ export interface NamespaceRequest {
    * objects (drift is reported by the relay's drift watch, which asks for a full reconcile).
    */
   fanout?: boolean;
-  /** The fan-out's or the relay's digest of every template (templatesDigest): templates held with it are not read again. */
+  /** The fan-out's digest of every template (templatesDigest): templates held with it are not read again. */
   templates?: string;
   /** The fan-out's word on what this namespace holds of the template that changed; without it the objects are read. */
   held?: HeldObjects;
@@ -79,7 +79,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   if (!got.ok) return failed(got.reason);
   const ns = got.value;
   if (!ns) return { result: 'gone', namespace: name, writes: 0 };
-  const listed = await readTemplates(deps.kube, request.templates);
+  const listed = await readTemplates(deps.kube, request.fanout ? request.templates : undefined);
   if (!listed.ok) return failed(listed.reason);
   const { templates, heldAt } = listed.value;
 

@@ -23,7 +23,6 @@ export function messageOf(cluster: string, kind: MessageKind, change: Change): R
   const msg: ReconcileMessage = { v: 1, cluster, kind, name: change.name, uid: change.uid, resourceVersion: change.resourceVersion, type: change.type };
   if (change.generation !== undefined) msg.generation = change.generation;
   if (change.organizations) msg.organizations = change.organizations;
-  if (change.templates) msg.templates = change.templates;
   return msg;
 }
 

@@ -7,7 +7,7 @@ import type { MessageKind, MessageType } from '../bus/envelope.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { lnamespaceFingerprint } from '../lnamespace/relay.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
-import { fingerprintsDigest, namespaceChangeMatters, namespaceFingerprint, templateFingerprint } from './fingerprints.ts';
+import { namespaceChangeMatters, namespaceFingerprint, templateFingerprint } from './fingerprints.ts';
 import type { Change, Seen } from './versions.ts';
 
 /** Which topic a message takes: `pending` for namespaces a user is waiting on, never behind a resync. */
@@ -59,8 +59,6 @@ export class RelayState {
   /** The last RECENT_WAITS waits from pending to ready or failed, in ms (a ring). */
   private readonly waits: number[] = [];
   private nextWait = 0;
-  /** templatesDigest of the templates as last seen; undefined when a template changed since it was computed. */
-  private digest: string | undefined;
 
   private readonly now: () => number;
 
@@ -78,36 +76,20 @@ export class RelayState {
     if (kind === 'Namespace') this.trackPending(obj, type);
     const known = this.fingerprints[kind];
     if (type === 'DELETED') {
-      this.forgetFingerprint(kind, name);
+      known.delete(name);
       return true;
     }
     const fp = fingerprintOf(kind, obj);
     const before = known.get(name);
     known.set(name, fp);
-    if (kind === 'NamespaceTemplate' && before !== fp) this.digest = undefined;
     if (type === 'SYNC' || type === 'ADDED') return true;
     return kind === 'Namespace' ? namespaceChangeMatters(obj, before, fp) : before !== fp;
   }
 
   /** An object found gone by a relist. */
   forget(kind: MessageKind, name: string): void {
-    this.forgetFingerprint(kind, name);
+    this.fingerprints[kind].delete(name);
     if (kind === 'Namespace') this.pending.delete(name);
-  }
-
-  private forgetFingerprint(kind: MessageKind, name: string): void {
-    if (this.fingerprints[kind].delete(name) && kind === 'NamespaceTemplate') this.digest = undefined;
-  }
-
-  /**
-   * The digest of every template as the relay last saw them (templatesDigest, as a fan-out
-   * carries it): a namespace reconciler holding templates with this digest need not list them.
-   * Safe although the relay may lag the API: a template it has not seen yet (or not in its latest
-   * form) reaches it later, and then its fan-out lists the namespaces, this one included.
-   */
-  templatesDigest(): string {
-    this.digest ??= fingerprintsDigest(this.fingerprints.NamespaceTemplate);
-    return this.digest;
   }
 
   /** The lane of a message about this object: pending namespaces go first. */

@@ -88,17 +88,7 @@ export function createRelay(deps: RelayDeps): Relay {
   // Namespace messages name the organization(s) they concern: reconcile-organization trues up those only.
   const organizations = new NamespaceOrganizations();
   const publisher = createPublisher({ bus, cluster: config.cluster, topics: config.topics, log, counters, sleep, maxInFlight: deps.maxInFlight ?? 256 });
-  const publish = (kind: MessageKind, change: Change) => publisher.publish(kind, withTemplates(kind, change), state.laneOf(kind, change.name));
-  /**
-   * A new namespace's message carries the relay's digest of the templates while its template
-   * watch is up (listed, connected), so that the reconciler need not list them for each namespace
-   * of a burst. Everything else (changes, drift, SYNC: start, resync, redrive) carries none: those
-   * list, as a namespace that holds objects already is better planned from a fresh read.
-   */
-  const withTemplates = (kind: MessageKind, change: Change): Change => {
-    if (kind !== 'Namespace' || change.type !== 'ADDED' || !streams[1]?.ready()) return change;
-    return { ...change, templates: state.templatesDigest() };
-  };
+  const publish = (kind: MessageKind, change: Change) => publisher.publish(kind, change, state.laneOf(kind, change.name));
 
   /** What a stream saw becomes a message when the reconcilers can see the change. */
   const sinkFor = (kind: MessageKind): StreamSink => ({

@@ -13,8 +13,6 @@ export interface Change extends Seen {
   type: MessageType;
   /** Namespaces: the organization(s) the change concerns (shared/org/relay-organizations.ts). */
   organizations?: string[];
-  /** Namespaces: the relay's digest of the templates (RelayState.templatesDigest). */
-  templates?: string;
 }
 
 export class VersionIndex {

@@ -4,31 +4,11 @@ import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { topicFor } from '../../../shared/reconcile/relay-publish.ts';
 import { redriveAfter, RelayState } from '../../../shared/reconcile/relay-state.ts';
-import { templatesDigest } from '../../../shared/reconcile/fingerprints.ts';
-import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 
-const tpl = (name: string, pods: string, extra: Partial<NamespaceTemplate> = {}): NamespaceTemplate => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name, resourceVersion: pods }, spec: { templates: [{ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { pods } } }] }, ...extra });
 
 const ns = (name: string, phase?: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: '1', labels: phase ? { 'furnish.dev/phase': phase } : {}, ...extra } });
 
 describe('RelayState', () => {
-  it('digests the templates as a reconciler\'s list would: it moves with what namespaces see, not with status', () => {
-    const s = new RelayState(() => 0);
-    expect(s.templatesDigest()).toBe(templatesDigest([]));
-    s.observe('NamespaceTemplate', tpl('base', '50'), 'ADDED');
-    s.observe('NamespaceTemplate', tpl('extra', '5'), 'ADDED');
-    expect(s.templatesDigest()).toBe(templatesDigest([tpl('extra', '5'), tpl('base', '50')]));
-    const withStatus = { ...tpl('base', '50'), status: { observedGeneration: 2 } } as NamespaceTemplate;
-    s.observe('NamespaceTemplate', withStatus, 'MODIFIED');
-    expect(s.templatesDigest()).toBe(templatesDigest([tpl('base', '50'), tpl('extra', '5')]));
-    s.observe('NamespaceTemplate', tpl('base', '60'), 'MODIFIED');
-    expect(s.templatesDigest()).toBe(templatesDigest([tpl('base', '60'), tpl('extra', '5')]));
-    s.observe('NamespaceTemplate', tpl('extra', '5'), 'DELETED');
-    expect(s.templatesDigest()).toBe(templatesDigest([tpl('base', '60')]));
-    s.forget('NamespaceTemplate', 'base');
-    expect(s.templatesDigest()).toBe(templatesDigest([]));
-  });
-
   it('a pending namespace takes the pending lane until it is ready, deleted or deleting', () => {
     const s = new RelayState(() => 0);
     s.observe('Namespace', ns('a', 'pending'), 'ADDED');

@@ -11,8 +11,6 @@ import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelo
 import { silentLogger } from '../../../shared/log.ts';
 import { createRelay, type Relay } from '../../../shared/reconcile/relay.ts';
 import { metricsText } from '../../../shared/reconcile/relay-http.ts';
-import { templatesDigest } from '../../../shared/reconcile/fingerprints.ts';
-import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 
 interface Script {
   namespaces: Map<string, KubeObject>;
@@ -21,8 +19,6 @@ interface Script {
   watches: ((res: ServerResponse, fromRv: string) => void)[];
   watchRequests: string[];
   lists: number;
-  /** Templates to list; with them, the template watch is answered (and stays quiet) instead of hanging before its headers. */
-  templates?: KubeObject[];
 }
 
 const nsObj = (name: string, rv: number, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv), labels } });
@@ -32,10 +28,7 @@ function apiServer(script: Script): Promise<{ server: Server; url: string }> {
     const url = new URL(req.url ?? '/', 'http://x');
     const templates = url.pathname.includes('namespacetemplates');
     if (url.searchParams.get('watch')) {
-      if (templates) {
-        if (script.templates) res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders(); // connected, then quiet
-        return; // without script.templates never answers
-      }
+      if (templates) return; // never answers: a quiet watch
       script.watchRequests.push(url.searchParams.get('resourceVersion') ?? '');
       const next = script.watches.shift();
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -43,7 +36,7 @@ function apiServer(script: Script): Promise<{ server: Server; url: string }> {
       return;
     }
     if (!templates) script.lists += 1;
-    const items = templates ? script.templates ?? [] : [...script.namespaces.values()];
+    const items = templates ? [] : [...script.namespaces.values()];
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ items, metadata: { resourceVersion: String(script.rv) } }));
   });
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })));
@@ -129,28 +122,6 @@ describe('watch relay', () => {
     expect(relay.counters.gone).toBe(1);
     await until(() => script.watchRequests.length >= 2);
     expect(script.watchRequests[1]).toBe('31');
-  });
-
-  it('a new namespace\'s message carries the relay\'s digest of the templates once its template watch is up, not before', async () => {
-    const tpl = (name: string, pods: string): KubeObject => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name, uid: `uid-${name}`, resourceVersion: '3' }, spec: { templates: [{ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { pods } } }] } });
-    const templates = [tpl('base', '50'), tpl('extra', '5')];
-    const script: Script = { namespaces: new Map([['a', nsObj('a', 5)]]), rv: 10, watches: [], watchRequests: [], lists: 0, templates };
-    // The namespace event comes once the template watch has had time to connect.
-    script.watches.push((res) => void setTimeout(() => {
-      event(res, 'ADDED', nsObj('b', 11));
-      event(res, 'MODIFIED', nsObj('b', 12, { team: 'x' }));
-    }, 200));
-    const { relay, received } = await setup(script);
-    await relay.start();
-    await until(() => received.length >= 3);
-    // The first list of namespaces comes before the templates are listed: no digest yet. A change
-    // of a namespace that may hold objects already lists them in the reconciler: none either.
-    expect(received.map((m) => [`${m.type} ${m.name}`, m.templates])).toEqual([['ADDED a', undefined], ['ADDED b', templatesDigest(templates as NamespaceTemplate[])], ['MODIFIED b', undefined]]);
-    // A resync's SYNC lists the templates in the reconciler: it carries none.
-    const before = received.length;
-    await relay.resync();
-    await until(() => received.length > before);
-    expect(received.slice(before).map((m) => [`${m.type} ${m.name}`, m.templates])).toContainEqual(['SYNC a', undefined]);
   });
 
   it('names the organization(s) each namespace message concerns: now, before a transfer, of a namespace found gone', async () => {
