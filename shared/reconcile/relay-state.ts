@@ -33,31 +33,41 @@ interface Pending {
   resourceVersion: string;
   /** When its last message was sent, ms since the epoch. */
   since: number;
-  /** When it was first seen pending. */
-  first: number;
 }
 
-/** How many recent waits (pending → ready or failed) the redrive period is judged on. */
+/** How many recent waits (last message → ready or failed) the redrive period is judged on. */
 const RECENT_WAITS = 100;
+/** Waits older than this say nothing about now (a burst an hour ago). */
+const WAIT_MAX_AGE_MS = 10 * 60_000;
+/** The redrive period grows at most to this many times the configured one: a lost message is never left for long. */
+const REDRIVE_MAX_FACTOR = 5;
+
+/** One namespace's wait from its last message until it left pending, and when that was. */
+export interface Wait {
+  at: number;
+  ms: number;
+}
 
 /**
  * How long a pending namespace waits before its message is presumed lost: the configured period,
- * or twice what namespaces take to leave pending now (the 90th percentile of the recent waits),
- * whichever is longer. In a burst, namespaces queue for longer than the period behind each other:
- * their messages are not lost, and sending them again would only double the backlog's work.
+ * or twice what namespaces take to leave pending now (the 90th percentile of the waits of the last
+ * ten minutes), whichever is longer, and at most five periods. In a burst, namespaces queue for
+ * longer than the period behind each other: their messages are not lost, and sending them again
+ * would only double the backlog's work. The cap bounds what slow initializers or an outage can do
+ * to the period.
  */
-export function redriveAfter(periodMs: number, recentWaitsMs: readonly number[]): number {
-  if (recentWaitsMs.length === 0) return periodMs;
-  const sorted = [...recentWaitsMs].sort((a, b) => a - b);
-  const p90 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.9))]!;
-  return Math.max(periodMs, 2 * p90);
+export function redriveAfter(periodMs: number, waits: readonly Wait[], now: number): number {
+  const recent = waits.filter((w) => now - w.at <= WAIT_MAX_AGE_MS).map((w) => w.ms).sort((a, b) => a - b);
+  if (recent.length === 0) return periodMs;
+  const p90 = recent[Math.min(recent.length - 1, Math.floor(recent.length * 0.9))]!;
+  return Math.min(REDRIVE_MAX_FACTOR * periodMs, Math.max(periodMs, 2 * p90));
 }
 
 export class RelayState {
   private readonly fingerprints: Record<MessageKind, Map<string, string>> = { Namespace: new Map(), NamespaceTemplate: new Map(), LNamespace: new Map() };
   private readonly pending = new Map<string, Pending>();
-  /** The last RECENT_WAITS waits from pending to ready or failed, in ms (a ring). */
-  private readonly waits: number[] = [];
+  /** The last RECENT_WAITS waits from a namespace's last message until it left pending (a ring). */
+  private readonly waits: Wait[] = [];
   private nextWait = 0;
 
   private readonly now: () => number;
@@ -101,16 +111,16 @@ export class RelayState {
     const name = obj.metadata.name ?? '';
     const was = this.pending.get(name);
     if (!isPendingNamespace(obj, type)) {
-      if (was && type !== 'DELETED' && !obj.metadata.deletionTimestamp) this.recordWait(this.now() - was.first);
+      if (was && type !== 'DELETED' && !obj.metadata.deletionTimestamp) this.recordWait(this.now() - was.since);
       this.pending.delete(name);
       return;
     }
     const now = this.now();
-    this.pending.set(name, { uid: obj.metadata.uid ?? '', resourceVersion: obj.metadata.resourceVersion ?? '', since: was?.since ?? now, first: was?.first ?? now });
+    this.pending.set(name, { uid: obj.metadata.uid ?? '', resourceVersion: obj.metadata.resourceVersion ?? '', since: was?.since ?? now });
   }
 
   private recordWait(ms: number): void {
-    this.waits[this.nextWait] = ms;
+    this.waits[this.nextWait] = { at: this.now(), ms };
     this.nextWait = (this.nextWait + 1) % RECENT_WAITS;
   }
 
@@ -121,7 +131,7 @@ export class RelayState {
    */
   dueForRedrive(periodMs: number, limit: number): Change[] {
     const now = this.now();
-    const after = redriveAfter(periodMs, this.waits);
+    const after = redriveAfter(periodMs, this.waits, now);
     const due: Change[] = [];
     for (const [name, p] of this.pending) {
       if (due.length >= limit) break;

@@ -36,11 +36,17 @@ describe('RelayState', () => {
     expect(s.observe('Namespace', ns('a', 'ready'), 'DELETED')).toBe(true);
   });
 
-  it('waits longer before a redrive while namespaces take longer to be furnished (a burst queues, it loses nothing)', () => {
-    expect(redriveAfter(40_000, [])).toBe(40_000);
-    expect(redriveAfter(40_000, [100, 200, 150])).toBe(40_000);
-    const burst = Array.from({ length: 100 }, (_, i) => (i + 1) * 500); // 0.5 s … 50 s
-    expect(redriveAfter(40_000, burst)).toBe(2 * 45_500);
+  it('waits longer before a redrive while namespaces take longer to be furnished (a burst queues, it loses nothing), within bounds', () => {
+    const at = (ms: number, when = 0) => ({ at: when, ms });
+    expect(redriveAfter(40_000, [], 0)).toBe(40_000);
+    expect(redriveAfter(40_000, [at(100), at(200), at(150)], 0)).toBe(40_000);
+    const burst = Array.from({ length: 100 }, (_, i) => at((i + 1) * 500)); // 0.5 s … 50 s
+    expect(redriveAfter(40_000, burst, 0)).toBe(2 * 45_500);
+    // At most five periods, whatever held namespaces pending (an outage, a slow initializer).
+    expect(redriveAfter(40_000, [at(3_600_000)], 0)).toBe(200_000);
+    // Waits older than ten minutes no longer count.
+    expect(redriveAfter(40_000, burst, 10 * 60_000)).toBe(2 * 45_500);
+    expect(redriveAfter(40_000, burst, 10 * 60_000 + 1)).toBe(40_000);
     let now = 0;
     const s = new RelayState(() => now);
     // Forty namespaces furnished 30 s after they were first seen pending.
