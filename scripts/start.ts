@@ -54,6 +54,8 @@ if (process.argv[1] && import.meta.filename === process.argv[1]) {
     };
     process.once('SIGINT', shutdown);
     process.once('SIGTERM', shutdown);
+    // A closed terminal too: the test cluster runs in its own process group and would outlive it.
+    process.once('SIGHUP', shutdown);
   } catch (e) {
     const message = e instanceof NoClusterError ? e.message : portInUseMessage(e, env);
     if (message === undefined) throw e;
