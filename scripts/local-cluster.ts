@@ -42,6 +42,8 @@ export function embeddedClusterBanner(cluster: Pick<EmbeddedCluster, 'kubeconfig
     'In another terminal:',
     `    export KUBECONFIG=${cluster.kubeconfigPath}`,
     '    kubectl apply -f examples/',
+    '    kubectl create clusterrole ns-creator --verb=create,get,list --resource=namespaces',
+    '    kubectl create clusterrolebinding alice-ns --clusterrole=ns-creator --user=alice',
     '    kubectl --context alice create namespace team-a',
     '    kubectl get namespace team-a -o yaml',
     'It lives as long as this process (Ctrl-C stops both). To use a real cluster instead, set KUBECONFIG or',

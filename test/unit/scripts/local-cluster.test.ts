@@ -25,6 +25,8 @@ describe('embeddedClusterBanner', () => {
     const text = embeddedClusterBanner({ kubeconfigPath: '/repo/.furnish/kube-sim/kubeconfig', server: 'https://127.0.0.1:4242' });
     expect(text).toContain('export KUBECONFIG=/repo/.furnish/kube-sim/kubeconfig');
     expect(text).toContain('kubectl --context alice create namespace team-a');
+    // alice may create namespaces only once she is granted it (kube-sim's RBAC is the real one's).
+    expect(text.indexOf('kubectl create clusterrolebinding alice-ns --clusterrole=ns-creator --user=alice')).toBeLessThan(text.indexOf('kubectl --context alice create namespace team-a'));
     expect(text).toContain('https://127.0.0.1:4242');
   });
 });
