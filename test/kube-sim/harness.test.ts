@@ -130,6 +130,14 @@ describe('RBAC', () => {
 });
 
 describe('useTestCluster', () => {
+  // These tests are about the harness choosing kube-sim (and set the variable themselves): a real
+  // cluster named by the caller (npm run test:cluster) is put aside while they run.
+  const outer = process.env.FURNISH_TEST_KUBECONFIG;
+  beforeAll(() => void delete process.env.FURNISH_TEST_KUBECONFIG);
+  afterAll(() => {
+    if (outer !== undefined) process.env.FURNISH_TEST_KUBECONFIG = outer;
+  });
+
   it('gives kube-sim with the default users, or the cluster of FURNISH_TEST_KUBECONFIG', async () => {
     const simulated = await useTestCluster({ metadataNameLabel: false });
     try {

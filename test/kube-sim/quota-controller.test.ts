@@ -1,5 +1,5 @@
 // The resource quota controller: kube-sim against kube-apiserver 1.26.3 + kube-controller-manager
-// (test/fixtures/kube-apiserver-1.26/api/quota-*.http, captured from ../shared/kube-control-plane,
+// (test/fixtures/kube-apiserver-1.26/api/quota-*.http, captured from a real control plane on loopback,
 // and live when FURNISH_TEST_KUBECONFIG names a real cluster). The same steps on both: a quota is
 // created in a namespace holding ConfigMaps, a Secret and two Pods; the controller fills
 // status.hard and status.used in a write of the status subresource of its own (manager
