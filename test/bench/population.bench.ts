@@ -18,13 +18,14 @@
 // The template spells quantities the way people do (`1000m`, `1024Mi`, `0.5`), which the real
 // server stores differently: the resync must still write nothing.
 // BENCH_NAMESPACES, BENCH_LATENCY_NAMESPACES, BENCH_LATENCY_RATE and BENCH_CONCURRENCY tune it;
-// BENCH_LOG=1 (or INFO) shows the stack's log lines, BENCH_CPU_PROFILE=DIR writes the reconciler's CPU profiles of the burst and of the fan-out there.
+// BENCH_LOG=1 (or INFO) shows the stack's log lines, BENCH_CPU_PROFILE=DIR writes the reconciler's and the relay's CPU profiles of the burst and of the fan-out there.
 import { KEY } from '../../shared/keys.ts';
 import { connect, createKubeClient, type KubeClient, type KubeMetrics } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { listEach } from '../../shared/kube/api.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
+import { NODE_MEMORY_FLAGS } from '../../shared/reconcile/memory-flags.ts';
 import { auditLog, type AuditLog } from '../support/audit.ts';
 import { startKubeSimProcess } from './kube-sim-process.ts';
 import { serveIpc, spawnRole, type Child } from './processes.ts';
@@ -125,7 +126,7 @@ function pacingTrace(pacing: { limit: number; inflight: number }): { stop(): str
   };
 }
 
-/** The reconciler's CPU profile over one phase (BENCH_CPU_PROFILE=DIR), written as DIR/<phase>-<pid>.cpuprofile for Chrome DevTools. */
+/** A child's CPU profile over one phase (BENCH_CPU_PROFILE=DIR), written as DIR/<phase>-<pid>.cpuprofile for Chrome DevTools. */
 function phaseProfiler(dir: string | undefined): { start(): Promise<void>; stop(phase: string): Promise<string | null> } {
   let session: import('node:inspector/promises').Session | undefined;
   return {
@@ -159,14 +160,17 @@ async function relayRole(): Promise<void> {
   const log = process.env.BENCH_LOG ? jsonLogger(role!, (l) => process.stderr.write(l), process.env.BENCH_LOG === 'INFO' ? 'INFO' : 'WARNING') : silentLogger;
   const { startRelay } = await import('../../functions/watch-relay/index.ts');
   const mem = memorySampler();
+  const profiler = phaseProfiler(process.env.BENCH_CPU_PROFILE);
   const bus = createMemoryBus();
   await memoryBusToPush(bus, reconcileConfig({ FURNISH_PUSH_AUTH: 'off' }), process.env.RECONCILER_URL!);
   const running = await startRelay({ config: { ...relayConfig(process.env), port: 0, resyncSeconds: 0, bus: 'memory' }, bus, kube: createKubeClient(await connect({ kubeconfigPath: process.env.KUBECONFIG })), log });
-  serveIpc(async ({ cmd }) => {
+  serveIpc(async ({ cmd, arg }) => {
     if (cmd === 'idle') return (await Promise.race([bus.idle().then(() => true), new Promise((r) => setTimeout(() => r(false), 20))])) as boolean;
     if (cmd === 'resync') return running.relay.resync();
     if (cmd === 'stats') return { counters: { ...running.relay.counters }, sizes: running.relay.sizes(), bus: { ...bus.stats }, memory: mem.read() };
     if (cmd === 'reset-memory') return mem.reset();
+    if (cmd === 'profile-start') return profiler.start();
+    if (cmd === 'profile-stop') return profiler.stop(`relay-${String(arg)}`);
     throw new Error(`unknown command ${cmd}`);
   });
 }
@@ -357,7 +361,7 @@ async function directApply(kube: KubeClient, namespaces: string[], pods: string)
 const memoryLine = (s: Sample) => `RSS ${s.rssMb} MB (max ${s.maxRssMb} MB), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB)`;
 
 async function main(): Promise<void> {
-  console.log(`population bench: ${N} namespaces × 5 objects, default settings, burst and direct applies at concurrency ${CONCURRENCY}, latency over ${LATENCY_N} at ${LATENCY_RATE}/s, relay heap capped at 128 MB, against ${EXTERNAL ? `the real cluster ${EXTERNAL}` : 'kube-sim'}`);
+  console.log(`population bench: ${N} namespaces × 5 objects, default settings, burst and direct applies at concurrency ${CONCURRENCY}, latency over ${LATENCY_N} at ${LATENCY_RATE}/s, relay and reconciler with the deployed V8 flags (${NODE_MEMORY_FLAGS.join(' ')}), against ${EXTERNAL ? `the real cluster ${EXTERNAL}` : 'kube-sim'}`);
   const sim = EXTERNAL ? { kubeconfigPath: EXTERNAL, adminContext: undefined, stop: async () => {} } : await startKubeSimProcess();
   const audit = EXTERNAL && process.env.FURNISH_TEST_AUDIT_LOG ? auditLog(process.env.FURNISH_TEST_AUDIT_LOG) : undefined;
   // The bench's own client (creates, direct applies) is not paced: it is the baseline.
@@ -378,10 +382,12 @@ async function main(): Promise<void> {
     for (let i = 0; i < 100 && !(await admin.call({ method: 'GET', path: '/apis/furnish.dev/v1alpha1/organizations' })).ok; i++) await new Promise((r) => setTimeout(r, 100));
     await applyTemplate(admin, TEMPLATE('50'));
     const env = { KUBECONFIG: sim.kubeconfigPath };
-    const reconciler = await spawnRole(import.meta.filename, 'reconciler', env);
+    // Both with the V8 flags they are deployed with (the relay's container, the functions' NODE_OPTIONS):
+    // a heap sized otherwise collects at another pace (an old space capped below what V8 commits kept
+    // the relay in back-to-back full GCs for most of a burst).
+    const reconciler = await spawnRole(import.meta.filename, 'reconciler', env, [...NODE_MEMORY_FLAGS]);
     children.push(reconciler);
-    // The relay runs under a 128 MB heap cap: it keeps names and versions only.
-    const relay = await spawnRole(import.meta.filename, 'relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') }, ['--max-old-space-size=128']);
+    const relay = await spawnRole(import.meta.filename, 'relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') }, [...NODE_MEMORY_FLAGS]);
     children.push(relay);
     const idleMemory = { relay: (await relay.ask<{ memory: Sample }>('stats')).memory, reconciler: (await reconciler.ask<{ memory: Sample }>('stats')).memory };
 
@@ -394,14 +400,14 @@ async function main(): Promise<void> {
     watch = w;
     await new Promise((r) => setTimeout(r, 200));
     const beforeBurst = await reconciler.ask<Snapshot['reconciler']>('stats');
-    await reconciler.ask('profile-start');
+    await Promise.all([reconciler.ask('profile-start'), relay.ask('profile-start')]);
     await reconciler.ask('pacing-trace-start');
     const t0 = performance.now();
     const burst = await createAll(admin, names, {}, { concurrency: CONCURRENCY });
     const allReady = await until(() => names.every((n) => w.ready.has(n)), 600_000);
     await waitIdle(relay, reconciler);
     const burstPacing = await reconciler.ask<string>('pacing-trace-stop');
-    const burstProfile = await reconciler.ask<string | null>('profile-stop', 'burst');
+    const burstProfiles = await Promise.all([reconciler.ask<string | null>('profile-stop', 'burst'), relay.ask<string | null>('profile-stop', 'burst')]);
     const afterBurst = await reconciler.ask<Snapshot['reconciler']>('stats');
     const burstLat = readyLatencies(burst.sentAt, w.ready);
     const lastReady = Math.max(...names.map((n) => w.ready.get(n) ?? Number.NaN));
@@ -410,7 +416,7 @@ async function main(): Promise<void> {
     console.log(`ROW burst: all ${N} ready ${seconds(lastReady - t0)} after the first create; the creates themselves ${seconds(createsMs)}; ratio ${ratio(lastReady - t0, createsMs)} (target ≤ 2.00x)`);
     console.log(`    create → ready p50 ${percentile(burstLat, 50).toFixed(0)} ms, p99 ${percentile(burstLat, 99).toFixed(0)} ms; reconciler calls per namespace ${((afterBurst.metrics.requests - beforeBurst.metrics.requests) / N).toFixed(2)} ${JSON.stringify(afterBurst.metrics.byVerb)}`);
     console.log(`    pacing during the burst: ${burstPacing}`);
-    if (burstProfile) console.log(`    the reconciler's CPU profile of the burst: ${burstProfile}`);
+    if (burstProfiles[0]) console.log(`    CPU profiles of the burst: reconciler ${burstProfiles[0]}, relay ${burstProfiles[1]}`);
     const relayAfterBurst = await relay.ask<{ memory: Sample; counters: { redriven: number; published: number } }>('stats');
     console.log(`    relay messages ${relayAfterBurst.counters.published}, of which re-driven (a namespace still pending after the redrive period) ${relayAfterBurst.counters.redriven}`);
     const setupMemory = { relay: relayAfterBurst.memory, reconciler: afterBurst.memory };
@@ -438,7 +444,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 200));
     let changedAt = 0;
     const fan = await measured(`template change (ResourceQuota pods 50 → 60) fanned out to ${total} namespaces`, relay, reconciler, async () => {
-      await reconciler.ask('profile-start');
+      await Promise.all([reconciler.ask('profile-start'), relay.ask('profile-start')]);
       changedAt = performance.now();
       if (process.env.BENCH_LOG) console.error(`template changed at ${new Date().toISOString()}`);
       await applyTemplate(admin, TEMPLATE('60'));
@@ -450,8 +456,8 @@ async function main(): Promise<void> {
     const after = await reconciler.ask<Snapshot['reconciler'] & { pacing: Record<string, number> }>('stats');
     const ours = new Set(all);
     const updated = await countWhere(admin, '/api/v1/resourcequotas', `${KEY.template}=bench`, (o) => o.metadata.name === 'default-quota' && ours.has(o.metadata.namespace ?? '') && (o.spec as { hard: Record<string, string> })?.hard?.pods === '60');
-    const profile = await reconciler.ask<string | null>('profile-stop', 'fanout');
-    if (profile) console.log(`    the reconciler's CPU profile of the fan-out: ${profile}`);
+    const profiles = await Promise.all([reconciler.ask<string | null>('profile-stop', 'fanout'), relay.ask<string | null>('profile-stop', 'fanout')]);
+    if (profiles[0]) console.log(`    CPU profiles of the fan-out: reconciler ${profiles[0]}, relay ${profiles[1]}`);
     const reachedMs = Math.max(...all.map((n) => quotas.seen.get(n) ?? Number.NaN)) - changedAt;
     quotas.stop();
     watch = undefined;
