@@ -111,6 +111,18 @@ export function kindsToObserve(desired: DesiredState, record: AppliedRecord | nu
   return sortedUnique([...desired.groupKinds, ...recorded, ...parentGroupKinds(parent), ...templateGroupKinds(templates)]);
 }
 
+/**
+ * A namespace Furnish has not populated yet: phase `pending` and no record. Into a pending
+ * namespace only the reconciler, the guard's system principals and holders of `initialize` can
+ * write (guard-initializing), and Furnish writes the ApplySet parent before any object of its own,
+ * so while the parent is absent nothing of Furnish's is there to find or prune: its first
+ * population reads the parent alone, not every kind. A namespace without the phase (one that
+ * existed before its templates) is read in full: its users' objects may carry a template's names.
+ */
+export function unpopulated(ns: KubeObject, record: AppliedRecord | null): boolean {
+  return record === null && ns.metadata.labels?.[KEY.phase] === PHASE.pending;
+}
+
 /** resourceVersions are etcd revisions, decimal and growing; anything else cannot be compared (then: newer, to be safe). */
 function writtenAfter(resourceVersion: string | undefined, since: string): boolean {
   if (!resourceVersion || !/^\d+$/.test(resourceVersion) || !/^\d+$/.test(since)) return true;

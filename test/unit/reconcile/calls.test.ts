@@ -63,8 +63,42 @@ describe('calls per namespace reconcile', () => {
       'POST /api/v1/namespaces/a/events',
     ].sort());
     expect(r.writes).toBe(writes.length);
-    // Its reads: the namespace, the templates, and the ConfigMaps, which bring the ApplySet parent along (no GET of its own).
-    expect(api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path)).toEqual(['/api/v1/namespaces/a', TEMPLATES_PATH, '/api/v1/namespaces/a/configmaps']);
+    // Its reads: the namespace, then the templates and the ApplySet parent side by side; absent, it says no kind needs listing.
+    const reads = api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path);
+    expect(reads[0]).toBe('/api/v1/namespaces/a');
+    expect(reads.slice(1).sort()).toEqual([TEMPLATES_PATH, '/api/v1/namespaces/a/configmaps/furnish-applyset'].sort());
+  });
+
+  it('a pending namespace whose parent is there (a first population cut short) is read in full, and what Furnish left of a template that no longer selects it is pruned', async () => {
+    const { api, deps } = setup();
+    api.put(ns('a'));
+    api.put(tpl('base', [quota('50')]));
+    api.put(tpl('extra', [cm('extra')]));
+    await reconcileNamespace(deps, 'a');
+    expect(api.get('v1', 'ConfigMap', 'a', 'extra')).toBeDefined();
+    // As if the reconcile had stopped after its writes, before the namespace's: pending, no record, parent and objects there.
+    const live = api.get('v1', 'Namespace', undefined, 'a')!;
+    api.put({ ...live, metadata: { ...live.metadata, labels: { ...live.metadata.labels, [KEY.phase]: 'pending' }, annotations: { [KEY.creator]: 'alice' } } });
+    api.put({ ...tpl('extra', [cm('extra')]), spec: { ...tpl('extra', [cm('extra')]).spec, namespaces: { labelSelector: { matchLabels: { team: 'other' } } } } });
+    const sent = api.requests.length;
+    const r = await reconcileNamespace(deps, 'a');
+    expect(r.result).toBe('converged');
+    expect(api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path)).toContain('/api/v1/namespaces/a/configmaps');
+    expect(api.get('v1', 'ConfigMap', 'a', 'extra')).toBeUndefined();
+    expect(api.get('v1', 'ConfigMap', 'a', 'quota')).toBeDefined();
+  });
+
+  it('a namespace that existed before its templates (no phase) is read in full: a same-named object of its users makes the template dry-run first', async () => {
+    const { api, deps } = setup();
+    const before = ns('a');
+    api.put({ ...before, metadata: { ...before.metadata, labels: { [KEY.metadataName]: 'a', team: 'x' } } });
+    api.put({ ...cm('owner'), metadata: { name: 'owner', namespace: 'a' }, data: { owner: 'the team' } });
+    api.put(tpl('base', [quota('50'), cm('owner')]));
+    const sent = api.requests.length;
+    await reconcileNamespace(deps, 'a');
+    const sentNow = api.requests.slice(sent);
+    expect(sentNow.filter((q) => q.method === 'GET').map((q) => q.path)).toContain('/api/v1/namespaces/a/configmaps');
+    expect(sentNow.some((q) => q.method === 'PATCH' && q.query?.dryRun === 'All')).toBe(true);
   });
 
   it('without ConfigMaps to list, the parent is read by itself; a kind only the parent names is listed too, and what Furnish left there is pruned', async () => {
