@@ -137,14 +137,14 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   // Pluggable initializers (./initializers.ts): a working initializer past its timeout fails the namespace.
   writes += await markTimedOutInitializer(deps.kube, ns, now, deps.log);
   const { phase } = after;
-  if (phase.newFailure || (!hasFailures && plan.setReady)) writes += await postEvent(deps, ns, namespaceEvent(outcome, now), now);
-  if (changed) for (const w of warningEvents(outcome)) writes += await postEvent(deps, ns, w, now);
-
-  if (after.namespacePatch) {
-    writes += 1;
-    const why = await patchNamespace(deps, name, after.namespacePatch);
-    if (why) return { result: 'failed', namespace: name, writes, outcome, reason: `set phase: ${why}` };
-  }
+  const events = [...(phase.newFailure || (!hasFailures && plan.setReady) ? [namespaceEvent(outcome, now)] : []), ...(changed ? warningEvents(outcome) : [])];
+  // The events and the namespace's write side by side: neither needs the other (one round trip off a first population).
+  const [posted, why] = await Promise.all([
+    Promise.all(events.map((e) => postEvent(deps, ns, e, now))),
+    after.namespacePatch ? patchNamespace(deps, name, after.namespacePatch) : null,
+  ]);
+  writes += posted.reduce((a, n) => a + n, 0) + (after.namespacePatch ? 1 : 0);
+  if (why) return { result: 'failed', namespace: name, writes, outcome, reason: `set phase: ${why}` };
   if (writes > 0 && deps.notifyTemplates) {
     const released = [...plan.prune, ...plan.orphan].map((r) => r.template);
     const touched = sortedUnique([...desired.matched, ...after.failedTemplates, ...released, ...input.record.applied, ...input.record.failed, ...splitList(input.parent?.metadata.annotations?.[KEY.appliedTemplates])].filter((t) => t !== ''));

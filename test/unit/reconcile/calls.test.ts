@@ -6,6 +6,7 @@ import { describe, it, expect } from '@jest/globals';
 import { createMemoryBus } from '../../../shared/bus/memory.ts';
 import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
 import { KEY } from '../../../shared/keys.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
 import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
@@ -67,6 +68,36 @@ describe('calls per namespace reconcile', () => {
     const reads = api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path);
     expect(reads[0]).toBe('/api/v1/namespaces/a');
     expect(reads.slice(1).sort()).toEqual([TEMPLATES_PATH, '/api/v1/namespaces/a/configmaps/furnish-applyset'].sort());
+  });
+
+  it('a first population posts its event and writes the namespace side by side, not one after the other', async () => {
+    const { api, deps } = setup();
+    api.put(ns('a'));
+    api.put(tpl('base', [quota('50')]));
+    // The event's POST is held until the namespace's PATCH arrives (at most 500 ms): sent one after the other, it would not.
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let eventHeld = false;
+    let patchedWhileEventHeld = false;
+    const kube: KubeClient = {
+      ...api.client,
+      call: async (req) => {
+        if (req.method === 'POST' && req.path.endsWith('/events')) {
+          eventHeld = true;
+          await Promise.race([held, new Promise((r) => setTimeout(r, 500))]);
+          eventHeld = false;
+        }
+        if (req.method === 'PATCH' && req.path === '/api/v1/namespaces/a' && eventHeld) {
+          patchedWhileEventHeld = true;
+          release();
+        }
+        return api.client.call(req);
+      },
+    };
+    const r = await reconcileNamespace({ ...deps, kube, resolver: new ResourceResolver(kube) }, 'a');
+    expect(r.result).toBe('converged');
+    expect(patchedWhileEventHeld).toBe(true);
+    expect(api.get('v1', 'Namespace', undefined, 'a')?.metadata.labels?.[KEY.phase]).toBe('ready');
   });
 
   it('a pending namespace whose parent is there (a first population cut short) is read in full, and what Furnish left of a template that no longer selects it is pruned', async () => {
