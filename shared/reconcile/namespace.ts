@@ -11,10 +11,9 @@
 // phase changed (a clean apply changes neither). Anything else (a new namespace, drift the relay
 // reported, a resync, or a fan-out that may have to release an object) also lists the kinds
 // Furnish may have applied (the ApplySet parent comes with the ConfigMaps, or by a GET beside the
-// lists), and judges ownership on the objects. A first population reads the namespace, the
-// templates and, beside them, the parent (absent: nothing of Furnish's is there, plan.ts
-// unpopulated, so no kind is listed), then writes each object, the parent once, the namespace
-// once, and posts one Event.
+// lists), and judges ownership on the objects; a first population lists only the kinds whose
+// absence lets a template skip its dry run (plan.ts unpopulated, kindsAbsenceDecides), then
+// writes each object, the parent once, the namespace once, and posts one Event.
 import { KEY } from '../keys.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -23,10 +22,10 @@ import type { Authorizer } from '../kube/sar.ts';
 import type { Logger } from '../log.ts';
 import { TransientError } from '../kube/errors.ts';
 import { markTimedOutInitializer } from './initializers.ts';
-import { grantedTemplates, observeNamespace, readNamespace, readParent, readTemplates } from './namespace-reads.ts';
+import { grantedTemplates, observeNamespace, readNamespace, readTemplates } from './namespace-reads.ts';
 import { applyParent, execute, patchNamespace, postEvent } from './namespace-writes.ts';
 import { sortedUnique, splitList } from './objects.ts';
-import { afterWrites, desiredState, heldSnapshotOutdated, kindsToObserve, planNamespace, unpopulated, type HeldObjects, type PlanInput } from './plan.ts';
+import { afterWrites, desiredState, heldSnapshotOutdated, kindsAbsenceDecides, kindsToObserve, planNamespace, unpopulated, type HeldObjects, type PlanInput } from './plan.ts';
 import { EMPTY_RECORD, readRecord } from './record.ts';
 import { namespaceEvent, warningEvents, type NamespaceOutcome } from './report.ts';
 
@@ -74,8 +73,16 @@ export interface NamespaceResult {
   reason?: string;
 }
 
-/** What an unpopulated namespace without a parent holds of Furnish's: nothing, known without listing. */
-const NOTHING_OF_FURNISH = { ok: true as const, value: { parent: null, seen: { objects: [], unreadableKinds: [] } } };
+/**
+ * The objects to plan from: `all` kinds, or, for an unpopulated namespace (plan.ts), only `first`
+ * (kindsAbsenceDecides) while its ApplySet parent is absent; with a parent there, something of
+ * Furnish's is too (a first population cut short): then every kind.
+ */
+async function observeFor(deps: NamespaceDeps, name: string, first: readonly string[] | null, all: readonly string[]): ReturnType<typeof observeNamespace> {
+  if (first === null) return observeNamespace(deps, name, all);
+  const read = await observeNamespace(deps, name, first);
+  return read.ok && read.value.parent ? observeNamespace(deps, name, all) : read;
+}
 
 export async function reconcileNamespace(deps: NamespaceDeps, name: string, request: NamespaceRequest = {}): Promise<NamespaceResult> {
   const now = deps.now?.() ?? new Date();
@@ -84,24 +91,19 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   if (!got.ok) return failed(got.reason);
   const ns = got.value;
   if (!ns) return { result: 'gone', namespace: name, writes: 0 };
-  const record = readRecord(ns);
-  // A first population reads the parent beside the templates; without one, the objects need no read (unpopulated).
-  const [listed, early] = await Promise.all([
-    readTemplates(deps.kube, request.fanout ? request.templates : undefined),
-    !request.fanout && unpopulated(ns, record) ? readParent(deps.kube, name) : null,
-  ]);
+  const listed = await readTemplates(deps.kube, request.fanout ? request.templates : undefined);
   if (!listed.ok) return failed(listed.reason);
-  if (early && !early.ok) return failed(early.reason);
   const { templates, heldAt } = listed.value;
 
   const { granted, refused } = await grantedTemplates(deps, ns, templates);
   const desired = desiredState(ns, templates, { systemNamespaces: deps.systemNamespaces, granted: (t) => granted.has(t) });
   if (desired.skip) return { result: 'skipped', namespace: name, writes: 0, reason: desired.skip };
 
+  const record = readRecord(ns);
   let input: PlanInput = { namespace: ns, desired, observed: null, record: record ?? EMPTY_RECORD, templates, held: request.held };
   let plan = request.fanout && record && request.held ? planNamespace(input) : null;
   if (!plan || plan.needsObservation) {
-    const read = early?.value === null ? NOTHING_OF_FURNISH : await observeNamespace(deps, name, kindsToObserve(desired, record, null, templates));
+    const read = await observeFor(deps, name, !request.fanout && unpopulated(ns, record) ? kindsAbsenceDecides(desired) : null, kindsToObserve(desired, record, null, templates));
     if (!read.ok) return failed(read.reason);
     const { parent, seen } = read.value;
     if (heldAt !== undefined && heldSnapshotOutdated(heldAt, parent, seen.objects)) {

@@ -112,15 +112,30 @@ export function kindsToObserve(desired: DesiredState, record: AppliedRecord | nu
 }
 
 /**
- * A namespace Furnish has not populated yet: phase `pending` and no record. Into a pending
- * namespace only the reconciler, the guard's system principals and holders of `initialize` can
- * write (guard-initializing), and Furnish writes the ApplySet parent before any object of its own,
- * so while the parent is absent nothing of Furnish's is there to find or prune: its first
- * population reads the parent alone, not every kind. A namespace without the phase (one that
- * existed before its templates) is read in full: its users' objects may carry a template's names.
+ * A namespace Furnish has not populated yet: phase `pending` and no record. Furnish writes the
+ * ApplySet parent before any object of its own, so while the parent is absent nothing of
+ * Furnish's is there to find or prune, and its first population need not list the kinds other
+ * templates, a record or a parent would add (kindsAbsenceDecides). That is not "nothing is
+ * there": the guard lets system principals (a ServiceAccount `default`, a ConfigMap
+ * `kube-root-ca.crt`) and holders of `initialize` (a GitOps tool syncing the namespace with its
+ * objects) write into a pending namespace. A namespace without the phase (one that existed before
+ * its templates) is read in full.
  */
 export function unpopulated(ns: KubeObject, record: AppliedRecord | null): boolean {
   return record === null && ns.metadata.labels?.[KEY.phase] === PHASE.pending;
+}
+
+/**
+ * The kinds an unpopulated namespace's first population lists: those of the Enforce objects of
+ * templates with two or more writes, whose all-or-nothing rests on seeing their objects absent
+ * (templatesToDryRun: an existing one makes the template dry-run first, since a rollback cannot
+ * undo an update). A single write is its own dry run and a CreateOnly create never changes an
+ * object, so their kinds need no list.
+ */
+export function kindsAbsenceDecides(desired: Pick<DesiredState, 'objects'>): string[] {
+  const writes = new Map<string, number>();
+  for (const o of desired.objects) writes.set(o.template, (writes.get(o.template) ?? 0) + 1);
+  return sortedUnique(desired.objects.filter((o) => o.mode !== 'CreateOnly' && (writes.get(o.template) ?? 0) > 1).map((o) => o.groupKind));
 }
 
 /** resourceVersions are etcd revisions, decimal and growing; anything else cannot be compared (then: newer, to be safe). */

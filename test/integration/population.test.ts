@@ -108,8 +108,8 @@ describe('population through the relay and the in-process bus', () => {
     expect((await get(admin, CONFIGMAP(ns, 'team-settings')))?.data).toMatchObject({ owner: 'alice', organization: 'acme', namespace: ns });
     // privileged requires permission and a label: not here.
     expect(await get(admin, ROLEBINDING(ns, 'privileged-workloads'))).toBeUndefined();
-    const events = await list(admin, `/api/v1/namespaces/${ns}/events`);
-    expect(events.map((e) => e.reason)).toContain('Populated');
+    // The event is posted beside the phase's write, so it may be stored a moment after it.
+    await waitFor('the Populated event', async () => (await list(admin, `/api/v1/namespaces/${ns}/events`)).find((e) => e.reason === 'Populated'));
   });
 
   it('the quota controller\'s status write is not drift: a new namespace is reconciled once', async () => {

@@ -64,10 +64,34 @@ describe('calls per namespace reconcile', () => {
       'POST /api/v1/namespaces/a/events',
     ].sort());
     expect(r.writes).toBe(writes.length);
-    // Its reads: the namespace, then the templates and the ApplySet parent side by side; absent, it says no kind needs listing.
-    const reads = api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path);
-    expect(reads[0]).toBe('/api/v1/namespaces/a');
-    expect(reads.slice(1).sort()).toEqual([TEMPLATES_PATH, '/api/v1/namespaces/a/configmaps/furnish-applyset'].sort());
+    // Its reads: the namespace, the templates, and the ConfigMaps (a template of two writes is written at once only if it sees them absent), which bring the ApplySet parent along.
+    expect(api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path)).toEqual(['/api/v1/namespaces/a', TEMPLATES_PATH, '/api/v1/namespaces/a/configmaps']);
+  });
+
+  it('a first population lists only the kinds whose absence spares a template its dry run: a single write and the kinds of templates elsewhere need none', async () => {
+    const { api, deps } = setup();
+    const rb: KubeObject = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'viewers' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [] };
+    api.put(ns('a'));
+    api.put(tpl('base', [quota('50')]));
+    api.put({ ...tpl('elsewhere', [rb]), spec: { ...tpl('elsewhere', [rb]).spec, namespaces: { labelSelector: { matchLabels: { team: 'other' } } } } });
+    const sent = api.requests.length;
+    expect((await reconcileNamespace(deps, 'a')).result).toBe('converged');
+    // The namespace, the templates, the parent (absent: nothing of Furnish's is there); no list.
+    expect(api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path)).toEqual(['/api/v1/namespaces/a', TEMPLATES_PATH, '/api/v1/namespaces/a/configmaps/furnish-applyset']);
+  });
+
+  it('an object someone wrote into the pending namespace before Furnish (an initialize holder, a system principal) makes its template dry-run first: refused, the template changes nothing', async () => {
+    const { api, deps } = setup();
+    api.put(ns('a'));
+    api.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'a' }, data: { theirs: 'yes' } });
+    api.rejectWhen = (o) => (o.metadata.name === 'bad' ? 'data: Invalid value' : undefined);
+    api.put(tpl('base', [{ ...cm('settings'), data: { ours: 'yes' } }, cm('bad')]));
+    const r = await reconcileNamespace(deps, 'a');
+    expect(r.result).toBe('failed');
+    expect(api.requests.some((q) => q.query?.dryRun === 'All')).toBe(true);
+    const settings = api.get('v1', 'ConfigMap', 'a', 'settings')!;
+    expect(settings.data).toEqual({ theirs: 'yes' });
+    expect(settings.metadata.labels?.[KEY.template]).toBeUndefined();
   });
 
   it('a first population posts its event and writes the namespace side by side, not one after the other', async () => {
@@ -84,7 +108,9 @@ describe('calls per namespace reconcile', () => {
       call: async (req) => {
         if (req.method === 'POST' && req.path.endsWith('/events')) {
           eventHeld = true;
-          await Promise.race([held, new Promise((r) => setTimeout(r, 500))]);
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([held, new Promise((r) => (timer = setTimeout(r, 500)))]);
+          clearTimeout(timer);
           eventHeld = false;
         }
         if (req.method === 'PATCH' && req.path === '/api/v1/namespaces/a' && eventHeld) {

@@ -3,7 +3,7 @@ import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { observedException, observedHash } from '../../../shared/reconcile/observed.ts';
-import { afterWrites, desiredState, expectedTemplates, heldSnapshotOutdated, kindsToObserve, needsApply, parentNeedsWrite, parentObject, planNamespace, planWrites, type DesiredState, type HeldObjects, type PlanInput } from '../../../shared/reconcile/plan.ts';
+import { afterWrites, desiredState, expectedTemplates, heldSnapshotOutdated, kindsAbsenceDecides, kindsToObserve, needsApply, parentNeedsWrite, parentObject, planNamespace, planWrites, unpopulated, type DesiredState, type HeldObjects, type PlanInput } from '../../../shared/reconcile/plan.ts';
 import { EMPTY_RECORD, formatRecord, readRecord, type AppliedRecord } from '../../../shared/reconcile/record.ts';
 
 function namespace(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject {
@@ -425,5 +425,24 @@ describe('afterWrites', () => {
     const gone = afterWrites(shrunk, plan, { applied: new Map(), created: new Set(), released: new Set(['/ConfigMap/team-a/more']), failures: [] });
     expect(Object.keys(gone.record.objects)).not.toContain('/ConfigMap/team-a/more');
     expect(gone.parent.metadata.annotations?.[KEY.appliedTemplates]).toBe('base');
+  });
+});
+
+describe('what a first population must list', () => {
+  const want = (template: string, groupKind: string, mode: 'Enforce' | 'CreateOnly' = 'Enforce') => ({ template, groupKind, mode }) as DesiredState['objects'][number];
+
+  it('a pending namespace without a record is unpopulated; one with a record, or without the phase, is not', () => {
+    const pending: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a', labels: { [KEY.phase]: 'pending' } } };
+    expect(unpopulated(pending, null)).toBe(true);
+    expect(unpopulated(pending, EMPTY_RECORD)).toBe(false);
+    expect(unpopulated({ ...pending, metadata: { name: 'a', labels: { [KEY.phase]: 'failed' } } }, null)).toBe(false);
+    expect(unpopulated({ ...pending, metadata: { name: 'a' } }, null)).toBe(false);
+  });
+
+  it('lists the Enforce kinds of templates with two or more writes, not those of a single write or of CreateOnly objects', () => {
+    expect(kindsAbsenceDecides({ objects: [want('one', '/ConfigMap')] })).toEqual([]);
+    expect(kindsAbsenceDecides({ objects: [want('two', '/ConfigMap'), want('two', 'rbac.authorization.k8s.io/RoleBinding')] })).toEqual(['/ConfigMap', 'rbac.authorization.k8s.io/RoleBinding']);
+    expect(kindsAbsenceDecides({ objects: [want('mixed', '/ConfigMap', 'CreateOnly'), want('mixed', '/ResourceQuota')] })).toEqual(['/ResourceQuota']);
+    expect(kindsAbsenceDecides({ objects: [want('seed', '/ConfigMap', 'CreateOnly'), want('seed', '/Secret', 'CreateOnly'), want('one', '/LimitRange')] })).toEqual([]);
   });
 });
