@@ -1,0 +1,102 @@
+// Group commit of the SQLite sink: concurrent inserts share one transaction (one fsync), yet each
+// caller gets its own outcome, only after the COMMIT that holds its rows, and a refused row fails
+// its caller alone. COMMITs are counted on node:sqlite's own DatabaseSync.exec (the sink's only way
+// to commit), so a sink that commits per caller is seen doing so.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import type { BillingSink, InsertOutcome } from '../../../shared/billing/sink.ts';
+import { loadSqlite, openSqliteSink } from '../../../shared/billing/sqlite.ts';
+import type { BillingRow } from '../../../shared/billing/types.ts';
+import { row } from './helpers.ts';
+
+const { DatabaseSync } = await loadSqlite();
+
+/** Rows of caller `c`: `n` namespaces of its own, created the same minute. */
+function callerRows(c: number, n = 2): BillingRow[] {
+  return Array.from({ length: n }, (_, i) => row('created', `ns-${c}-${i}`, `2026-03-01T10:${String(c).padStart(2, '0')}:00Z`));
+}
+
+/** A row the CHECK constraint refuses (an event SQLite's table does not know). */
+function refused(r: BillingRow): BillingRow {
+  return { ...r, event: 'renamed' as 'created' };
+}
+
+describe('SQLite sink: group commit', () => {
+  let dir: string;
+  let path: string;
+  let sink: BillingSink;
+  let commits: () => number;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'furnish-billing-group-'));
+    path = join(dir, 'billing.sqlite');
+    sink = await openSqliteSink(path);
+    const exec = jest.spyOn(DatabaseSync.prototype, 'exec');
+    commits = () => exec.mock.calls.filter(([sql]) => /^\s*COMMIT\b/i.test(sql)).length;
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await sink.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Event ids in the file, in insertion order, read through a connection of its own. */
+  function storedIds(): string[] {
+    const other = new DatabaseSync(path, { readOnly: true });
+    try {
+      return (other.prepare('SELECT event_id FROM billing_events ORDER BY rowid').all() as Array<{ event_id: string }>).map((r) => r.event_id);
+    } finally {
+      other.close();
+    }
+  }
+
+  it('inserts that arrive together share one COMMIT, each caller told its own inserted and duplicates, rows in call order', async () => {
+    const rows = Array.from({ length: 16 }, (_, c) => callerRows(c));
+    // Caller 16 repeats caller 0's first row (a redelivery in the same group): a duplicate, for it alone.
+    const outcomes = await Promise.all([...rows, [rows[0]![0]!, ...callerRows(16, 1)]].map((r) => sink.insert(r)));
+    expect({ commits: commits(), outcomes }).toEqual({
+      commits: 1,
+      outcomes: [...rows.map(() => ({ inserted: 2, duplicates: 0, failed: [] })), { inserted: 1, duplicates: 1, failed: [] }],
+    });
+    expect(storedIds()).toEqual([...rows.flat(), ...callerRows(16, 1)].map((r) => r.event_id));
+  });
+
+  it('a refused row fails only its caller (none of its rows stored) and nothing of the others is lost', async () => {
+    const good = Array.from({ length: 8 }, (_, c) => callerRows(c));
+    const bad = [...callerRows(8), refused(callerRows(9, 1)[0]!)];
+    const settled = await Promise.allSettled([...good.slice(0, 4), bad, ...good.slice(4)].map((r) => sink.insert(r)));
+    expect(settled[4]).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: expect.stringMatching(/CHECK constraint/) }) });
+    expect({ commits: commits(), others: settled.filter((_, i) => i !== 4) }).toEqual({
+      commits: 1,
+      others: good.map(() => ({ status: 'fulfilled', value: { inserted: 2, duplicates: 0, failed: [] } })),
+    });
+    expect(storedIds()).toEqual(good.flat().map((r) => r.event_id));
+  });
+
+  it("each caller's rows are readable from a second connection when its promise resolves", async () => {
+    const rows = Array.from({ length: 8 }, (_, c) => callerRows(c, 3));
+    const seenAtResolve = await Promise.all(
+      rows.map(async (r) => {
+        await sink.insert(r);
+        const stored = new Set(storedIds());
+        return r.every((x) => stored.has(x.event_id));
+      }),
+    );
+    expect({ commits: commits(), seenAtResolve }).toEqual({ commits: 1, seenAtResolve: rows.map(() => true) });
+  });
+
+  it('inserts awaited one after another still commit each on its own (a lone push waits for no one)', async () => {
+    const outcomes: InsertOutcome[] = [];
+    for (let c = 0; c < 3; c++) outcomes.push(await sink.insert(callerRows(c)));
+    expect({ commits: commits(), outcomes }).toEqual({ commits: 3, outcomes: outcomes.map(() => ({ inserted: 2, duplicates: 0, failed: [] })) });
+  });
+
+  it('close() commits what is still queued', async () => {
+    const pending = sink.insert(callerRows(0));
+    await sink.close();
+    expect(await pending).toEqual({ inserted: 2, duplicates: 0, failed: [] });
+    expect(storedIds()).toEqual(callerRows(0).map((r) => r.event_id));
+    sink = await openSqliteSink(path);
+  });
+});
