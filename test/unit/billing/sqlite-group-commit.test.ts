@@ -12,6 +12,8 @@ import type { BillingRow } from '../../../shared/billing/types.ts';
 import { row } from './helpers.ts';
 
 const { DatabaseSync } = await loadSqlite();
+/** The real exec, taken before any spy replaces it. */
+const realExec = DatabaseSync.prototype.exec;
 
 /** Rows of caller `c`: `n` namespaces of its own, created the same minute. */
 function callerRows(c: number, n = 2): BillingRow[] {
@@ -28,11 +30,12 @@ describe('SQLite sink: group commit', () => {
   let path: string;
   let sink: BillingSink;
   let commits: () => number;
+  let exec: jest.Spied<InstanceType<typeof DatabaseSync>['exec']>;
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'furnish-billing-group-'));
     path = join(dir, 'billing.sqlite');
     sink = await openSqliteSink(path);
-    const exec = jest.spyOn(DatabaseSync.prototype, 'exec');
+    exec = jest.spyOn(DatabaseSync.prototype, 'exec');
     commits = () => exec.mock.calls.filter(([sql]) => /^\s*COMMIT\b/i.test(sql)).length;
   });
   afterEach(async () => {
@@ -90,6 +93,18 @@ describe('SQLite sink: group commit', () => {
     const outcomes: InsertOutcome[] = [];
     for (let c = 0; c < 3; c++) outcomes.push(await sink.insert(callerRows(c)));
     expect({ commits: commits(), outcomes }).toEqual({ commits: 3, outcomes: outcomes.map(() => ({ inserted: 2, duplicates: 0, failed: [] })) });
+  });
+
+  it("a COMMIT that fails is every caller's failure: all are rejected, nothing is stored", async () => {
+    exec.mockImplementation(function (this: InstanceType<typeof DatabaseSync>, sql: string) {
+      if (sql === 'COMMIT') throw new Error('disk I/O error');
+      return realExec.call(this, sql);
+    });
+    const settled = await Promise.allSettled([0, 1, 2].map((c) => sink.insert(callerRows(c))));
+    expect(settled.map((s) => (s.status === 'rejected' ? (s.reason as Error).message : s.status))).toEqual(['disk I/O error', 'disk I/O error', 'disk I/O error']);
+    exec.mockRestore();
+    expect(storedIds()).toEqual([]);
+    expect(await sink.insert(callerRows(3))).toEqual({ inserted: 2, duplicates: 0, failed: [] });
   });
 
   it('close() commits what is still queued', async () => {
