@@ -6,10 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { handleBillingEnvelope } from '../../../shared/billing/function.ts';
 import type { BillingSink, InsertOutcome } from '../../../shared/billing/sink.ts';
 import { loadSqlite, openSqliteSink } from '../../../shared/billing/sqlite.ts';
 import type { BillingRow } from '../../../shared/billing/types.ts';
-import { row } from './helpers.ts';
+import { collectingLogger } from '../../../shared/log.ts';
+import { message, row } from './helpers.ts';
 
 const { DatabaseSync } = await loadSqlite();
 /** The real exec, taken before any spy replaces it. */
@@ -87,6 +89,17 @@ describe('SQLite sink: group commit', () => {
       }),
     );
     expect({ commits: commits(), seenAtResolve }).toEqual({ commits: 1, seenAtResolve: rows.map(() => true) });
+  });
+
+  it('pushes record-billing handles together (a burst) share one COMMIT, each acknowledged with its own outcome', async () => {
+    const deps = { sink, log: collectingLogger(), now: () => new Date('2026-03-02T12:00:00Z'), organizationBilling: async () => ({}) };
+    const push = (ns: string) => ({ message: { data: Buffer.from(JSON.stringify(message('created', ns, '2026-03-01T10:00:00.000Z'))).toString('base64'), messageId: ns } });
+    // 'ns-0' twice: Pub/Sub redelivered it before the first delivery was acknowledged.
+    const answers = await Promise.all(['ns-0', 'ns-1', 'ns-2', 'ns-0'].map((ns) => handleBillingEnvelope(deps, push(ns))));
+    expect({ commits: commits(), answers: answers.map((a) => [a.status, a.body.inserted, a.body.duplicates]) }).toEqual({
+      commits: 1,
+      answers: [[200, 1, 0], [200, 1, 0], [200, 1, 0], [200, 0, 1]],
+    });
   });
 
   it('inserts awaited one after another still commit each on its own (a lone push waits for no one)', async () => {
