@@ -1,8 +1,9 @@
 // The embedded sink (node:sqlite, built into Node 22.5+): UNIQUE event id, insert-or-ignore
 // (ON CONFLICT DO NOTHING), so a duplicate delivery never adds a row. WAL lets `furnish billing report` read while
-// record-billing writes.
+// record-billing writes. Inserts are group-committed (see commitGroup).
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { BillingSink, InsertOutcome } from './sink.ts';
 import type { OpenNamespace } from './snapshot.ts';
 import type { BillingEventType, BillingRow } from './types.ts';
@@ -50,6 +51,100 @@ export async function loadSqlite(): Promise<typeof import('node:sqlite')> {
   }
 }
 
+/** One caller's rows, in a transaction or savepoint the caller opened; throws what SQLite refuses. */
+function insertRows(insert: StatementSync, rows: readonly BillingRow[]): InsertOutcome {
+  const outcome: InsertOutcome = { inserted: 0, duplicates: 0, failed: [] };
+  for (const row of rows) {
+    const changes = Number(insert.run({ ...row, billing: JSON.stringify(row.billing) }).changes);
+    if (changes > 0) outcome.inserted += 1;
+    else outcome.duplicates += 1;
+  }
+  return outcome;
+}
+
+interface PendingInsert {
+  rows: readonly BillingRow[];
+  resolve(outcome: InsertOutcome): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * One caller's rows inside the group's transaction, under a savepoint: a row a constraint refuses
+ * (CHECK, NOT NULL) rolls back this caller's rows alone, as its own transaction did before. An error
+ * that ended the whole transaction (I/O, disk full) is rethrown: it is the group's.
+ */
+function insertAlone(db: DatabaseSync, insert: StatementSync, rows: readonly BillingRow[]): InsertOutcome | { error: unknown } {
+  db.exec('SAVEPOINT caller');
+  try {
+    const outcome = insertRows(insert, rows);
+    db.exec('RELEASE caller');
+    return outcome;
+  } catch (error) {
+    if (!db.isTransaction) throw error;
+    db.exec('ROLLBACK TO caller; RELEASE caller');
+    return { error };
+  }
+}
+
+/**
+ * Group commit: every insert queued since the last flush, in arrival order, in one transaction,
+ * so one fsync (synchronous=FULL) covers them all instead of one each. Callers settle only after
+ * the COMMIT: a row is on disk before its push is acknowledged. IMMEDIATE: a busy lock fails the
+ * group at BEGIN rather than whichever caller came first.
+ */
+function commitGroup(db: DatabaseSync, insert: StatementSync, group: readonly PendingInsert[]): void {
+  let results: Array<InsertOutcome | { error: unknown }>;
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    results = group.map((p) => insertAlone(db, insert, p.rows));
+    db.exec('COMMIT');
+  } catch (error) {
+    // Rejected first: should ROLLBACK throw too, no caller is left waiting.
+    for (const p of group) p.reject(error);
+    if (db.isTransaction) db.exec('ROLLBACK');
+    return;
+  }
+  group.forEach((p, i) => {
+    const result = results[i]!;
+    if ('error' in result) p.reject(result.error);
+    else p.resolve(result);
+  });
+}
+
+/**
+ * Queues inserts and commits them together on the next turn of the event loop (setImmediate, after
+ * the pushes that arrived in this one): DatabaseSync commits synchronously, so what coalesces is
+ * what arrived while the loop was busy. `drain` waits for a queued flush (before close).
+ */
+function groupCommitter(db: DatabaseSync, insert: StatementSync) {
+  let queue: PendingInsert[] = [];
+  let flushed: Promise<void> | undefined;
+  const flush = (): void => {
+    const group = queue;
+    queue = [];
+    flushed = undefined;
+    commitGroup(db, insert, group);
+  };
+  return {
+    insert: (rows: readonly BillingRow[]) =>
+      new Promise<InsertOutcome>((resolve, reject) => {
+        queue.push({ rows, resolve, reject });
+        flushed ??= new Promise((done) =>
+          setImmediate(() => {
+            try {
+              flush();
+            } finally {
+              done();
+            }
+          }),
+        );
+      }),
+    drain: async () => {
+      await flushed;
+    },
+  };
+}
+
 export async function openSqliteSink(path: string): Promise<BillingSink> {
   const { DatabaseSync } = await loadSqlite();
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -58,6 +153,7 @@ export async function openSqliteSink(path: string): Promise<BillingSink> {
   db.exec(SCHEMA);
   // Not INSERT OR IGNORE: that would also swallow a CHECK or NOT NULL violation as if it were a duplicate.
   const insert = db.prepare(`INSERT INTO billing_events (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `:${c}`).join(', ')}) ON CONFLICT (event_id) DO NOTHING`);
+  const committer = groupCommitter(db, insert);
   const open = db.prepare(`
     SELECT e.*, f.first_time FROM billing_events e
     JOIN (SELECT namespace_uid, MIN(event_time) AS first_time, MAX(event_time) AS last_time FROM billing_events
@@ -69,22 +165,7 @@ export async function openSqliteSink(path: string): Promise<BillingSink> {
       AND NOT EXISTS (SELECT 1 FROM billing_events d WHERE d.cluster = e.cluster AND d.namespace_uid = e.namespace_uid AND d.event = 'deleted' AND d.event_time < :start)`);
   return {
     kind: 'sqlite',
-    async insert(rows) {
-      const outcome: InsertOutcome = { inserted: 0, duplicates: 0, failed: [] };
-      db.exec('BEGIN');
-      try {
-        for (const row of rows) {
-          const changes = Number(insert.run({ ...row, billing: JSON.stringify(row.billing) }).changes);
-          if (changes > 0) outcome.inserted += 1;
-          else outcome.duplicates += 1;
-        }
-        db.exec('COMMIT');
-      } catch (e) {
-        db.exec('ROLLBACK');
-        throw e;
-      }
-      return outcome;
-    },
+    insert: committer.insert,
     async *openNamespaces(cluster): AsyncGenerator<OpenNamespace> {
       // Row by row (iterate, not all): 10,000 namespaces read at once were a burst of ~30 MB of
       // heap that stayed in RSS. Same-time rows of one namespace, adjacent (ordered by uid): any
@@ -102,6 +183,7 @@ export async function openSqliteSink(path: string): Promise<BillingSink> {
       return (report.all({ start: `${from}T00:00:00.000Z`, end }) as StoredRow[]).map(fromStored);
     },
     async close() {
+      await committer.drain();
       db.close();
     },
   };

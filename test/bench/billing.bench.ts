@@ -4,6 +4,8 @@
 //      same rows into a table with no constraint and no index (the floor node:sqlite allows; both
 //      with SQLite's default synchronous=FULL: a row is on disk before its message is acked);
 //      and the same rows again (every one a duplicate);
+//   1b. group commit: the same rows written one per call by 64 concurrent callers (as pushes arrive
+//      in a burst), beside the same rows one per call awaited one after another (one transaction each);
 //   2. record-billing cold start: process spawn to first recorded push, from its esbuild bundle
 //      under the Functions Framework, beside a function that echoes a constant, and beside
 //      reconcile-namespace (the same Kubernetes client bundled in) for reference (median of 7).
@@ -68,6 +70,32 @@ async function sqliteThroughput(dir: string): Promise<void> {
     await sink.close();
     console.log(`batch ${String(batch).padStart(3)}  baseline (bare table) ${rowsPerSecond(ROWS, base).padStart(16)}   sink ${rowsPerSecond(ROWS, ms).padStart(16)} (${ratio(base, ms)} of baseline)   duplicates ${rowsPerSecond(ROWS, dupMs).padStart(16)}   stored ${stored}`);
   }
+}
+
+const CALLERS = 64;
+
+/** ms per row: `rows` written one per call by `callers` callers, each awaiting its own inserts in turn. */
+async function msPerRow(path: string, rows: readonly BillingRow[], callers: number): Promise<number> {
+  const sink = await openSqliteSink(path);
+  const ms = await timed(async () => {
+    await Promise.all(
+      Array.from({ length: callers }, async (_, c) => {
+        for (let i = c; i < rows.length; i += callers) await sink.insert([rows[i]!]);
+      }),
+    );
+  });
+  const stored = (await sink.reportRows('2026-01-01', '2026-12-31')).length;
+  await sink.close();
+  if (stored !== rows.length) throw new Error(`stored ${stored} of ${rows.length} rows`);
+  return ms / rows.length;
+}
+
+async function groupCommit(dir: string): Promise<void> {
+  const rows = Array.from({ length: ROWS }, (_, i) => buildRow(message(i), {}, new Date()));
+  console.log(`\n-- group commit (${ROWS.toLocaleString('en-US')} rows, one per call)`);
+  const sequential = await msPerRow(join(dir, 'sequential.sqlite'), rows, 1);
+  const grouped = await msPerRow(join(dir, 'grouped.sqlite'), rows, CALLERS);
+  console.log(`baseline (1 caller, a transaction each) ${sequential.toFixed(3)} ms/row   ${CALLERS} concurrent callers ${grouped.toFixed(3)} ms/row (${ratio(sequential, grouped)} faster)`);
 }
 
 interface Served {
@@ -140,6 +168,7 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(root, 'dist', 'bench-billing-'));
   try {
     await sqliteThroughput(work);
+    await groupCommit(work);
     await coldStarts(work);
   } finally {
     rmSync(work, { recursive: true, force: true });
