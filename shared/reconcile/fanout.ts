@@ -55,6 +55,11 @@ export interface FanoutTargets {
    * templates afresh).
    */
   alone: string[];
+  /**
+   * Of `alone`, those whose own messages the relay sends on the pending lane (phase pending,
+   * relay-state.ts): theirs take that topic, since one ordering key orders messages on one topic only.
+   */
+  pendingLane: string[];
 }
 
 export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], systemNamespaces: readonly string[] = []): FanoutTargets {
@@ -63,7 +68,8 @@ export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespa
   if (t && !t.metadata.deletionTimestamp) for (const ns of namespaces) if (matchesNow(t, ns, systemNamespaces)) targets.add(ns.name);
   const existing = new Set(namespaces.map((n) => n.name));
   for (const p of parents) if (existing.has(p.namespace) && (p.applied.includes(name) || p.failed.includes(name))) targets.add(p.namespace);
-  return { batched: [...targets].filter((n) => !alone.has(n)).sort(), alone: [...alone].sort() };
+  const pendingLane = namespaces.filter((ns) => alone.has(ns.name) && ns.labels[KEY.phase] === PHASE.pending).map((ns) => ns.name);
+  return { batched: [...targets].filter((n) => !alone.has(n)).sort(), alone: [...alone].sort(), pendingLane: pendingLane.sort() };
 }
 
 export function chunk<T>(items: readonly T[], size: number): T[][] {

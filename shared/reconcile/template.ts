@@ -30,6 +30,8 @@ export interface TemplateDeps {
   bus: Bus;
   cluster: string;
   namespaceTopic: string;
+  /** The relay's topic for pending namespaces (FURNISH_TOPIC_PENDING): a namespace not furnished yet is messaged on its lane. */
+  pendingTopic?: string;
   systemNamespaces?: readonly string[];
   concurrency?: number;
   messagesPerSecond?: number;
@@ -170,11 +172,13 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     const counts0 = t ? tallyTemplate(t, namespaces, parents, null, deps.systemNamespaces) : null;
     const messages = fanoutMessages({ cluster: deps.cluster, template: name, cause, digest: templatesDigest(all), batch }, targets, live);
     const total = result.targets;
+    const pendingLane = new Set(targets.pendingLane);
+    const topicOf = (msg: ReconcileMessage): string => (!msg.targets && pendingLane.has(msg.name) ? deps.pendingTopic ?? deps.namespaceTopic : deps.namespaceTopic);
     let failed = 0;
     for (const group of chunk(messages, Math.max(1, Math.floor(every / batch)))) {
       const results = await mapLimit(group, deps.concurrency ?? 64, async (msg) => {
         await bucket.take((ms) => new Promise((r) => setTimeout(r, ms)));
-        const sent = await deps.bus.publish(deps.namespaceTopic, encodeMessage(msg));
+        const sent = await deps.bus.publish(topicOf(msg), encodeMessage(msg));
         return { ok: sent.ok, namespaces: msg.targets?.length ?? 1 };
       });
       for (const r of results) {

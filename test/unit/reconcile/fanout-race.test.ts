@@ -33,15 +33,23 @@ function gate(match: (req: KubeRequest) => boolean): { hold: (req: KubeRequest) 
   return { hold: (req) => (match(req) ? (reach(), opened) : undefined), reached, open };
 }
 
-/** The fan-out's messages, collected rather than delivered, with their ordering keys. */
-async function fanOut(api: MemoryApi, deps: NamespaceDeps): Promise<{ message: ReconcileMessage; key: string }[]> {
+interface Sent {
+  message: ReconcileMessage;
+  topic: string;
+  key: string;
+}
+
+/** The fan-out's messages, collected rather than delivered, with their topics and ordering keys. */
+async function fanOut(api: MemoryApi, deps: NamespaceDeps): Promise<Sent[]> {
   const bus = createMemoryBus();
-  const out: { message: ReconcileMessage; key: string }[] = [];
-  bus.subscribe('ns', async (d) => {
-    const m = decodeMessage(d.data);
-    if (m.ok) out.push({ message: m.message, key: d.orderingKey });
-  });
-  await reconcileTemplate({ kube: api.client, resolver: deps.resolver, bus, cluster: 'local', namespaceTopic: 'ns', log: silentLogger, messagesPerSecond: 1e6 }, 't');
+  const out: Sent[] = [];
+  for (const topic of ['ns', 'ns-pending']) {
+    bus.subscribe(topic, async (d) => {
+      const m = decodeMessage(d.data);
+      if (m.ok) out.push({ message: m.message, topic, key: d.orderingKey });
+    });
+  }
+  await reconcileTemplate({ kube: api.client, resolver: deps.resolver, bus, cluster: 'local', namespaceTopic: 'ns', pendingTopic: 'ns-pending', log: silentLogger, messagesPerSecond: 1e6 }, 't');
   await bus.idle();
   return out;
 }
@@ -79,10 +87,11 @@ describe('a template change while a namespace\'s first population is in flight',
     for (const { message } of messages) await answer(deps, message);
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
     expect(api.get('v1', 'ConfigMap', 'a', 'furnish-applyset')?.metadata.annotations?.[KEY.appliedTemplates]).toBe('');
-    // The namespace was messaged alone, under its own ordering key (so after the reconcile in
-    // flight), without the fan-out's digest: it lists the templates as they are when it runs.
+    // The namespace was messaged alone, on the relay's topic for pending namespaces under its own
+    // ordering key (so after the reconcile in flight), without the fan-out's digest: it lists the
+    // templates as they are when it runs.
     const mine = messages.filter(({ message }) => message.name === 'a' || message.targets?.some((t) => t.n === 'a'));
-    expect(mine.map(({ message, key }) => ({ key, type: message.type, templates: message.templates, targets: message.targets }))).toEqual([{ key: 'local/Namespace/a', type: 'FANOUT', templates: undefined, targets: undefined }]);
+    expect(mine.map(({ message, topic, key }) => ({ topic, key, type: message.type, templates: message.templates, targets: message.targets }))).toEqual([{ topic: 'ns-pending', key: 'local/Namespace/a', type: 'FANOUT', templates: undefined, targets: undefined }]);
   });
 
   it('a namespace that becomes ready between the fan-out\'s two lists is found by its ApplySet parent', async () => {
