@@ -94,7 +94,7 @@ async function currentTemplates(deps: NamespaceDeps, request: BatchRequest): Pro
   const listed = await readTemplates(deps.kube);
   if (!listed.ok) return undefined;
   const now = templatesDigest(listed.value.templates);
-  if (request.templates !== undefined && request.templates !== now) deps.log.log('INFO', 'fan-out batch older or newer than the templates: planned from them as they are now', { template: request.template });
+  if (request.templates !== undefined && request.templates !== now) deps.log.log('INFO', 'fan-out batch older than the templates: planned from them as they are now', { template: request.template });
   return now;
 }
 
