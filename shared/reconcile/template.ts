@@ -137,8 +137,9 @@ async function readTemplate(deps: TemplateDeps, name: string): Promise<Namespace
 
 /**
  * Every template, not only this one: the fan-out tells namespaces which templates it saw (one
- * digest, templatesDigest), so that they need not list them again: one call here instead of one
- * per namespace.
+ * digest, templatesDigest). A batch lists them again when it runs (namespace-batch.ts), and logs
+ * when it finds them changed since; a message without targets that carries the digest is planned
+ * from templates held with it.
  */
 async function readAllTemplates(deps: TemplateDeps, name: string): Promise<{ t: NamespaceTemplate | null; all: NamespaceTemplate[] }> {
   const listed = await listAll(deps.kube, resourcePath(TEMPLATES));
