@@ -1,9 +1,9 @@
 // reconcile-template's decisions: whether a template change must fan out, to which namespaces,
 // and the counts its status reports. Namespaces are carried as NamespaceInfo (names and labels),
 // never as whole objects.
-import { KEY } from '../keys.ts';
+import { KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { matchTemplates } from '../render/index.ts';
+import { isSystemNamespace, matchTemplates } from '../render/index.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
 import { splitList } from './objects.ts';
 import { templateFingerprint } from './fingerprints.ts';
@@ -35,13 +35,41 @@ export function matchesNow(t: NamespaceTemplate, ns: NamespaceInfo, systemNamesp
   return matchTemplates(ns, [t], { systemNamespaces, granted: () => true }).matched.length === 1;
 }
 
-/** Namespaces to reconcile: those that match now, and those that carry the template from before. */
-export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], systemNamespaces: readonly string[] = []): string[] {
+/**
+ * A namespace Furnish has not furnished yet (phase `pending`, or none: it predates the webhook),
+ * system namespaces aside. Its first reconcile may be in flight, planned from the templates as they
+ * were before this change, and write its ApplySet parent after the fan-out read the parents: only
+ * a reconcile after that one, listing the templates afresh, is sure to see the change.
+ */
+export function notFurnishedYet(ns: NamespaceInfo, systemNamespaces: readonly string[] = []): boolean {
+  const phase = ns.labels[KEY.phase];
+  return (phase === undefined || phase === PHASE.pending) && !isSystemNamespace(ns.name, systemNamespaces);
+}
+
+export interface FanoutTargets {
+  /** Namespaces converged in batches: those that match now, and those that carry the template from before. */
+  batched: string[];
+  /**
+   * Namespaces not furnished yet (notFurnishedYet), matching or not: each is sent alone, under its
+   * own ordering key (so after the reconcile in flight) and without the digest (so it lists the
+   * templates afresh).
+   */
+  alone: string[];
+  /**
+   * Of `alone`, those whose own messages the relay sends on the pending lane (phase pending,
+   * relay-state.ts): theirs take that topic, since one ordering key orders messages on one topic only.
+   */
+  pendingLane: string[];
+}
+
+export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], systemNamespaces: readonly string[] = []): FanoutTargets {
+  const alone = new Set(namespaces.filter((ns) => notFurnishedYet(ns, systemNamespaces)).map((ns) => ns.name));
   const targets = new Set<string>();
   if (t && !t.metadata.deletionTimestamp) for (const ns of namespaces) if (matchesNow(t, ns, systemNamespaces)) targets.add(ns.name);
   const existing = new Set(namespaces.map((n) => n.name));
   for (const p of parents) if (existing.has(p.namespace) && (p.applied.includes(name) || p.failed.includes(name))) targets.add(p.namespace);
-  return [...targets].sort();
+  const pendingLane = namespaces.filter((ns) => alone.has(ns.name) && ns.labels[KEY.phase] === PHASE.pending).map((ns) => ns.name);
+  return { batched: [...targets].filter((n) => !alone.has(n)).sort(), alone: [...alone].sort(), pendingLane: pendingLane.sort() };
 }
 
 export function chunk<T>(items: readonly T[], size: number): T[][] {

@@ -31,9 +31,9 @@ export function namespaceChangeMatters(ns: KubeObject, before: string | undefine
 }
 
 /**
- * One digest of every template as a namespace reconcile sees them (name and fingerprint). A
- * fan-out message carries it, so that a reconciler already holding templates with this digest
- * need not list them again: a fan-out reads the templates once, not once per namespace.
+ * One digest of every template as a namespace reconcile sees them (name and fingerprint). The
+ * namespaces of a fan-out batch plan with the digest of the batch's own list of the templates, so
+ * that they share that list (namespace-batch.ts): once per batch, not once per namespace.
  */
 export function templatesDigest(templates: readonly NamespaceTemplate[]): string {
   const lines = templates.map((t) => `${t.metadata.name ?? ''} ${templateFingerprint(t)}`).sort();

@@ -14,13 +14,15 @@ import { resourcePath } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
 import { mapLimit } from './concurrency.ts';
+import { templatesDigest } from './fingerprints.ts';
+import { readTemplates } from './namespace-reads.ts';
 import { sortedUnique } from './objects.ts';
 import { reconcileNamespace, type NamespaceDeps, type NamespaceResult } from './namespace.ts';
 
 export interface BatchRequest {
   /** The template that changed: what `targets[].h` describe. */
   template: string;
-  /** The fan-out's digest of every template (templatesDigest). */
+  /** The fan-out's digest of every template (templatesDigest); the batch plans from the templates as they are when it runs. */
   templates?: string;
   targets: readonly FanoutTarget[];
 }
@@ -80,13 +82,29 @@ export async function readBatchNamespaces(kube: KubeClient, names: readonly stri
   return found;
 }
 
+/**
+ * The templates as they are now, listed once for the batch: the digest its namespaces plan with (the
+ * snapshot this instance then holds). A batch delivered late (redelivered, or overtaken by a later
+ * fan-out) that took the message's digest from an instance still holding those templates would put
+ * their older version back: a batch planned from the namespaces' records reads no object that
+ * could tell (heldSnapshotOutdated). Undefined when the list is refused: each namespace then
+ * lists them itself and reports why.
+ */
+async function currentTemplates(deps: NamespaceDeps, request: BatchRequest): Promise<string | undefined> {
+  const listed = await readTemplates(deps.kube);
+  if (!listed.ok) return undefined;
+  const now = templatesDigest(listed.value.templates);
+  if (request.templates !== undefined && request.templates !== now) deps.log.log('INFO', 'fan-out batch older than the templates: planned from them as they are now', { template: request.template });
+  return now;
+}
+
 export async function reconcileBatch(deps: NamespaceDeps, request: BatchRequest): Promise<BatchResult> {
-  const read = await readBatchNamespaces(deps.kube, request.targets.map((t) => t.n), deps.log);
+  const [read, templates] = await Promise.all([readBatchNamespaces(deps.kube, request.targets.map((t) => t.n), deps.log), currentTemplates(deps, request)]);
   const touched = new Set<string>();
   const collect = { ...deps, notifyTemplates: async (templates: string[]) => void templates.forEach((t) => touched.add(t)) };
   const outcomes = await mapLimit(request.targets, BATCH_CONCURRENCY, async (t) => {
     try {
-      return await reconcileNamespace(collect, t.n, { fanout: true, templates: request.templates, held: t.h ? { template: request.template, hashes: t.h } : undefined, namespace: read.get(t.n) });
+      return await reconcileNamespace(collect, t.n, { fanout: true, templates, held: t.h ? { template: request.template, hashes: t.h } : undefined, namespace: read.get(t.n) });
     } catch (e) {
       // A crash fails the delivery too (it is redelivered, as a crash of one namespace's message is), after the others are done.
       return { transient: e instanceof TransientError ? e.message : `crashed: ${(e as Error).stack ?? String(e)}`, namespace: t.n };

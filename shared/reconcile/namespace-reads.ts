@@ -1,4 +1,4 @@
-// reconcile-namespace's reads, thin: the namespace, the templates (listed once per fan-out, not
+// reconcile-namespace's reads, thin: the namespace, the templates (listed once per fan-out batch, not
 // once per namespace), the ApplySet parent, the live objects of the kinds Furnish may have
 // applied, and the creator's `use` of require-permission templates. No decisions here beyond
 // classifying a failed read: transient ones throw TransientError (redelivery), permanent ones

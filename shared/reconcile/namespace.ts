@@ -5,7 +5,7 @@
 // the delivery is acknowledged.
 //
 // Calls: a fan-out reconcile reads the namespace (a batch lists its namespaces at once,
-// namespace-batch.ts) and, once per fan-out, the templates; the message
+// namespace-batch.ts) and, once per batch, the templates; the message
 // says what the namespace holds of the template that changed (read cluster-wide once), its record
 // says the rest; it writes each object that changed, and the namespace only when its record or
 // phase changed (a clean apply changes neither). Anything else (a new namespace, drift the relay

@@ -139,7 +139,7 @@ export function kindsAbsenceDecides(desired: Pick<DesiredState, 'objects'>): str
 }
 
 /** resourceVersions are etcd revisions, decimal and growing; anything else cannot be compared (then: newer, to be safe). */
-function writtenAfter(resourceVersion: string | undefined, since: string): boolean {
+export function writtenAfter(resourceVersion: string | undefined, since: string): boolean {
   if (!resourceVersion || !/^\d+$/.test(resourceVersion) || !/^\d+$/.test(since)) return true;
   return BigInt(resourceVersion) > BigInt(since);
 }

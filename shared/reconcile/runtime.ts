@@ -101,6 +101,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         bus: b,
         cluster: msg.cluster || config.cluster,
         namespaceTopic: config.topics.namespaces,
+        pendingTopic: config.topics.pending,
         systemNamespaces: config.systemNamespaces,
         concurrency: config.fanout.concurrency,
         messagesPerSecond: config.fanout.messagesPerSecond,

@@ -13,11 +13,11 @@ import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type NamespaceTemplateStatus } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
 import { apiError, TransientError } from '../kube/errors.ts';
-import { chunk, fanoutNeeded, fanoutTargets, parentRecord, type ParentRecord } from './fanout.ts';
+import { chunk, fanoutNeeded, fanoutTargets, parentRecord, type FanoutTargets, type ParentRecord } from './fanout.ts';
 import { templateFingerprint, templatesDigest } from './fingerprints.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_FANOUT_BATCH, encodeMessage, MAX_FANOUT_TARGETS, type ReconcileMessage } from '../bus/envelope.ts';
-import { namespaceInfo } from './plan.ts';
+import { namespaceInfo, writtenAfter } from './plan.ts';
 import { groupKindOf, parseGroupKind, sortedUnique } from './objects.ts';
 import { statusDiffers, templateStatus } from './report.ts';
 import { addLive, emptyLive, tallyTemplate, type LiveObjects } from './template-status.ts';
@@ -30,6 +30,8 @@ export interface TemplateDeps {
   bus: Bus;
   cluster: string;
   namespaceTopic: string;
+  /** The relay's topic for pending namespaces (FURNISH_TOPIC_PENDING): a namespace not furnished yet is messaged on its lane. */
+  pendingTopic?: string;
   systemNamespaces?: readonly string[];
   concurrency?: number;
   messagesPerSecond?: number;
@@ -57,19 +59,30 @@ function transientOr(what: string, status: number, reason: string | undefined, e
   throw apiError(what, { status, reason, message: error });
 }
 
-/** The namespaces and their ApplySet parents, both lists at once (each a page at a time). */
+/**
+ * The namespaces and their ApplySet parents, both lists at once (each a page at a time). A
+ * namespace furnished since the parents list was taken wrote its parent after it: when the parents
+ * list is older than the namespaces list, it is taken again (then after it), so that a namespace
+ * seen furnished is seen with its parent (a namespace not furnished yet is messaged anyway).
+ */
 async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInfo[]; parents: ParentRecord[] }> {
   const namespaces: NamespaceInfo[] = [];
-  const parents: ParentRecord[] = [];
-  const [nsList, cmList] = await Promise.all([
+  const [nsList, first] = await Promise.all([
     listEach(deps.kube, resourcePath(NAMESPACES), { limit: deps.pageSize }, (ns) => namespaces.push(namespaceInfo(ns))),
-    listEach(deps.kube, '/api/v1/configmaps', { labelSelector: KEY.applySetId, limit: deps.pageSize }, (cm: KubeObject) => {
-      if (cm.metadata.name === APPLYSET_PARENT_NAME) parents.push(parentRecord(cm));
-    }),
+    readParents(deps),
   ]);
   if (!nsList.ok) transientOr('list namespaces', nsList.status, nsList.reason, nsList.error);
-  if (!cmList.ok) transientOr('list applyset parents', cmList.status, cmList.reason, cmList.error);
+  const { parents } = writtenAfter(nsList.resourceVersion, first.resourceVersion) ? await readParents(deps) : first;
   return { namespaces, parents };
+}
+
+async function readParents(deps: TemplateDeps): Promise<{ parents: ParentRecord[]; resourceVersion: string }> {
+  const parents: ParentRecord[] = [];
+  const listed = await listEach(deps.kube, '/api/v1/configmaps', { labelSelector: KEY.applySetId, limit: deps.pageSize }, (cm: KubeObject) => {
+    if (cm.metadata.name === APPLYSET_PARENT_NAME) parents.push(parentRecord(cm));
+  });
+  if (!listed.ok) transientOr('list applyset parents', listed.status, listed.reason, listed.error);
+  return { parents, resourceVersion: listed.resourceVersion };
 }
 
 /** The template's objects across the cluster (by label, a page at a time, only keys and hashes kept), or null without a resolver. */
@@ -90,9 +103,13 @@ async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveO
   return live;
 }
 
-/** The fan-out's messages: `targets` in batches, each namespace with what it holds of the template (when read). */
-export function fanoutMessages(opts: { cluster: string; template: string; cause: string; digest: string; batch: number }, targets: readonly string[], live: LiveObjects | null): ReconcileMessage[] {
-  return chunk(targets, opts.batch).map((names, i) => ({
+/**
+ * The fan-out's messages: the batched targets in batches, each namespace with what it holds of the
+ * template (when read); a namespace not furnished yet alone, named by the message (its ordering
+ * key is the namespace's own), without the digest.
+ */
+export function fanoutMessages(opts: { cluster: string; template: string; cause: string; digest: string; batch: number }, targets: FanoutTargets, live: LiveObjects | null): ReconcileMessage[] {
+  const batches = chunk(targets.batched, opts.batch).map((names, i): ReconcileMessage => ({
     v: 1,
     cluster: opts.cluster,
     kind: 'Namespace',
@@ -103,6 +120,8 @@ export function fanoutMessages(opts: { cluster: string; template: string; cause:
     template: opts.template,
     targets: names.map((n) => (live ? { n, h: live.byNamespace.get(n) ?? {} } : { n })),
   }));
+  const alone = targets.alone.map((n): ReconcileMessage => ({ v: 1, cluster: opts.cluster, kind: 'Namespace', name: n, type: 'FANOUT', cause: opts.cause }));
+  return [...batches, ...alone];
 }
 
 async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTemplateStatus): Promise<void> {
@@ -118,8 +137,9 @@ async function readTemplate(deps: TemplateDeps, name: string): Promise<Namespace
 
 /**
  * Every template, not only this one: the fan-out tells namespaces which templates it saw (one
- * digest, templatesDigest), so that they need not list them again: one call here instead of one
- * per namespace.
+ * digest, templatesDigest). A batch lists them again when it runs (namespace-batch.ts), and logs
+ * when it finds them changed since; a message without targets that carries the digest is planned
+ * from templates held with it.
  */
 async function readAllTemplates(deps: TemplateDeps, name: string): Promise<{ t: NamespaceTemplate | null; all: NamespaceTemplate[] }> {
   const listed = await listAll(deps.kube, resourcePath(TEMPLATES));
@@ -144,7 +164,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
 
   if (!opts.recountOnly && fanoutNeeded(t)) {
     const targets = fanoutTargets(name, t, namespaces, parents, deps.systemNamespaces);
-    result.targets = targets.length;
+    result.targets = targets.batched.length + targets.alone.length;
     result.fannedOut = true;
     const bucket = new TokenBucket(deps.messagesPerSecond ?? 2000, Math.max(1, Math.ceil((deps.messagesPerSecond ?? 2000) / 10)));
     const cause = `template/${name}@${t?.metadata.resourceVersion ?? 'deleted'}`;
@@ -152,27 +172,30 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     const every = Math.max(batch, deps.progressEvery ?? 2000);
     const counts0 = t ? tallyTemplate(t, namespaces, parents, null, deps.systemNamespaces) : null;
     const messages = fanoutMessages({ cluster: deps.cluster, template: name, cause, digest: templatesDigest(all), batch }, targets, live);
+    const total = result.targets;
+    const pendingLane = new Set(targets.pendingLane);
+    const topicOf = (msg: ReconcileMessage): string => (!msg.targets && pendingLane.has(msg.name) ? deps.pendingTopic ?? deps.namespaceTopic : deps.namespaceTopic);
     let failed = 0;
     for (const group of chunk(messages, Math.max(1, Math.floor(every / batch)))) {
       const results = await mapLimit(group, deps.concurrency ?? 64, async (msg) => {
         await bucket.take((ms) => new Promise((r) => setTimeout(r, ms)));
-        const sent = await deps.bus.publish(deps.namespaceTopic, encodeMessage(msg));
+        const sent = await deps.bus.publish(topicOf(msg), encodeMessage(msg));
         return { ok: sent.ok, namespaces: msg.targets?.length ?? 1 };
       });
       for (const r of results) {
         if (r.ok) result.published += r.namespaces;
         else failed += r.namespaces;
       }
-      if (t && counts0 && result.published < targets.length) {
-        status = templateStatus(status, counts0, now(), { published: result.published, total: targets.length, done: false });
+      if (t && counts0 && result.published < total) {
+        status = templateStatus(status, counts0, now(), { published: result.published, total, done: false });
         await patchStatus(deps, name, status);
       }
     }
     await deps.bus.flush();
     // How long the reads before the first publish took, and the publishes: a fan-out's fixed part.
-    deps.log.log(failed ? 'WARNING' : 'INFO', 'template fan-out', { template: name, deleted: t === null, targets: targets.length, published: result.published, failed, readMs, publishMs: Math.round(performance.now() - started) - readMs });
+    deps.log.log(failed ? 'WARNING' : 'INFO', 'template fan-out', { template: name, deleted: t === null, targets: total, alone: targets.alone.length, published: result.published, failed, readMs, publishMs: Math.round(performance.now() - started) - readMs });
     // Failing the delivery makes Pub/Sub redeliver: the whole fan-out runs again, which is harmless.
-    if (failed > 0) throw new TransientError(`template ${name}: ${failed} of ${targets.length} publishes failed`, { status: 503 });
+    if (failed > 0) throw new TransientError(`template ${name}: ${failed} of ${total} publishes failed`, { status: 503 });
     if (t) {
       const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [KEY.fanoutHash]: templateFingerprint(t) } } });
       if (!res.ok && res.status !== 404) transientOr(`record fan-out of template ${name}`, res.status, res.reason, res.error);

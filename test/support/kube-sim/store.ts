@@ -11,7 +11,7 @@ export interface StoredEvent {
   type: WatchEventType;
   typeKey: string;
   object: KubeObject;
-  /** The object before a MODIFIED, so a filtered watch can turn it into ADDED or DELETED. */
+  /** The object before a MODIFIED (so a filtered watch can turn it into ADDED or DELETED) or a DELETED (so a continued list can show it). */
   previous?: KubeObject;
 }
 
@@ -22,6 +22,14 @@ export function objectKey(namespace: string | undefined, name: string): string {
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
+
+/** Sorted by namespace then name, like etcd's key order; `keep` (read-only) filters before the copies are made. */
+function sortedCopies(objects: ReadonlyMap<string, KubeObject>, namespace?: string, keep?: (obj: KubeObject) => boolean): KubeObject[] {
+  const all = [...objects.entries()]
+    .filter(([, obj]) => (namespace === undefined || obj.metadata.namespace === namespace) && (!keep || keep(obj)))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return all.map(([, obj]) => clone(obj));
+}
 
 export class Store {
   private rv: number;
@@ -55,10 +63,25 @@ export class Store {
    * copies are made, so a selective list of a large collection costs only what it returns.
    */
   list(typeKey: string, namespace?: string, keep?: (obj: KubeObject) => boolean): KubeObject[] {
-    const all = [...(this.objects.get(typeKey)?.entries() ?? [])]
-      .filter(([, obj]) => (namespace === undefined || obj.metadata.namespace === namespace) && (!keep || keep(obj)))
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return all.map(([, obj]) => clone(obj));
+    return sortedCopies(this.objects.get(typeKey) ?? new Map(), namespace, keep);
+  }
+
+  /**
+   * The list as it stood at `rv`: a continued list is served from its first page's snapshot, as
+   * etcd serves kube-apiserver's. The changes since are undone; undefined when the history no
+   * longer reaches back that far.
+   */
+  listAt(typeKey: string, rv: number, namespace?: string, keep?: (obj: KubeObject) => boolean): KubeObject[] | undefined {
+    if (rv < this.oldestResumableResourceVersion()) return undefined;
+    const at = new Map(this.objects.get(typeKey) ?? []);
+    for (let i = this.history.length - 1; i >= 0 && this.history[i]!.rv > rv; i--) {
+      const e = this.history[i]!;
+      if (e.typeKey !== typeKey) continue;
+      const key = objectKey(e.object.metadata.namespace, e.object.metadata.name!);
+      if (e.type === 'ADDED') at.delete(key);
+      else at.set(key, e.previous ?? e.object);
+    }
+    return sortedCopies(at, namespace, keep);
   }
 
   /** Every stored kind, for namespace deletion and garbage collection. */
@@ -94,7 +117,7 @@ export class Store {
     if (!existing) return undefined;
     this.bucket(typeKey).delete(key);
     const stored = this.stamp(existing, typeKey);
-    this.record({ rv: this.rv, type: 'DELETED', typeKey, object: stored });
+    this.record({ rv: this.rv, type: 'DELETED', typeKey, object: stored, previous: existing });
     return clone(stored);
   }
 

@@ -1,7 +1,7 @@
 // Calls per namespace reconcile, counted by the client's own metrics (every API call passes the
 // seam): a fan-out reconcile costs the namespace's read plus the objects that changed (the issue's
-// bound is changed + 2), and a fan-out to N namespaces lists the templates once, not once per
-// namespace, and reads the template's objects once, cluster-wide.
+// bound is changed + 2), and a fan-out to N namespaces lists the templates once per batch (as they
+// are when the batch runs), not once per namespace, and reads the template's objects once, cluster-wide.
 import { describe, it, expect } from '@jest/globals';
 import { createMemoryBus } from '../../../shared/bus/memory.ts';
 import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
@@ -215,7 +215,7 @@ describe('calls per namespace reconcile', () => {
     const r = await fanOut(api, deps, 'base');
     expect(r.messages).toHaveLength(1);
     expect(r.messages[0]!.templates).toMatch(/^[0-9a-f]{32}$/);
-    // The namespace's GET and, this instance not holding those templates yet, one list.
+    // The batch's list of its namespaces and its list of the templates.
     expect(r.calls).toBeLessThanOrEqual(2);
     expect(api.writes().slice(written).filter((w) => w.path.includes('/namespaces/a'))).toHaveLength(0);
   });
@@ -241,7 +241,7 @@ describe('calls per namespace reconcile', () => {
     expect(api.writes().length).toBe(writes);
   });
 
-  it('a fan-out to N namespaces lists the templates once, not once per namespace', async () => {
+  it('a fan-out to N namespaces lists the templates once per batch, not once per namespace', async () => {
     const { api, deps } = setup();
     const n = 12;
     for (let i = 0; i < n; i++) api.put(ns(`ns-${i}`));
@@ -252,9 +252,9 @@ describe('calls per namespace reconcile', () => {
     // In batches of five: three messages for twelve namespaces.
     expect(r.messages).toHaveLength(3);
     expect(r.messages.flatMap((m) => m.targets!.map((t) => t.n)).sort()).toEqual(Array.from({ length: n }, (_, i) => `ns-${i}`).sort());
-    expect(r.templateLists).toBe(1);
-    // Per namespace its one changed object; per batch one list of its namespaces; the templates once.
-    expect(r.calls).toBe(n + 3 + 1);
+    expect(r.templateLists).toBe(3);
+    // Per namespace its one changed object; per batch one list of its namespaces and one of the templates.
+    expect(r.calls).toBe(n + 3 + 3);
     for (let i = 0; i < n; i++) expect((api.get('v1', 'ConfigMap', `ns-${i}`, 'quota')?.data as Record<string, string>).pods).toBe('60');
   });
 

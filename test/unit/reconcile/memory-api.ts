@@ -58,6 +58,8 @@ export interface MemoryApi {
   all(kind: string): KubeObject[];
   /** 422 for objects the API server would refuse. */
   rejectWhen?: (obj: KubeObject) => string | undefined;
+  /** Holds a request before the store sees it while the promise it returns is pending (interleavings). */
+  hold?: (req: KubeRequest) => Promise<void> | undefined;
 }
 
 const PLURALS: Record<string, string> = { Namespace: '/namespaces', ConfigMap: '/configmaps', RoleBinding: 'rbac.authorization.k8s.io/rolebindings', NamespaceTemplate: 'furnish.dev/namespacetemplates', Event: '/events', NetworkPolicy: 'networking.k8s.io/networkpolicies', NamespaceInitializationConfiguration: 'furnish.dev/namespaceinitializationconfigurations', LNamespace: 'furnish.dev/lnamespaces', ClusterRole: 'rbac.authorization.k8s.io/clusterroles', ClusterRoleBinding: 'rbac.authorization.k8s.io/clusterrolebindings' };
@@ -89,6 +91,7 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
     },
   };
   const transport = async (req: KubeRequest): Promise<{ status: number; data: unknown }> => {
+    await api.hold?.(req);
     requests.push(req);
     const route = parse(req.path);
     if (!route) return { status: 404, data: status(404, 'NotFound') };

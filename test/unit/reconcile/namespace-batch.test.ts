@@ -10,6 +10,7 @@ import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
 import { namespacesSelector, readBatchNamespaces, reconcileBatch, summariseBatch } from '../../../shared/reconcile/namespace-batch.ts';
+import { templatesDigest } from '../../../shared/reconcile/fingerprints.ts';
 import { memoryApi } from './memory-api.ts';
 
 const ns = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'pending', team: 'x' }, annotations: { [KEY.creator]: 'alice' } } });
@@ -47,6 +48,27 @@ describe('reconcileBatch', () => {
     await expect(run).rejects.toThrow(TransientError);
     await expect(run).rejects.toThrow(/1 of 3 namespaces failed transiently: b: /);
     expect(api.get('v1', 'ConfigMap', 'a', 'quota')?.data).toEqual({ pods: '50' });
+  });
+});
+
+describe('a batch delivered late', () => {
+  it('to an instance still holding the templates of its time does not put that older version back over a newer fan-out\'s', async () => {
+    const { api, deps } = setup(['a']);
+    await reconcileNamespace({ ...deps, notifyTemplates: undefined }, 'a');
+    // What the fan-out read of a's objects when it published.
+    const held = () => ({ '/ConfigMap/a/quota': String(api.get('v1', 'ConfigMap', 'a', 'quota')?.metadata.annotations?.[KEY.appliedHash]) });
+    // v2's batch, delivered to this instance: it lists the templates (v2) and holds them.
+    api.put(tpl('60'));
+    const v2 = { template: 'base', templates: templatesDigest([tpl('60')]), targets: [{ n: 'a', h: held() }] };
+    await reconcileBatch(deps, v2);
+    expect(api.get('v1', 'ConfigMap', 'a', 'quota')?.data).toEqual({ pods: '60' });
+    // v3's batch converges a on another instance; then v2's batch is delivered again, here.
+    api.put(tpl('70'));
+    const other = api.newClient();
+    await reconcileBatch({ ...deps, kube: other, resolver: new ResourceResolver(other) }, { template: 'base', templates: templatesDigest([tpl('70')]), targets: [{ n: 'a', h: held() }] });
+    expect(api.get('v1', 'ConfigMap', 'a', 'quota')?.data).toEqual({ pods: '70' });
+    await reconcileBatch(deps, v2);
+    expect(api.get('v1', 'ConfigMap', 'a', 'quota')?.data).toEqual({ pods: '70' });
   });
 });
 

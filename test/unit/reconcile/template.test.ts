@@ -4,14 +4,16 @@ import { KEY } from '../../../shared/keys.ts';
 import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
-import { decodeMessage } from '../../../shared/bus/envelope.ts';
+import { decodeMessage, encodeMessage } from '../../../shared/bus/envelope.ts';
+import { fanoutTargets } from '../../../shared/reconcile/fanout.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
 import { reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
 import { fanoutMessages, reconcileTemplate, type TemplateDeps } from '../../../shared/reconcile/template.ts';
 import { memoryApi } from './memory-api.ts';
 
-const ns = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'pending', ...labels }, annotations: { [KEY.creator]: 'alice' } } });
+// Furnished namespaces (phase ready): a fan-out converges them in batches. One not furnished yet is messaged alone (fanout-race.test.ts).
+const ns = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'ready', ...labels }, annotations: { [KEY.creator]: 'alice' } } });
 const tpl = (name: string, selector: Record<string, string>, data: Record<string, string> = { a: '1' }): NamespaceTemplate => ({
   apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: selector } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-cm` }, data }] },
 });
@@ -119,7 +121,7 @@ describe('fanoutMessages', () => {
 
   it('puts the targets in batches, each namespace with what it holds of the template (nothing held: an empty map)', () => {
     const live = { hashes: new Map([['/ConfigMap/a/x', 'h1']]), byNamespace: new Map([['a', { '/ConfigMap/a/x': 'h1' }]]) };
-    const msgs = fanoutMessages(opts, ['a', 'b', 'c'], live);
+    const msgs = fanoutMessages(opts, { batched: ['a', 'b', 'c'], alone: [], pendingLane: [] }, live);
     expect(msgs.map((m) => m.name)).toEqual(['gold#0', 'gold#1']);
     expect(msgs.map((m) => m.targets)).toEqual([[{ n: 'a', h: { '/ConfigMap/a/x': 'h1' } }, { n: 'b', h: {} }], [{ n: 'c', h: {} }]]);
     expect(msgs.every((m) => m.type === 'FANOUT' && m.kind === 'Namespace' && m.template === 'gold' && m.templates === 'ab' && m.cause === 'template/gold@7')).toBe(true);
@@ -127,6 +129,35 @@ describe('fanoutMessages', () => {
   });
 
   it('without the objects read (a deleted template), the namespaces read their objects themselves', () => {
-    expect(fanoutMessages(opts, ['a'], null)[0]!.targets).toEqual([{ n: 'a' }]);
+    expect(fanoutMessages(opts, { batched: ['a'], alone: [], pendingLane: [] }, null)[0]!.targets).toEqual([{ n: 'a' }]);
+  });
+
+  it('a namespace not furnished yet is sent alone, under its own ordering key, without the digest', () => {
+    const msgs = fanoutMessages(opts, { batched: ['a'], alone: ['new'], pendingLane: ['new'] }, null);
+    expect(msgs.map((m) => [m.name, m.targets?.length, m.templates])).toEqual([['gold#0', 1, 'ab'], ['new', undefined, undefined]]);
+    const alone = decodeMessage(Buffer.from(JSON.stringify(msgs[1])));
+    expect(alone.ok && alone.message).toMatchObject({ kind: 'Namespace', name: 'new', type: 'FANOUT', cause: 'template/gold@7' });
+    expect(encodeMessage(msgs[1]!).orderingKey).toBe('c/Namespace/new');
+  });
+});
+
+describe('fanoutTargets', () => {
+  const info = (name: string, labels: Record<string, string>) => ({ name, labels, annotations: {} });
+  const t = tpl('gold', { tier: 'gold' });
+
+  it('batches the namespaces that match or carry the template; every one not furnished yet (pending, or no phase) goes alone, matching or not, the pending ones on their lane; system namespaces never', () => {
+    const namespaces = [
+      info('ready', { [KEY.phase]: 'ready', tier: 'gold' }),
+      info('carried', { [KEY.phase]: 'failed' }),
+      info('untouched', { [KEY.phase]: 'ready' }),
+      info('pending', { [KEY.phase]: 'pending', tier: 'gold' }),
+      info('pending-other', { [KEY.phase]: 'pending' }),
+      info('predates', {}),
+      info('kube-system', {}),
+      info('extra-system', { [KEY.phase]: 'pending' }),
+    ];
+    const parents = [{ namespace: 'carried', applied: [], failed: ['gold'] }, { namespace: 'gone', applied: ['gold'], failed: [] }];
+    expect(fanoutTargets('gold', t, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried', 'ready'], alone: ['pending', 'pending-other', 'predates'], pendingLane: ['pending', 'pending-other'] });
+    expect(fanoutTargets('gold', null, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried'], alone: ['pending', 'pending-other', 'predates'], pendingLane: ['pending', 'pending-other'] });
   });
 });

@@ -19,12 +19,12 @@ interface ContinueToken {
   start: string;
 }
 
-function decodeContinue(token: string | null): string | undefined {
+function decodeContinue(token: string | null): Pick<ContinueToken, 'rv' | 'start'> | undefined {
   if (!token) return undefined;
   try {
     const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as ContinueToken;
-    if (parsed.v !== 'meta.k8s.io/v1' || typeof parsed.start !== 'string') throw new Error('bad version');
-    return parsed.start;
+    if (parsed.v !== 'meta.k8s.io/v1' || typeof parsed.start !== 'string' || typeof parsed.rv !== 'number') throw new Error('bad version');
+    return { rv: parsed.rv, start: parsed.start };
   } catch {
     throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
   }
@@ -34,11 +34,13 @@ function encodeContinue(rv: number, lastKey: string): string {
   return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start: `${lastKey}\u0000` })).toString('base64url');
 }
 
-/** The objects a list or watch selects, in key order. */
-export function selectObjects(sim: Sim, req: ApiRequest): KubeObject[] {
+/** The objects a list or watch selects, in key order; at `rv`, as they stood then (a continued list). */
+export function selectObjects(sim: Sim, req: ApiRequest, rv?: number): KubeObject[] {
   const labels = parseLabelSelector(req.query.get('labelSelector') ?? undefined);
   const fields = parseFieldSelector(req.query.get('fieldSelector') ?? undefined, req.type.kind);
-  return sim.store.list(sim.keyOf(req.type), req.type.namespaced ? req.namespace : undefined, (o) => matchesLabels(labels, o.metadata.labels) && matchesFields(fields, o));
+  const keep = (o: KubeObject) => matchesLabels(labels, o.metadata.labels) && matchesFields(fields, o);
+  const namespace = req.type.namespaced ? req.namespace : undefined;
+  return (rv !== undefined ? sim.store.listAt(sim.keyOf(req.type), rv, namespace, keep) : undefined) ?? sim.store.list(sim.keyOf(req.type), namespace, keep);
 }
 
 /** Built-in lists carry items without apiVersion and kind, as typed lists do; custom ones keep them. */
@@ -48,11 +50,17 @@ export function listItem(type: ResourceType, obj: KubeObject): unknown {
   return rest;
 }
 
+/**
+ * Every page of a list shows the collection as of its first page and carries that page's
+ * resourceVersion (as now when kube-sim's history no longer reaches back: etcd's compaction window
+ * is far longer than kube-sim's bounded history).
+ */
 export function listObjects(sim: Sim, req: ApiRequest): ApiReply {
-  const rv = sim.store.currentResourceVersion();
-  const start = decodeContinue(req.query.get('continue'));
-  const all = selectObjects(sim, req);
-  const afterStart = start === undefined ? all : all.filter((o) => objectKey(o.metadata.namespace, o.metadata.name!) >= start);
+  const token = decodeContinue(req.query.get('continue'));
+  const snapshot = token && token.rv >= sim.store.oldestResumableResourceVersion() ? token.rv : undefined;
+  const rv = snapshot ?? sim.store.currentResourceVersion();
+  const all = selectObjects(sim, req, snapshot);
+  const afterStart = token === undefined ? all : all.filter((o) => objectKey(o.metadata.namespace, o.metadata.name!) >= token.start);
   const limit = Number(req.query.get('limit') ?? 0);
   const page = limit > 0 ? afterStart.slice(0, limit) : afterStart;
   const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
