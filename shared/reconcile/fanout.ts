@@ -36,14 +36,16 @@ export function matchesNow(t: NamespaceTemplate, ns: NamespaceInfo, systemNamesp
 }
 
 /**
- * A namespace Furnish has not furnished yet (phase `pending`, or none: it predates the webhook),
- * system namespaces aside. Its first reconcile may be in flight, planned from the templates as they
- * were before this change, and write its ApplySet parent after the fan-out read the parents: only
- * a reconcile after that one, listing the templates afresh, is sure to see the change.
+ * A namespace Furnish has not furnished yet (phase `pending`), system namespaces aside. Its first
+ * reconcile may be in flight, planned from the templates as they were before this change, and
+ * write its ApplySet parent after the fan-out read the parents: only a reconcile after that one,
+ * listing the templates afresh, is sure to see the change. Not a namespace without the phase:
+ * opted out (a CI principal's, possibly thousands) or older than Furnish's webhook, it would be
+ * messaged alone by every fan-out; the older ones' first reconcile races only an install, and the
+ * resync repairs that.
  */
 export function notFurnishedYet(ns: NamespaceInfo, systemNamespaces: readonly string[] = []): boolean {
-  const phase = ns.labels[KEY.phase];
-  return (phase === undefined || phase === PHASE.pending) && !isSystemNamespace(ns.name, systemNamespaces);
+  return ns.labels[KEY.phase] === PHASE.pending && !isSystemNamespace(ns.name, systemNamespaces);
 }
 
 export interface FanoutTargets {

@@ -145,7 +145,7 @@ describe('fanoutTargets', () => {
   const info = (name: string, labels: Record<string, string>) => ({ name, labels, annotations: {} });
   const t = tpl('gold', { tier: 'gold' });
 
-  it('batches the namespaces that match or carry the template; every one not furnished yet (pending, or no phase) goes alone, matching or not, the pending ones on their lane; system namespaces never', () => {
+  it('batches the namespaces that match or carry the template; every one not furnished yet (pending) goes alone, matching or not, on the pending lane; one without the phase (opted out, or older than Furnish) only when it matches; system namespaces never', () => {
     const namespaces = [
       info('ready', { [KEY.phase]: 'ready', tier: 'gold' }),
       info('carried', { [KEY.phase]: 'failed' }),
@@ -153,11 +153,12 @@ describe('fanoutTargets', () => {
       info('pending', { [KEY.phase]: 'pending', tier: 'gold' }),
       info('pending-other', { [KEY.phase]: 'pending' }),
       info('predates', {}),
+      info('predates-gold', { tier: 'gold' }),
       info('kube-system', {}),
       info('extra-system', { [KEY.phase]: 'pending' }),
     ];
     const parents = [{ namespace: 'carried', applied: [], failed: ['gold'] }, { namespace: 'gone', applied: ['gold'], failed: [] }];
-    expect(fanoutTargets('gold', t, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried', 'ready'], alone: ['pending', 'pending-other', 'predates'], pendingLane: ['pending', 'pending-other'] });
-    expect(fanoutTargets('gold', null, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried'], alone: ['pending', 'pending-other', 'predates'], pendingLane: ['pending', 'pending-other'] });
+    expect(fanoutTargets('gold', t, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried', 'predates-gold', 'ready'], alone: ['pending', 'pending-other'], pendingLane: ['pending', 'pending-other'] });
+    expect(fanoutTargets('gold', null, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried'], alone: ['pending', 'pending-other'], pendingLane: ['pending', 'pending-other'] });
   });
 });
