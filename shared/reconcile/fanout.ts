@@ -7,6 +7,7 @@ import { isSystemNamespace, matchTemplates } from '../render/index.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
 import { splitList } from './objects.ts';
 import { templateFingerprint } from './fingerprints.ts';
+import { writtenAfter } from './plan.ts';
 
 
 /** A deleted template always fans out; otherwise only when its fingerprint moved since the last fan-out. */
@@ -46,6 +47,22 @@ export function matchesNow(t: NamespaceTemplate, ns: NamespaceInfo, systemNamesp
  */
 export function notFurnishedYet(ns: NamespaceInfo, systemNamespaces: readonly string[] = []): boolean {
   return ns.labels[KEY.phase] === PHASE.pending && !isSystemNamespace(ns.name, systemNamespaces);
+}
+
+/** A namespace seen furnished (or never to be), with the resourceVersion of its last write. */
+export interface NamespaceWrite {
+  name: string;
+  resourceVersion?: string;
+}
+
+/**
+ * Whether a parents list taken at `parentsAt` may lack a namespace's parent: a namespace seen
+ * furnished, written after that list, with no parent in it (it was furnished in between: its
+ * parent came first, after the list). Namespaces written before it are in it as they were.
+ */
+export function parentsMissed(namespaces: readonly NamespaceWrite[], parents: readonly ParentRecord[], parentsAt: string): boolean {
+  const have = new Set(parents.map((p) => p.namespace));
+  return namespaces.some((n) => !have.has(n.name) && writtenAfter(n.resourceVersion, parentsAt));
 }
 
 export interface FanoutTargets {

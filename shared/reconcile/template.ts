@@ -13,11 +13,11 @@ import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type NamespaceTemplateStatus } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
 import { apiError, TransientError } from '../kube/errors.ts';
-import { chunk, fanoutNeeded, fanoutTargets, parentRecord, type FanoutTargets, type ParentRecord } from './fanout.ts';
+import { chunk, fanoutNeeded, fanoutTargets, notFurnishedYet, parentRecord, parentsMissed, type FanoutTargets, type NamespaceWrite, type ParentRecord } from './fanout.ts';
 import { templateFingerprint, templatesDigest } from './fingerprints.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_FANOUT_BATCH, encodeMessage, MAX_FANOUT_TARGETS, type ReconcileMessage } from '../bus/envelope.ts';
-import { namespaceInfo, writtenAfter } from './plan.ts';
+import { namespaceInfo } from './plan.ts';
 import { groupKindOf, parseGroupKind, sortedUnique } from './objects.ts';
 import { statusDiffers, templateStatus } from './report.ts';
 import { addLive, emptyLive, tallyTemplate, type LiveObjects } from './template-status.ts';
@@ -61,18 +61,24 @@ function transientOr(what: string, status: number, reason: string | undefined, e
 
 /**
  * The namespaces and their ApplySet parents, both lists at once (each a page at a time). A
- * namespace furnished since the parents list was taken wrote its parent after it: when the parents
- * list is older than the namespaces list, it is taken again (then after it), so that a namespace
- * seen furnished is seen with its parent (a namespace not furnished yet is messaged anyway).
+ * namespace furnished after the parents list was taken wrote its parent after it too: when a
+ * namespace seen furnished was written after that list and has no parent in it, the parents are
+ * listed again (then after the namespaces), so that it is seen with its parent (a namespace not
+ * furnished yet is messaged anyway). A quiet fan-out lists them once.
  */
 async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInfo[]; parents: ParentRecord[] }> {
   const namespaces: NamespaceInfo[] = [];
+  const written: NamespaceWrite[] = [];
   const [nsList, first] = await Promise.all([
-    listEach(deps.kube, resourcePath(NAMESPACES), { limit: deps.pageSize }, (ns) => namespaces.push(namespaceInfo(ns))),
+    listEach(deps.kube, resourcePath(NAMESPACES), { limit: deps.pageSize }, (ns) => {
+      const info = namespaceInfo(ns);
+      namespaces.push(info);
+      if (!notFurnishedYet(info, deps.systemNamespaces)) written.push({ name: info.name, resourceVersion: ns.metadata.resourceVersion });
+    }),
     readParents(deps),
   ]);
   if (!nsList.ok) transientOr('list namespaces', nsList.status, nsList.reason, nsList.error);
-  const { parents } = writtenAfter(nsList.resourceVersion, first.resourceVersion) ? await readParents(deps) : first;
+  const { parents } = parentsMissed(written, first.parents, first.resourceVersion) ? await readParents(deps) : first;
   return { namespaces, parents };
 }
 

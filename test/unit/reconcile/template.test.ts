@@ -5,7 +5,7 @@ import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { decodeMessage, encodeMessage } from '../../../shared/bus/envelope.ts';
-import { fanoutTargets } from '../../../shared/reconcile/fanout.ts';
+import { fanoutTargets, parentsMissed } from '../../../shared/reconcile/fanout.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
 import { reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
@@ -160,5 +160,23 @@ describe('fanoutTargets', () => {
     const parents = [{ namespace: 'carried', applied: [], failed: ['gold'] }, { namespace: 'gone', applied: ['gold'], failed: [] }];
     expect(fanoutTargets('gold', t, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried', 'predates-gold', 'ready'], alone: ['pending', 'pending-other'], pendingLane: ['pending', 'pending-other'] });
     expect(fanoutTargets('gold', null, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried'], alone: ['pending', 'pending-other'], pendingLane: ['pending', 'pending-other'] });
+  });
+});
+
+describe('parentsMissed', () => {
+  const parents = [{ namespace: 'with-parent', applied: ['gold'], failed: [] }];
+
+  it('a namespace seen furnished, written after the parents list and missing from it, was furnished in between: list the parents again', () => {
+    expect(parentsMissed([{ name: 'furnished-since', resourceVersion: '120' }], parents, '100')).toBe(true);
+  });
+
+  it('a quiet fan-out lists them once: namespaces written before the list, or with their parent in it, are seen as they were', () => {
+    expect(parentsMissed([{ name: 'no-templates', resourceVersion: '90' }, { name: 'with-parent', resourceVersion: '130' }], parents, '100')).toBe(false);
+    expect(parentsMissed([], parents, '100')).toBe(false);
+  });
+
+  it('a resourceVersion that cannot be compared counts as newer', () => {
+    expect(parentsMissed([{ name: 'odd' }], parents, '100')).toBe(true);
+    expect(parentsMissed([{ name: 'odd', resourceVersion: '5' }], parents, 'not-a-number')).toBe(true);
   });
 });
