@@ -139,9 +139,22 @@ describe('calls per namespace reconcile', () => {
     await settle();
     const perNamespace = names.map((ns) => sent.filter((r) => r.path.includes(`/namespaces/${ns}`)).length);
     const templateLists = sent.filter((r) => r.method === 'GET' && r.path === '/apis/furnish.dev/v1alpha1/namespacetemplates').length;
-    process.stdout.write(`calls per namespace for a one-object fan-out (${cluster.isSimulated ? 'kube-sim' : 'real server'}): ${perNamespace.join(', ')}; template lists: ${templateLists}\n`);
+    // On a shared cluster this stack also reconciles what other suites do meanwhile, and each such
+    // reconcile lists the templates once: a namespace of theirs (one still pending is messaged alone
+    // by every fan-out), a fan-out batch of theirs (its namespaces listed by name), a template of
+    // theirs (reconcile-template lists every namespace). None of it is this fan-out's.
+    const ours = new Set(names);
+    const otherNamespaces = new Set(sent.map((r) => /^\/api\/v1\/namespaces\/([^/]+)$/.exec(r.path)?.[1]).filter((n): n is string => n !== undefined && !ours.has(n))).size;
+    const namespaceLists = sent.filter((r) => r.method === 'GET' && r.path === '/api/v1/namespaces' && r.query?.continue === undefined);
+    const otherBatches = namespaceLists.filter((r) => r.query?.labelSelector !== undefined && !names.some((n) => String(r.query!.labelSelector).includes(n))).length;
+    // reconcile-template lists every namespace in each run; a status recount reads its template by GET, a fan-out lists them all.
+    const recounts = sent.filter((r) => r.method === 'GET' && r.path.startsWith('/apis/furnish.dev/v1alpha1/namespacetemplates/')).length;
+    const otherTemplates = Math.max(0, namespaceLists.filter((r) => r.query?.labelSelector === undefined).length - recounts - 1);
+    const theirs = otherNamespaces + otherBatches + otherTemplates;
+    process.stdout.write(`calls per namespace for a one-object fan-out (${cluster.isSimulated ? 'kube-sim' : 'real server'}): ${perNamespace.join(', ')}; template lists: ${templateLists}, of other suites' reconciles meanwhile: ${theirs}\n`);
     for (const calls of perNamespace) expect(calls).toBeLessThanOrEqual(1 + 2);
-    expect(templateLists).toBeLessThanOrEqual(2);
+    expect(templateLists - theirs).toBeLessThanOrEqual(2);
+    if (cluster.isSimulated) expect(theirs).toBe(0);
     // Writes are the changed object alone: the record holds nothing a clean apply changes, so the namespace is not written.
     for (const ns of names) {
       const writes = sent.filter((r) => r.method !== 'GET' && r.query?.dryRun === undefined && r.path.includes(`/namespaces/${ns}`));
