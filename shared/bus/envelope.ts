@@ -23,7 +23,7 @@ export interface ReconcileMessage {
   /** Why, for logs: `template/<name>@<resourceVersion>` for FANOUT. */
   cause?: string;
   /**
-   * FANOUT: digest of every template as the fan-out saw them (reconcile/fanout.ts templatesDigest).
+   * FANOUT: digest of every template as the fan-out saw them (reconcile/fingerprints.ts templatesDigest).
    * A namespace reconciler holding templates with this digest needs not read them again.
    */
   templates?: string;

@@ -69,16 +69,12 @@ export interface FanoutTargets {
   /** Namespaces converged in batches: those that match now, and those that carry the template from before. */
   batched: string[];
   /**
-   * Namespaces not furnished yet (notFurnishedYet), matching or not: each is sent alone, under its
-   * own ordering key (so after the reconcile in flight) and without the digest (so it lists the
-   * templates afresh).
+   * Namespaces not furnished yet (notFurnishedYet), matching or not: each is sent alone, on the
+   * relay's topic for pending namespaces and under its own ordering key (so after the reconcile in
+   * flight: one ordering key orders messages on one topic only), without the digest (so it lists
+   * the templates afresh).
    */
   alone: string[];
-  /**
-   * Of `alone`, those whose own messages the relay sends on the pending lane (phase pending,
-   * relay-state.ts): theirs take that topic, since one ordering key orders messages on one topic only.
-   */
-  pendingLane: string[];
 }
 
 export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], systemNamespaces: readonly string[] = []): FanoutTargets {
@@ -87,8 +83,7 @@ export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespa
   if (t && !t.metadata.deletionTimestamp) for (const ns of namespaces) if (matchesNow(t, ns, systemNamespaces)) targets.add(ns.name);
   const existing = new Set(namespaces.map((n) => n.name));
   for (const p of parents) if (existing.has(p.namespace) && (p.applied.includes(name) || p.failed.includes(name))) targets.add(p.namespace);
-  const pendingLane = namespaces.filter((ns) => alone.has(ns.name) && ns.labels[KEY.phase] === PHASE.pending).map((ns) => ns.name);
-  return { batched: [...targets].filter((n) => !alone.has(n)).sort(), alone: [...alone].sort(), pendingLane: pendingLane.sort() };
+  return { batched: [...targets].filter((n) => !alone.has(n)).sort(), alone: [...alone].sort() };
 }
 
 export function chunk<T>(items: readonly T[], size: number): T[][] {

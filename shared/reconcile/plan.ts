@@ -133,9 +133,9 @@ export function unpopulated(ns: KubeObject, record: AppliedRecord | null): boole
  * object, so their kinds need no list.
  */
 export function kindsAbsenceDecides(desired: Pick<DesiredState, 'objects'>): string[] {
-  const writes = new Map<string, number>();
-  for (const o of desired.objects) writes.set(o.template, (writes.get(o.template) ?? 0) + 1);
-  return sortedUnique(desired.objects.filter((o) => o.mode !== 'CreateOnly' && (writes.get(o.template) ?? 0) > 1).map((o) => o.groupKind));
+  // The templates that would be dry-run were every object already there (existing: null).
+  const guarded = new Set(templatesToDryRun(desired.objects, { existing: null, unreadableKinds: [], failedBefore: [] }));
+  return sortedUnique(desired.objects.filter((o) => o.mode !== 'CreateOnly' && guarded.has(o.template)).map((o) => o.groupKind));
 }
 
 /** resourceVersions are etcd revisions, decimal and growing; anything else cannot be compared (then: newer, to be safe). */

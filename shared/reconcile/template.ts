@@ -179,8 +179,8 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     const counts0 = t ? tallyTemplate(t, namespaces, parents, null, deps.systemNamespaces) : null;
     const messages = fanoutMessages({ cluster: deps.cluster, template: name, cause, digest: templatesDigest(all), batch }, targets, live);
     const total = result.targets;
-    const pendingLane = new Set(targets.pendingLane);
-    const topicOf = (msg: ReconcileMessage): string => (!msg.targets && pendingLane.has(msg.name) ? deps.pendingTopic ?? deps.namespaceTopic : deps.namespaceTopic);
+    // A batch takes the namespaces topic; a namespace messaged alone is pending: the relay's pending lane.
+    const topicOf = (msg: ReconcileMessage): string => (msg.targets ? deps.namespaceTopic : deps.pendingTopic ?? deps.namespaceTopic);
     let failed = 0;
     for (const group of chunk(messages, Math.max(1, Math.floor(every / batch)))) {
       const results = await mapLimit(group, deps.concurrency ?? 64, async (msg) => {

@@ -121,7 +121,7 @@ describe('fanoutMessages', () => {
 
   it('puts the targets in batches, each namespace with what it holds of the template (nothing held: an empty map)', () => {
     const live = { hashes: new Map([['/ConfigMap/a/x', 'h1']]), byNamespace: new Map([['a', { '/ConfigMap/a/x': 'h1' }]]) };
-    const msgs = fanoutMessages(opts, { batched: ['a', 'b', 'c'], alone: [], pendingLane: [] }, live);
+    const msgs = fanoutMessages(opts, { batched: ['a', 'b', 'c'], alone: [] }, live);
     expect(msgs.map((m) => m.name)).toEqual(['gold#0', 'gold#1']);
     expect(msgs.map((m) => m.targets)).toEqual([[{ n: 'a', h: { '/ConfigMap/a/x': 'h1' } }, { n: 'b', h: {} }], [{ n: 'c', h: {} }]]);
     expect(msgs.every((m) => m.type === 'FANOUT' && m.kind === 'Namespace' && m.template === 'gold' && m.templates === 'ab' && m.cause === 'template/gold@7')).toBe(true);
@@ -129,11 +129,11 @@ describe('fanoutMessages', () => {
   });
 
   it('without the objects read (a deleted template), the namespaces read their objects themselves', () => {
-    expect(fanoutMessages(opts, { batched: ['a'], alone: [], pendingLane: [] }, null)[0]!.targets).toEqual([{ n: 'a' }]);
+    expect(fanoutMessages(opts, { batched: ['a'], alone: [] }, null)[0]!.targets).toEqual([{ n: 'a' }]);
   });
 
   it('a namespace not furnished yet is sent alone, under its own ordering key, without the digest', () => {
-    const msgs = fanoutMessages(opts, { batched: ['a'], alone: ['new'], pendingLane: ['new'] }, null);
+    const msgs = fanoutMessages(opts, { batched: ['a'], alone: ['new'] }, null);
     expect(msgs.map((m) => [m.name, m.targets?.length, m.templates])).toEqual([['gold#0', 1, 'ab'], ['new', undefined, undefined]]);
     const alone = decodeMessage(Buffer.from(JSON.stringify(msgs[1])));
     expect(alone.ok && alone.message).toMatchObject({ kind: 'Namespace', name: 'new', type: 'FANOUT', cause: 'template/gold@7' });
@@ -158,8 +158,8 @@ describe('fanoutTargets', () => {
       info('extra-system', { [KEY.phase]: 'pending' }),
     ];
     const parents = [{ namespace: 'carried', applied: [], failed: ['gold'] }, { namespace: 'gone', applied: ['gold'], failed: [] }];
-    expect(fanoutTargets('gold', t, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried', 'predates-gold', 'ready'], alone: ['pending', 'pending-other'], pendingLane: ['pending', 'pending-other'] });
-    expect(fanoutTargets('gold', null, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried'], alone: ['pending', 'pending-other'], pendingLane: ['pending', 'pending-other'] });
+    expect(fanoutTargets('gold', t, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried', 'predates-gold', 'ready'], alone: ['pending', 'pending-other'] });
+    expect(fanoutTargets('gold', null, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried'], alone: ['pending', 'pending-other'] });
   });
 });
 
