@@ -4,8 +4,8 @@
 // TransientError (the delivery fails, Pub/Sub redelivers); permanent ones are reported once and
 // the delivery is acknowledged.
 //
-// Calls: a fan-out reconcile reads the namespace (a batch lists its namespaces at once,
-// namespace-batch.ts) and, once per batch, the templates; the message
+// Calls: a fan-out reconcile reads the namespace (by its GET: namespace-batch.ts says why not a
+// list) and, once per batch, the templates; the message
 // says what the namespace holds of the template that changed (read cluster-wide once), its record
 // says the rest; it writes each object that changed, and the namespace only when its record or
 // phase changed (a clean apply changes neither). Anything else (a new namespace, drift the relay
@@ -60,7 +60,7 @@ export interface NamespaceRequest {
   templates?: string;
   /** The fan-out's word on what this namespace holds of the template that changed; without it the objects are read. */
   held?: HeldObjects;
-  /** The namespace as a batch read it just now (one list for the batch); absent: read here. */
+  /** The namespace as read just now (a reconcile that starts again with fresher templates); absent: read here. */
   namespace?: KubeObject;
 }
 
