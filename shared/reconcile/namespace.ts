@@ -20,12 +20,15 @@ import type { KubeObject } from '../kube/types.ts';
 import type { ResourceResolver } from '../kube/resources.ts';
 import type { Authorizer } from '../kube/sar.ts';
 import type { Logger } from '../log.ts';
+import type { NamespaceTemplate } from '../render/index.ts';
 import { TransientError } from '../kube/errors.ts';
+import { templatesDigest } from './fingerprints.ts';
 import { markTimedOutInitializer } from './initializers.ts';
 import { grantedTemplates, observeNamespace, readNamespace, readTemplates } from './namespace-reads.ts';
 import { applyParent, execute, patchNamespace, postEvent } from './namespace-writes.ts';
 import { sortedUnique, splitList } from './objects.ts';
 import { afterWrites, desiredState, heldSnapshotOutdated, kindsAbsenceDecides, kindsToObserve, planNamespace, unpopulated, type HeldObjects, type PlanInput } from './plan.ts';
+import { confirmTemplates, namedBefore, newlyNamed, recheckNeeded } from './recheck.ts';
 import { EMPTY_RECORD, readRecord } from './record.ts';
 import { namespaceEvent, warningEvents, type NamespaceOutcome } from './report.ts';
 
@@ -45,6 +48,12 @@ export interface NamespaceDeps {
    * rather than at the next resync.
    */
   notifyTemplates?: (templates: string[]) => Promise<void>;
+  /**
+   * Set by a fan-out batch: takes the digest of the templates a reconcile planned from when it
+   * must list them again after its writes (recheck.ts), so that the batch lists them once for all
+   * its namespaces. Absent: the reconcile lists them itself.
+   */
+  recheckTemplates?: (digest: string) => void;
   log: Logger;
   now?: () => Date;
 }
@@ -82,6 +91,13 @@ async function observeFor(deps: NamespaceDeps, name: string, first: readonly str
   if (first === null) return observeNamespace(deps, name, all);
   const read = await observeNamespace(deps, name, first);
   return read.ok && read.value.parent ? observeNamespace(deps, name, all) : read;
+}
+
+/** A template newly named in a ready namespace: the templates are listed again (recheck.ts), by the batch when there is one. */
+async function recheck(deps: NamespaceDeps, name: string, templates: readonly NamespaceTemplate[]): Promise<void> {
+  const digest = templatesDigest(templates);
+  if (deps.recheckTemplates) deps.recheckTemplates(digest);
+  else await confirmTemplates(deps, new Set([digest]), `namespace ${name}`);
 }
 
 export async function reconcileNamespace(deps: NamespaceDeps, name: string, request: NamespaceRequest = {}): Promise<NamespaceResult> {
@@ -122,6 +138,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
 
   const after = afterWrites(input, plan, exec, { readyDespiteFailures: deps.readyDespiteFailures });
   if (after.parentWrite) await applyParent(deps, exec, after.parent);
+  const newly = newlyNamed(namedBefore(input.parent, input.record), [plan.parentBefore, after.parentWrite ? after.parent : null]);
   let writes = exec.writes;
 
   const outcome: NamespaceOutcome = {
@@ -146,6 +163,8 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
     after.namespacePatch ? patchNamespace(deps, name, after.namespacePatch) : null,
   ]);
   writes += posted.reduce((a, n) => a + n, 0) + (after.namespacePatch ? 1 : 0);
+  // After every write, the record included (a redelivery planned from the record must know what is there).
+  if (recheckNeeded(ns, newly)) await recheck(deps, name, templates);
   if (why) return { result: 'failed', namespace: name, writes, outcome, reason: `set phase: ${why}` };
   if (writes > 0 && deps.notifyTemplates) {
     const released = [...plan.prune, ...plan.orphan].map((r) => r.template);

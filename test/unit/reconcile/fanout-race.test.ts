@@ -7,6 +7,7 @@ import { describe, it, expect } from '@jest/globals';
 import { createMemoryBus } from '../../../shared/bus/memory.ts';
 import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
 import { KEY } from '../../../shared/keys.ts';
+import { TransientError } from '../../../shared/kube/errors.ts';
 import type { KubeRequest } from '../../../shared/kube/client.ts';
 import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
@@ -19,18 +20,28 @@ import { memoryApi, type MemoryApi } from './memory-api.ts';
 
 const TEMPLATE_PATH = '/apis/furnish.dev/v1alpha1/namespacetemplates/t';
 const ns = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.metadataName]: name, [KEY.phase]: 'pending', team: 'x' }, annotations: { [KEY.creator]: 'alice' } } });
-const tpl = (team: string): NamespaceTemplate => ({
+const tpl = (team: string, a = '1'): NamespaceTemplate => ({
   apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: 't' },
-  spec: { namespaces: { labelSelector: { matchLabels: { team } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 't-cm' }, data: { a: '1' } }] },
+  spec: { namespaces: { labelSelector: { matchLabels: { team } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 't-cm' }, data: { a } }] },
 });
 
-/** A request held until `open()`; `reached` resolves when the first one arrives. */
-function gate(match: (req: KubeRequest) => boolean): { hold: (req: KubeRequest) => Promise<void> | undefined; reached: Promise<void>; open: () => void } {
+/** A request held until `open()`; `reached` resolves when the first one arrives. With `once`, only that first one is held. */
+function gate(match: (req: KubeRequest) => boolean, once = false): { hold: (req: KubeRequest) => Promise<void> | undefined; reached: Promise<void>; open: () => void } {
   let open!: () => void;
   let reach!: () => void;
+  let held = false;
   const opened = new Promise<void>((r) => (open = r));
   const reached = new Promise<void>((r) => (reach = r));
-  return { hold: (req) => (match(req) ? (reach(), opened) : undefined), reached, open };
+  return {
+    hold: (req) => {
+      if (!match(req) || (once && held)) return undefined;
+      held = true;
+      reach();
+      return opened;
+    },
+    reached,
+    open,
+  };
 }
 
 interface Sent {
@@ -114,5 +125,103 @@ describe('a template change while a namespace\'s first population is in flight',
     expect(messages.flatMap(({ message }) => message.targets?.map((t) => t.n) ?? [message.name])).toEqual(['a']);
     for (const { message } of messages) await answer(deps, message);
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
+  });
+});
+
+/** As the bus delivers: a delivery that fails transiently is delivered again (here at once); the number of deliveries it took. */
+async function delivered(run: () => Promise<unknown>): Promise<number> {
+  for (let n = 1; ; n++) {
+    try {
+      await run();
+      return n;
+    } catch (e) {
+      if (!(e instanceof TransientError) || n === 3) throw e;
+    }
+  }
+}
+
+/** Namespace a, ready, selected by no template (team z); then labelled so that t (v1) selects it: the relay's message for that change is reconciled. */
+async function readyThenSelected(api: MemoryApi, deps: NamespaceDeps): Promise<void> {
+  const a = ns('a');
+  api.put({ ...a, metadata: { ...a.metadata, labels: { ...a.metadata.labels, team: 'z' } } });
+  expect((await reconcileNamespace(deps, 'a')).result).toBe('converged');
+  const ready = api.get('v1', 'Namespace', undefined, 'a')!;
+  expect(ready.metadata.labels?.[KEY.phase]).toBe('ready');
+  api.put({ ...ready, metadata: { ...ready.metadata, labels: { ...ready.metadata.labels, team: 'x' } } });
+}
+
+const data = (api: MemoryApi): unknown => api.get('v1', 'ConfigMap', 'a', 't-cm')?.data;
+
+describe('a template change while a ready namespace is being selected by it', () => {
+  const readyChanges: [string, (api: MemoryApi) => Promise<unknown>, unknown][] = [
+    ...changes.map(([what, change]): [string, (api: MemoryApi) => Promise<unknown>, unknown] => [what, change, undefined]),
+    ['changes its objects', async (api) => api.put(tpl('x', '2')), { a: '2' }],
+  ];
+
+  it.each(readyChanges)('a template that %s while the reconcile that first names it is in flight: that reconcile fails, and its redelivery plans from the new version', async (_what, change, want) => {
+    const { api, deps } = setup();
+    await readyThenSelected(api, deps);
+    // The reconcile of the label change lists the templates (t v1 selects a) and is held at its first write, the parent naming t.
+    const first = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'), true);
+    api.hold = first.hold;
+    const reconcile = delivered(() => reconcileNamespace(deps, 'a'));
+    await first.reached;
+    await change(api);
+    // The fan-out reads the parents before that write, and a is ready: not messaged alone. A template
+    // that still selects a sends it in a batch, answered here before the held reconcile writes.
+    const messages = await fanOut(api, deps);
+    expect(messages.filter(({ message }) => message.name === 'a')).toEqual([]);
+    for (const { message } of messages) await delivered(() => answer(deps, message));
+    first.open();
+    const deliveries = await reconcile;
+    expect(data(api)).toEqual(want);
+    expect(api.get('v1', 'ConfigMap', 'a', 'furnish-applyset')?.metadata.annotations?.[KEY.appliedTemplates]).toBe(want ? 't' : '');
+    // Its one list after the writes saw the change: the delivery failed and was redelivered.
+    expect(deliveries).toBe(2);
+  });
+
+  /** Namespaces a and b ready, selected by no template, then labelled team x; t (v1, selecting team x) is created: its fan-out, collected. */
+  async function createdForTwo(): Promise<{ api: MemoryApi; deps: NamespaceDeps; batch: ReconcileMessage }> {
+    const api = memoryApi();
+    const deps: NamespaceDeps = { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger };
+    for (const name of ['a', 'b']) {
+      api.put({ ...ns(name), metadata: { ...ns(name).metadata, labels: { ...ns(name).metadata.labels, team: 'z' } } });
+      expect((await reconcileNamespace(deps, name)).result).toBe('converged');
+      const ready = api.get('v1', 'Namespace', undefined, name)!;
+      api.put({ ...ready, metadata: { ...ready.metadata, labels: { ...ready.metadata.labels, team: 'x' } } });
+    }
+    api.put(tpl('x'));
+    const messages = await fanOut(api, deps);
+    expect(messages.map(({ message }) => message.targets?.map((t) => t.n))).toEqual([['a', 'b']]);
+    return { api, deps, batch: messages[0]!.message };
+  }
+
+  const templateLists = (api: MemoryApi): number => api.requests.filter((r) => r.method === 'GET' && r.path === '/apis/furnish.dev/v1alpha1/namespacetemplates').length;
+
+  it('a fan-out batch whose namespaces name a template for the first time lists the templates once more for the whole batch, after its writes', async () => {
+    const { api, deps, batch } = await createdForTwo();
+    const before = templateLists(api);
+    expect(await delivered(() => answer(deps, batch))).toBe(1);
+    // One list when the batch runs, one after the writes of both namespaces.
+    expect(templateLists(api) - before).toBe(2);
+    for (const name of ['a', 'b']) expect(api.get('v1', 'ConfigMap', name, 't-cm')?.data).toEqual({ a: '1' });
+  });
+
+  it('a fan-out batch that names a template for the first time while it stops selecting its namespaces is redelivered, and leaves nothing of it there', async () => {
+    const { api, deps, batch } = await createdForTwo();
+    // The batch is held at a's first write (its parent, naming t); t then stops selecting team x.
+    const first = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'), true);
+    api.hold = first.hold;
+    const delivering = delivered(() => answer(deps, batch));
+    await first.reached;
+    api.put(tpl('w'));
+    // The fan-out of that change reads the parents before a's is written: a is not among its targets.
+    const next = await fanOut(api, deps);
+    expect(next.flatMap(({ message }) => message.targets?.map((t) => t.n) ?? [message.name])).not.toContain('a');
+    first.open();
+    const deliveries = await delivering;
+    for (const { message } of next) await delivered(() => answer(deps, message));
+    for (const name of ['a', 'b']) expect(api.get('v1', 'ConfigMap', name, 't-cm')).toBeUndefined();
+    expect(deliveries).toBe(2);
   });
 });
