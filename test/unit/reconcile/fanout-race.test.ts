@@ -2,20 +2,17 @@
 // before the change and writes after the fan-out read which namespaces hold the template. Each
 // interleaving is forced by holding requests in the in-memory API; the fan-out's messages are then
 // answered as the runtime answers them, each after the reconcile already in flight (Pub/Sub
-// delivers one ordering key's messages one at a time).
+// delivers one ordering key's messages one at a time). test/integration/ready-race.test.ts forces
+// the ready namespace's race on an API server.
 import { describe, it, expect } from '@jest/globals';
-import { createMemoryBus } from '../../../shared/bus/memory.ts';
-import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
+import type { ReconcileMessage } from '../../../shared/bus/envelope.ts';
 import { KEY } from '../../../shared/keys.ts';
-import { TransientError } from '../../../shared/kube/errors.ts';
-import type { KubeRequest } from '../../../shared/kube/client.ts';
 import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
-import { reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
-import { reconcileTemplate } from '../../../shared/reconcile/template.ts';
+import { answer, delivered, fanOut, gate, namedBy } from '../../support/fanout-race.ts';
 import { memoryApi, type MemoryApi } from './memory-api.ts';
 
 const TEMPLATE_PATH = '/apis/furnish.dev/v1alpha1/namespacetemplates/t';
@@ -24,51 +21,6 @@ const tpl = (team: string, a = '1'): NamespaceTemplate => ({
   apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: 't' },
   spec: { namespaces: { labelSelector: { matchLabels: { team } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 't-cm' }, data: { a } }] },
 });
-
-/** A request held until `open()`; `reached` resolves when the first one arrives. With `once`, only that first one is held. */
-function gate(match: (req: KubeRequest) => boolean, once = false): { hold: (req: KubeRequest) => Promise<void> | undefined; reached: Promise<void>; open: () => void } {
-  let open!: () => void;
-  let reach!: () => void;
-  let held = false;
-  const opened = new Promise<void>((r) => (open = r));
-  const reached = new Promise<void>((r) => (reach = r));
-  return {
-    hold: (req) => {
-      if (!match(req) || (once && held)) return undefined;
-      held = true;
-      reach();
-      return opened;
-    },
-    reached,
-    open,
-  };
-}
-
-interface Sent {
-  message: ReconcileMessage;
-  topic: string;
-  key: string;
-}
-
-/** The fan-out's messages, collected rather than delivered, with their topics and ordering keys. */
-async function fanOut(api: MemoryApi, deps: NamespaceDeps): Promise<Sent[]> {
-  const bus = createMemoryBus();
-  const out: Sent[] = [];
-  for (const topic of ['ns', 'ns-pending']) {
-    bus.subscribe(topic, async (d) => {
-      const m = decodeMessage(d.data);
-      if (m.ok) out.push({ message: m.message, topic, key: d.orderingKey });
-    });
-  }
-  await reconcileTemplate({ kube: api.client, resolver: deps.resolver, bus, cluster: 'local', namespaceTopic: 'ns', pendingTopic: 'ns-pending', log: silentLogger, messagesPerSecond: 1e6 }, 't');
-  await bus.idle();
-  return out;
-}
-
-/** As the runtime answers a namespace message. */
-function answer(deps: NamespaceDeps, m: ReconcileMessage): Promise<unknown> {
-  return m.targets && m.template ? reconcileBatch(deps, { template: m.template, templates: m.templates, targets: m.targets }) : reconcileNamespace(deps, m.name, { fanout: m.type === 'FANOUT', templates: m.templates });
-}
 
 function setup(): { api: MemoryApi; deps: NamespaceDeps } {
   const api = memoryApi();
@@ -91,7 +43,7 @@ describe('a template change while a namespace\'s first population is in flight',
     const first = reconcileNamespace(deps, 'a');
     await writes.reached;
     await change(api);
-    const messages = await fanOut(api, deps);
+    const messages = await fanOut(deps, 't');
     writes.open();
     expect((await first).result).toBe('converged');
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeDefined();
@@ -114,7 +66,7 @@ describe('a template change while a namespace\'s first population is in flight',
     const first = reconcileNamespace(deps, 'a');
     await writes.reached;
     await api.client.call({ method: 'DELETE', path: TEMPLATE_PATH });
-    const fanout = fanOut(api, deps);
+    const fanout = fanOut(deps, 't');
     await namespaces.reached;
     while (!api.requests.some((r) => r.path === '/api/v1/configmaps')) await new Promise((r) => setImmediate(r));
     writes.open();
@@ -122,23 +74,11 @@ describe('a template change while a namespace\'s first population is in flight',
     expect(api.get('v1', 'Namespace', undefined, 'a')?.metadata.labels?.[KEY.phase]).toBe('ready');
     namespaces.open();
     const messages = await fanout;
-    expect(messages.flatMap(({ message }) => message.targets?.map((t) => t.n) ?? [message.name])).toEqual(['a']);
+    expect(namedBy(messages)).toEqual(['a']);
     for (const { message } of messages) await answer(deps, message);
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
   });
 });
-
-/** As the bus delivers: a delivery that fails transiently is delivered again (here at once); the number of deliveries it took. */
-async function delivered(run: () => Promise<unknown>): Promise<number> {
-  for (let n = 1; ; n++) {
-    try {
-      await run();
-      return n;
-    } catch (e) {
-      if (!(e instanceof TransientError) || n === 3) throw e;
-    }
-  }
-}
 
 /** Namespace a, ready, selected by no template (team z); then labelled so that t (v1) selects it: the relay's message for that change is reconciled. */
 async function readyThenSelected(api: MemoryApi, deps: NamespaceDeps): Promise<void> {
@@ -169,7 +109,7 @@ describe('a template change while a ready namespace is being selected by it', ()
     await change(api);
     // The fan-out reads the parents before that write, and a is ready: not messaged alone. A template
     // that still selects a sends it in a batch, answered here before the held reconcile writes.
-    const messages = await fanOut(api, deps);
+    const messages = await fanOut(deps, 't');
     expect(messages.filter(({ message }) => message.name === 'a')).toEqual([]);
     for (const { message } of messages) await delivered(() => answer(deps, message));
     first.open();
@@ -191,7 +131,7 @@ describe('a template change while a ready namespace is being selected by it', ()
       api.put({ ...ready, metadata: { ...ready.metadata, labels: { ...ready.metadata.labels, team: 'x' } } });
     }
     api.put(tpl('x'));
-    const messages = await fanOut(api, deps);
+    const messages = await fanOut(deps, 't');
     expect(messages.map(({ message }) => message.targets?.map((t) => t.n))).toEqual([['a', 'b']]);
     return { api, deps, batch: messages[0]!.message };
   }
@@ -216,8 +156,8 @@ describe('a template change while a ready namespace is being selected by it', ()
     await first.reached;
     api.put(tpl('w'));
     // The fan-out of that change reads the parents before a's is written: a is not among its targets.
-    const next = await fanOut(api, deps);
-    expect(next.flatMap(({ message }) => message.targets?.map((t) => t.n) ?? [message.name])).not.toContain('a');
+    const next = await fanOut(deps, 't');
+    expect(namedBy(next)).not.toContain('a');
     first.open();
     const deliveries = await delivering;
     for (const { message } of next) await delivered(() => answer(deps, message));
