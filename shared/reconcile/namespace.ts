@@ -71,6 +71,8 @@ export interface NamespaceRequest {
   held?: HeldObjects;
   /** The namespace as a batch read it just now (one list for the batch); absent: read here. */
   namespace?: KubeObject;
+  /** Set by the reconcile itself when it lists the templates again (heldSnapshotOutdated): not a second time. */
+  relisted?: boolean;
 }
 
 export interface NamespaceResult {
@@ -109,7 +111,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   if (!ns) return { result: 'gone', namespace: name, writes: 0 };
   const listed = await readTemplates(deps.kube, request.fanout ? request.templates : undefined);
   if (!listed.ok) return failed(listed.reason);
-  const { templates, heldAt } = listed.value;
+  const { templates, listedAt } = listed.value;
 
   const { granted, refused } = await grantedTemplates(deps, ns, templates);
   const desired = desiredState(ns, templates, { systemNamespaces: deps.systemNamespaces, granted: (t) => granted.has(t) });
@@ -122,9 +124,10 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
     const read = await observeFor(deps, name, !request.fanout && unpopulated(ns, record) ? kindsAbsenceDecides(desired) : null, kindsToObserve(desired, record, null, templates));
     if (!read.ok) return failed(read.reason);
     const { parent, seen } = read.value;
-    if (heldAt !== undefined && heldSnapshotOutdated(heldAt, parent, seen.objects)) {
-      // Written since the templates this instance holds were listed: plan from a fresh list (once: no digest then).
-      return reconcileNamespace(deps, name, { ...request, templates: undefined, namespace: ns });
+    if (!request.relisted && heldSnapshotOutdated(listedAt, parent, seen.objects)) {
+      // Written since the templates were listed (held from before, or a fan-out's batch wrote while
+      // this reconcile was between its list and its reads): plan from a fresh list, once.
+      return reconcileNamespace(deps, name, { ...request, templates: undefined, namespace: ns, relisted: true });
     }
     input = { ...input, observed: seen.objects, unreadableKinds: seen.unreadableKinds, parent };
     plan = planNamespace(input);

@@ -165,3 +165,26 @@ describe('a template change while a ready namespace is being selected by it', ()
     expect(deliveries).toBe(2);
   });
 });
+
+describe('a template change while a reconcile of a ready namespace that holds it is in flight', () => {
+  it('a reconcile that listed the templates before the change and reads the objects after the fan-out\'s batch wrote them plans from the templates as they are now: the older version is not put back', async () => {
+    const { api, deps } = setup();
+    expect((await reconcileNamespace(deps, 'a')).result).toBe('converged');
+    // A resync's reconcile lists the templates (v1) and is held at its read of the objects.
+    const objects = gate((req) => req.method === 'GET' && req.path === '/api/v1/namespaces/a/configmaps', true);
+    api.hold = objects.hold;
+    const resync = reconcileNamespace(deps, 'a');
+    await objects.reached;
+    api.put(tpl('x', '2'));
+    const messages = await fanOut(deps, 't');
+    expect(namedBy(messages)).toEqual(['a']);
+    for (const { message } of messages) await delivered(() => answer(deps, message));
+    expect(data(api)).toEqual({ a: '2' });
+    objects.open();
+    const r = await resync;
+    expect(r.result).toBe('converged');
+    expect(data(api)).toEqual({ a: '2' });
+    // It found the batch's write newer than its list, listed them again, and had nothing left to write.
+    expect(r.writes).toBe(0);
+  });
+});
