@@ -4,9 +4,11 @@
 // the template for the first time; the template changes and its fan-out reads the parents before
 // that write. The reconcile lists the templates once more after its writes, sees the change and
 // fails its delivery; the redelivery plans from the new version (shared/reconcile/recheck.ts).
-// The interleaving is forced by holding one request at the reconciler's client seam (never
-// answering in the server's place); test/unit/reconcile/fanout-race.test.ts has the same on the
-// in-memory API.
+// And a resync's reconcile that listed the templates before a change and reads the objects after
+// the fan-out's batch wrote them lists them again (heldSnapshotOutdated on a fresh list). Each
+// interleaving is forced by holding one request at the reconciler's client seam (never answering
+// in the server's place); test/unit/reconcile/fanout-race.test.ts has the same on the in-memory
+// API.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KEY } from '../../shared/keys.ts';
 import { connect, createKubeClient, type KubeClient } from '../../shared/kube/client.ts';
@@ -90,5 +92,33 @@ describe('a template change while a ready namespace is being selected by it', ()
     expect((await get(admin, CONFIGMAP(ns, 'race-cm')))?.data).toEqual(want);
     expect((await get(admin, CONFIGMAP(ns, 'furnish-applyset')))?.metadata.annotations?.[KEY.appliedTemplates]).toBe(want ? name : '');
     expect(deliveries).toBe(2);
+  }, 60_000);
+
+  it('a resync\'s reconcile that listed the templates before a change and reads the objects after the fan-out\'s batch wrote them lists them again rather than put the older version back', async () => {
+    const ns = `ready-resync-${run}`;
+    const name = `ready-resync-${run}`;
+    created.templates.push(name);
+    await applyTemplate(admin, tpl(name, 'x'));
+    created.namespaces.push(ns);
+    await createNamespace(admin, ns, { race: `x-${run}` });
+    expect((await reconcileNamespace(deps, ns)).result).toBe('converged');
+    expect((await get(admin, CONFIGMAP(ns, 'race-cm')))?.data).toEqual({ a: '1' });
+
+    // The resync's reconcile lists the templates (v1) and is held at its list of the ConfigMaps.
+    const objects = gate((req) => req.method === 'GET' && req.path === `/api/v1/namespaces/${ns}/configmaps`, true);
+    holding.set(objects.hold);
+    const resync = reconcileNamespace(deps, ns);
+    await objects.reached;
+    await applyTemplate(admin, tpl(name, 'x', '2'));
+    const mine = concerning(await fanOut(deps, name), ns);
+    expect(namedBy(mine)).toEqual([ns]);
+    for (const { message } of mine) await delivered(() => answer(deps, message));
+    expect((await get(admin, CONFIGMAP(ns, 'race-cm')))?.data).toEqual({ a: '2' });
+    objects.open();
+    const r = await resync;
+    holding.set(undefined);
+    expect(r.result).toBe('converged');
+    expect((await get(admin, CONFIGMAP(ns, 'race-cm')))?.data).toEqual({ a: '2' });
+    expect(r.writes).toBe(0);
   }, 60_000);
 });
