@@ -13,7 +13,9 @@
 // Furnish may have applied (the ApplySet parent comes with the ConfigMaps, or by a GET beside the
 // lists), and judges ownership on the objects; a first population lists only the kinds whose
 // absence lets a template skip its dry run (plan.ts unpopulated, kindsAbsenceDecides), then
-// writes each object, the parent once, the namespace once, and posts one Event.
+// writes each object, the parent once, the namespace once, and posts one Event. Naming a template
+// in a ready namespace's parent for the first time costs one more list of the templates, after the
+// writes (recheck.ts); a batch makes it once for all its namespaces.
 import { KEY } from '../keys.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
