@@ -4,15 +4,18 @@
 // size (1,000 namespaces: about what the batch's GETs cost; 5,000: 3x them, every batch). They are
 // reconciled together (the client's pacing bounds the calls in flight, not a
 // fixed number of namespaces), the templates are read once for all of them, and reconcile-template
-// hears once which templates changed state. A transient failure in any namespace fails the delivery, so
-// Pub/Sub redelivers the batch with its backoff; the namespaces that had converged cost a read
-// (and at most a repeated, idempotent apply) the second time.
+// hears once which templates changed state; when a namespace names a template for the first time,
+// the templates are listed once more after the writes, once for the batch (recheck.ts). A
+// transient failure in any namespace fails the delivery, so Pub/Sub redelivers the batch with its
+// backoff; the namespaces that had converged cost a read (and at most a repeated, idempotent
+// apply) the second time.
 import type { FanoutTarget } from '../bus/envelope.ts';
 import { TransientError } from '../kube/errors.ts';
 import { mapLimit } from './concurrency.ts';
 import { templatesDigest } from './fingerprints.ts';
 import { readTemplates } from './namespace-reads.ts';
 import { sortedUnique } from './objects.ts';
+import { confirmTemplates } from './recheck.ts';
 import { reconcileNamespace, type NamespaceDeps, type NamespaceResult } from './namespace.ts';
 
 export interface BatchRequest {
@@ -71,7 +74,8 @@ async function currentTemplates(deps: NamespaceDeps, request: BatchRequest): Pro
 export async function reconcileBatch(deps: NamespaceDeps, request: BatchRequest): Promise<BatchResult> {
   const templates = await currentTemplates(deps, request);
   const touched = new Set<string>();
-  const collect = { ...deps, notifyTemplates: async (templates: string[]) => void templates.forEach((t) => touched.add(t)) };
+  const planned = new Set<string>();
+  const collect = { ...deps, notifyTemplates: async (templates: string[]) => void templates.forEach((t) => touched.add(t)), recheckTemplates: (digest: string) => void planned.add(digest) };
   const outcomes = await mapLimit(request.targets, BATCH_CONCURRENCY, async (t) => {
     try {
       return await reconcileNamespace(collect, t.n, { fanout: true, templates, held: t.h ? { template: request.template, hashes: t.h } : undefined });
@@ -86,5 +90,7 @@ export async function reconcileBatch(deps: NamespaceDeps, request: BatchRequest)
   const { result, transient } = summariseBatch(outcomes);
   deps.log.log(result.failed.length > 0 || transient ? 'WARNING' : 'INFO', 'fan-out batch reconciled', { template: request.template, namespaces: result.namespaces, ...result.counts, writes: result.writes, transient: transient?.message });
   if (transient) throw transient;
+  // A namespace that named a template for the first time: the templates once more, for them all (recheck.ts).
+  await confirmTemplates(deps, planned, `fan-out batch of template ${request.template}`);
   return result;
 }

@@ -77,7 +77,7 @@ export async function readTemplates(kube: KubeClient, vouched?: string): Promise
   let slot = snapshots.get(kube);
   if (!slot) snapshots.set(kube, (slot = {}));
   if (vouched !== undefined) {
-    const held = (s: TemplateSnapshot) => ({ ok: true as const, value: { templates: s.templates, heldAt: s.resourceVersion } });
+    const held = (s: TemplateSnapshot) => ({ ok: true as const, value: { templates: s.templates, listedAt: s.resourceVersion } });
     if (slot.last?.digest === vouched) return held(slot.last);
     const shared = slot.inflight ? await slot.inflight : undefined;
     if (shared?.ok && shared.value.digest === vouched) return held(shared.value);
@@ -88,17 +88,17 @@ export async function readTemplates(kube: KubeClient, vouched?: string): Promise
   if (slot.inflight === listing) slot.inflight = undefined;
   if (!got.ok) return got;
   slot.last = got.value;
-  return { ok: true, value: { templates: got.value.templates } };
+  return { ok: true, value: { templates: got.value.templates, listedAt: got.value.resourceVersion } };
 }
 
 export interface TemplatesRead {
   templates: NamespaceTemplate[];
   /**
-   * Set when the templates are a snapshot held from before (vouched for by the message's digest),
-   * not read now: the resourceVersion of its list. A reconcile that finds the namespace written
-   * since (heldSnapshotOutdated) reads them again.
+   * The resourceVersion of the list the templates come from: just now, or the list a held snapshot
+   * came from. A reconcile that finds the namespace written since (heldSnapshotOutdated: a batch
+   * wrote between its list and its reads, or the snapshot is older) lists them again.
    */
-  heldAt?: string;
+  listedAt: string;
 }
 
 export interface Observed {

@@ -13,19 +13,24 @@
 // Furnish may have applied (the ApplySet parent comes with the ConfigMaps, or by a GET beside the
 // lists), and judges ownership on the objects; a first population lists only the kinds whose
 // absence lets a template skip its dry run (plan.ts unpopulated, kindsAbsenceDecides), then
-// writes each object, the parent once, the namespace once, and posts one Event.
+// writes each object, the parent once, the namespace once, and posts one Event. Naming a template
+// in a ready namespace's parent for the first time costs one more list of the templates, after the
+// writes (recheck.ts); a batch makes it once for all its namespaces.
 import { KEY } from '../keys.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ResourceResolver } from '../kube/resources.ts';
 import type { Authorizer } from '../kube/sar.ts';
 import type { Logger } from '../log.ts';
+import type { NamespaceTemplate } from '../render/index.ts';
 import { TransientError } from '../kube/errors.ts';
+import { templatesDigest } from './fingerprints.ts';
 import { markTimedOutInitializer } from './initializers.ts';
 import { grantedTemplates, observeNamespace, readNamespace, readTemplates } from './namespace-reads.ts';
 import { applyParent, execute, patchNamespace, postEvent } from './namespace-writes.ts';
 import { sortedUnique, splitList } from './objects.ts';
 import { afterWrites, desiredState, heldSnapshotOutdated, kindsAbsenceDecides, kindsToObserve, planNamespace, unpopulated, type HeldObjects, type PlanInput } from './plan.ts';
+import { confirmTemplates, namedBefore, newlyNamed, recheckNeeded } from './recheck.ts';
 import { EMPTY_RECORD, readRecord } from './record.ts';
 import { namespaceEvent, warningEvents, type NamespaceOutcome } from './report.ts';
 
@@ -45,6 +50,12 @@ export interface NamespaceDeps {
    * rather than at the next resync.
    */
   notifyTemplates?: (templates: string[]) => Promise<void>;
+  /**
+   * Set by a fan-out batch: takes the digest of the templates a reconcile planned from when it
+   * must list them again after its writes (recheck.ts), so that the batch lists them once for all
+   * its namespaces. Absent: the reconcile lists them itself.
+   */
+  recheckTemplates?: (digest: string) => void;
   log: Logger;
   now?: () => Date;
 }
@@ -62,6 +73,8 @@ export interface NamespaceRequest {
   held?: HeldObjects;
   /** The namespace as read just now (a reconcile that starts again with fresher templates); absent: read here. */
   namespace?: KubeObject;
+  /** Set by the reconcile itself when it lists the templates again (heldSnapshotOutdated): not a second time. */
+  relisted?: boolean;
 }
 
 export interface NamespaceResult {
@@ -84,6 +97,13 @@ async function observeFor(deps: NamespaceDeps, name: string, first: readonly str
   return read.ok && read.value.parent ? observeNamespace(deps, name, all) : read;
 }
 
+/** A template newly named in a ready namespace: the templates are listed again (recheck.ts), by the batch when there is one. */
+async function recheck(deps: NamespaceDeps, name: string, templates: readonly NamespaceTemplate[]): Promise<void> {
+  const digest = templatesDigest(templates);
+  if (deps.recheckTemplates) deps.recheckTemplates(digest);
+  else await confirmTemplates(deps, new Set([digest]), `namespace ${name}`);
+}
+
 export async function reconcileNamespace(deps: NamespaceDeps, name: string, request: NamespaceRequest = {}): Promise<NamespaceResult> {
   const now = deps.now?.() ?? new Date();
   const failed = (reason: string): NamespaceResult => ({ result: 'failed', namespace: name, writes: 0, reason });
@@ -93,7 +113,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   if (!ns) return { result: 'gone', namespace: name, writes: 0 };
   const listed = await readTemplates(deps.kube, request.fanout ? request.templates : undefined);
   if (!listed.ok) return failed(listed.reason);
-  const { templates, heldAt } = listed.value;
+  const { templates, listedAt } = listed.value;
 
   const { granted, refused } = await grantedTemplates(deps, ns, templates);
   const desired = desiredState(ns, templates, { systemNamespaces: deps.systemNamespaces, granted: (t) => granted.has(t) });
@@ -106,9 +126,10 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
     const read = await observeFor(deps, name, !request.fanout && unpopulated(ns, record) ? kindsAbsenceDecides(desired) : null, kindsToObserve(desired, record, null, templates));
     if (!read.ok) return failed(read.reason);
     const { parent, seen } = read.value;
-    if (heldAt !== undefined && heldSnapshotOutdated(heldAt, parent, seen.objects)) {
-      // Written since the templates this instance holds were listed: plan from a fresh list (once: no digest then).
-      return reconcileNamespace(deps, name, { ...request, templates: undefined, namespace: ns });
+    if (!request.relisted && heldSnapshotOutdated(listedAt, parent, seen.objects)) {
+      // Written since the templates were listed (held from before, or a fan-out's batch wrote while
+      // this reconcile was between its list and its reads): plan from a fresh list, once.
+      return reconcileNamespace(deps, name, { ...request, templates: undefined, namespace: ns, relisted: true });
     }
     input = { ...input, observed: seen.objects, unreadableKinds: seen.unreadableKinds, parent };
     plan = planNamespace(input);
@@ -122,6 +143,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
 
   const after = afterWrites(input, plan, exec, { readyDespiteFailures: deps.readyDespiteFailures });
   if (after.parentWrite) await applyParent(deps, exec, after.parent);
+  const newly = newlyNamed(namedBefore(input.parent, input.record), [plan.parentBefore, after.parentWrite ? after.parent : null]);
   let writes = exec.writes;
 
   const outcome: NamespaceOutcome = {
@@ -146,6 +168,8 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
     after.namespacePatch ? patchNamespace(deps, name, after.namespacePatch) : null,
   ]);
   writes += posted.reduce((a, n) => a + n, 0) + (after.namespacePatch ? 1 : 0);
+  // After every write, the record included (a redelivery planned from the record must know what is there).
+  if (recheckNeeded(ns, newly)) await recheck(deps, name, templates);
   if (why) return { result: 'failed', namespace: name, writes, outcome, reason: `set phase: ${why}` };
   if (writes > 0 && deps.notifyTemplates) {
     const released = [...plan.prune, ...plan.orphan].map((r) => r.template);

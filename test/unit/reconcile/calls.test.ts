@@ -185,6 +185,24 @@ describe('calls per namespace reconcile', () => {
     expect(api.get('v1', 'ConfigMap', 'a', 'owner')).toBeUndefined();
   });
 
+  it('a ready namespace that a template selects for the first time (a label change) lists the templates once more, after all its writes; its resync does not', async () => {
+    const { api, deps } = setup();
+    const a = ns('a');
+    api.put({ ...a, metadata: { ...a.metadata, labels: { ...a.metadata.labels, team: 'z' } } });
+    api.put(tpl('base', [quota('50'), cm('owner')]));
+    await reconcileNamespace(deps, 'a');
+    const ready = api.get('v1', 'Namespace', undefined, 'a')!;
+    api.put({ ...ready, metadata: { ...ready.metadata, labels: { ...ready.metadata.labels, team: 'x' } } });
+    const sent = api.requests.length;
+    expect((await reconcileNamespace(deps, 'a')).result).toBe('converged');
+    const calls = api.requests.slice(sent).map((q) => `${q.method} ${q.path}`);
+    expect(calls.filter((c) => c === `GET ${TEMPLATES_PATH}`)).toHaveLength(2);
+    expect(calls.lastIndexOf(`GET ${TEMPLATES_PATH}`)).toBe(calls.length - 1);
+    const again = api.requests.length;
+    expect((await reconcileNamespace(deps, 'a')).writes).toBe(0);
+    expect(api.requests.slice(again).filter((q) => q.path === TEMPLATES_PATH)).toHaveLength(1);
+  });
+
   it('a late fan-out message whose digest names templates older than what the namespace already holds lists them afresh', async () => {
     const { api, deps } = setup();
     api.put(ns('a'));

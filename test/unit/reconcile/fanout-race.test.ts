@@ -2,62 +2,25 @@
 // before the change and writes after the fan-out read which namespaces hold the template. Each
 // interleaving is forced by holding requests in the in-memory API; the fan-out's messages are then
 // answered as the runtime answers them, each after the reconcile already in flight (Pub/Sub
-// delivers one ordering key's messages one at a time).
+// delivers one ordering key's messages one at a time). test/integration/ready-race.test.ts forces
+// the ready namespace's race on an API server.
 import { describe, it, expect } from '@jest/globals';
-import { createMemoryBus } from '../../../shared/bus/memory.ts';
-import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
+import type { ReconcileMessage } from '../../../shared/bus/envelope.ts';
 import { KEY } from '../../../shared/keys.ts';
-import type { KubeRequest } from '../../../shared/kube/client.ts';
 import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
-import { reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
-import { reconcileTemplate } from '../../../shared/reconcile/template.ts';
+import { answer, delivered, fanOut, gate, namedBy } from '../../support/fanout-race.ts';
 import { memoryApi, type MemoryApi } from './memory-api.ts';
 
 const TEMPLATE_PATH = '/apis/furnish.dev/v1alpha1/namespacetemplates/t';
 const ns = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.metadataName]: name, [KEY.phase]: 'pending', team: 'x' }, annotations: { [KEY.creator]: 'alice' } } });
-const tpl = (team: string): NamespaceTemplate => ({
+const tpl = (team: string, a = '1'): NamespaceTemplate => ({
   apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: 't' },
-  spec: { namespaces: { labelSelector: { matchLabels: { team } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 't-cm' }, data: { a: '1' } }] },
+  spec: { namespaces: { labelSelector: { matchLabels: { team } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 't-cm' }, data: { a } }] },
 });
-
-/** A request held until `open()`; `reached` resolves when the first one arrives. */
-function gate(match: (req: KubeRequest) => boolean): { hold: (req: KubeRequest) => Promise<void> | undefined; reached: Promise<void>; open: () => void } {
-  let open!: () => void;
-  let reach!: () => void;
-  const opened = new Promise<void>((r) => (open = r));
-  const reached = new Promise<void>((r) => (reach = r));
-  return { hold: (req) => (match(req) ? (reach(), opened) : undefined), reached, open };
-}
-
-interface Sent {
-  message: ReconcileMessage;
-  topic: string;
-  key: string;
-}
-
-/** The fan-out's messages, collected rather than delivered, with their topics and ordering keys. */
-async function fanOut(api: MemoryApi, deps: NamespaceDeps): Promise<Sent[]> {
-  const bus = createMemoryBus();
-  const out: Sent[] = [];
-  for (const topic of ['ns', 'ns-pending']) {
-    bus.subscribe(topic, async (d) => {
-      const m = decodeMessage(d.data);
-      if (m.ok) out.push({ message: m.message, topic, key: d.orderingKey });
-    });
-  }
-  await reconcileTemplate({ kube: api.client, resolver: deps.resolver, bus, cluster: 'local', namespaceTopic: 'ns', pendingTopic: 'ns-pending', log: silentLogger, messagesPerSecond: 1e6 }, 't');
-  await bus.idle();
-  return out;
-}
-
-/** As the runtime answers a namespace message. */
-function answer(deps: NamespaceDeps, m: ReconcileMessage): Promise<unknown> {
-  return m.targets && m.template ? reconcileBatch(deps, { template: m.template, templates: m.templates, targets: m.targets }) : reconcileNamespace(deps, m.name, { fanout: m.type === 'FANOUT', templates: m.templates });
-}
 
 function setup(): { api: MemoryApi; deps: NamespaceDeps } {
   const api = memoryApi();
@@ -80,7 +43,7 @@ describe('a template change while a namespace\'s first population is in flight',
     const first = reconcileNamespace(deps, 'a');
     await writes.reached;
     await change(api);
-    const messages = await fanOut(api, deps);
+    const messages = await fanOut(deps, 't');
     writes.open();
     expect((await first).result).toBe('converged');
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeDefined();
@@ -103,7 +66,7 @@ describe('a template change while a namespace\'s first population is in flight',
     const first = reconcileNamespace(deps, 'a');
     await writes.reached;
     await api.client.call({ method: 'DELETE', path: TEMPLATE_PATH });
-    const fanout = fanOut(api, deps);
+    const fanout = fanOut(deps, 't');
     await namespaces.reached;
     while (!api.requests.some((r) => r.path === '/api/v1/configmaps')) await new Promise((r) => setImmediate(r));
     writes.open();
@@ -111,8 +74,117 @@ describe('a template change while a namespace\'s first population is in flight',
     expect(api.get('v1', 'Namespace', undefined, 'a')?.metadata.labels?.[KEY.phase]).toBe('ready');
     namespaces.open();
     const messages = await fanout;
-    expect(messages.flatMap(({ message }) => message.targets?.map((t) => t.n) ?? [message.name])).toEqual(['a']);
+    expect(namedBy(messages)).toEqual(['a']);
     for (const { message } of messages) await answer(deps, message);
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
+  });
+});
+
+/** Namespace a, ready, selected by no template (team z); then labelled so that t (v1) selects it: the relay's message for that change is reconciled. */
+async function readyThenSelected(api: MemoryApi, deps: NamespaceDeps): Promise<void> {
+  const a = ns('a');
+  api.put({ ...a, metadata: { ...a.metadata, labels: { ...a.metadata.labels, team: 'z' } } });
+  expect((await reconcileNamespace(deps, 'a')).result).toBe('converged');
+  const ready = api.get('v1', 'Namespace', undefined, 'a')!;
+  expect(ready.metadata.labels?.[KEY.phase]).toBe('ready');
+  api.put({ ...ready, metadata: { ...ready.metadata, labels: { ...ready.metadata.labels, team: 'x' } } });
+}
+
+const data = (api: MemoryApi): unknown => api.get('v1', 'ConfigMap', 'a', 't-cm')?.data;
+
+describe('a template change while a ready namespace is being selected by it', () => {
+  const readyChanges: [string, (api: MemoryApi) => Promise<unknown>, unknown][] = [
+    ...changes.map(([what, change]): [string, (api: MemoryApi) => Promise<unknown>, unknown] => [what, change, undefined]),
+    ['changes its objects', async (api) => api.put(tpl('x', '2')), { a: '2' }],
+  ];
+
+  it.each(readyChanges)('a template that %s while the reconcile that first names it is in flight: that reconcile fails, and its redelivery plans from the new version', async (_what, change, want) => {
+    const { api, deps } = setup();
+    await readyThenSelected(api, deps);
+    // The reconcile of the label change lists the templates (t v1 selects a) and is held at its first write, the parent naming t.
+    const first = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'), true);
+    api.hold = first.hold;
+    const reconcile = delivered(() => reconcileNamespace(deps, 'a'));
+    await first.reached;
+    await change(api);
+    // The fan-out reads the parents before that write, and a is ready: not messaged alone. A template
+    // that still selects a sends it in a batch, answered here before the held reconcile writes.
+    const messages = await fanOut(deps, 't');
+    expect(messages.filter(({ message }) => message.name === 'a')).toEqual([]);
+    for (const { message } of messages) await delivered(() => answer(deps, message));
+    first.open();
+    const deliveries = await reconcile;
+    expect(data(api)).toEqual(want);
+    expect(api.get('v1', 'ConfigMap', 'a', 'furnish-applyset')?.metadata.annotations?.[KEY.appliedTemplates]).toBe(want ? 't' : '');
+    // Its one list after the writes saw the change: the delivery failed and was redelivered.
+    expect(deliveries).toBe(2);
+  });
+
+  /** Namespaces a and b ready, selected by no template, then labelled team x; t (v1, selecting team x) is created: its fan-out, collected. */
+  async function createdForTwo(): Promise<{ api: MemoryApi; deps: NamespaceDeps; batch: ReconcileMessage }> {
+    const api = memoryApi();
+    const deps: NamespaceDeps = { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger };
+    for (const name of ['a', 'b']) {
+      api.put({ ...ns(name), metadata: { ...ns(name).metadata, labels: { ...ns(name).metadata.labels, team: 'z' } } });
+      expect((await reconcileNamespace(deps, name)).result).toBe('converged');
+      const ready = api.get('v1', 'Namespace', undefined, name)!;
+      api.put({ ...ready, metadata: { ...ready.metadata, labels: { ...ready.metadata.labels, team: 'x' } } });
+    }
+    api.put(tpl('x'));
+    const messages = await fanOut(deps, 't');
+    expect(messages.map(({ message }) => message.targets?.map((t) => t.n))).toEqual([['a', 'b']]);
+    return { api, deps, batch: messages[0]!.message };
+  }
+
+  const templateLists = (api: MemoryApi): number => api.requests.filter((r) => r.method === 'GET' && r.path === '/apis/furnish.dev/v1alpha1/namespacetemplates').length;
+
+  it('a fan-out batch whose namespaces name a template for the first time lists the templates once more for the whole batch, after its writes', async () => {
+    const { api, deps, batch } = await createdForTwo();
+    const before = templateLists(api);
+    expect(await delivered(() => answer(deps, batch))).toBe(1);
+    // One list when the batch runs, one after the writes of both namespaces.
+    expect(templateLists(api) - before).toBe(2);
+    for (const name of ['a', 'b']) expect(api.get('v1', 'ConfigMap', name, 't-cm')?.data).toEqual({ a: '1' });
+  });
+
+  it('a fan-out batch that names a template for the first time while it stops selecting its namespaces is redelivered, and leaves nothing of it there', async () => {
+    const { api, deps, batch } = await createdForTwo();
+    // The batch is held at a's first write (its parent, naming t); t then stops selecting team x.
+    const first = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'), true);
+    api.hold = first.hold;
+    const delivering = delivered(() => answer(deps, batch));
+    await first.reached;
+    api.put(tpl('w'));
+    // The fan-out of that change reads the parents before a's is written: a is not among its targets.
+    const next = await fanOut(deps, 't');
+    expect(namedBy(next)).not.toContain('a');
+    first.open();
+    const deliveries = await delivering;
+    for (const { message } of next) await delivered(() => answer(deps, message));
+    for (const name of ['a', 'b']) expect(api.get('v1', 'ConfigMap', name, 't-cm')).toBeUndefined();
+    expect(deliveries).toBe(2);
+  });
+});
+
+describe('a template change while a reconcile of a ready namespace that holds it is in flight', () => {
+  it('a reconcile that listed the templates before the change and reads the objects after the fan-out\'s batch wrote them plans from the templates as they are now: the older version is not put back', async () => {
+    const { api, deps } = setup();
+    expect((await reconcileNamespace(deps, 'a')).result).toBe('converged');
+    // A resync's reconcile lists the templates (v1) and is held at its read of the objects.
+    const objects = gate((req) => req.method === 'GET' && req.path === '/api/v1/namespaces/a/configmaps', true);
+    api.hold = objects.hold;
+    const resync = reconcileNamespace(deps, 'a');
+    await objects.reached;
+    api.put(tpl('x', '2'));
+    const messages = await fanOut(deps, 't');
+    expect(namedBy(messages)).toEqual(['a']);
+    for (const { message } of messages) await delivered(() => answer(deps, message));
+    expect(data(api)).toEqual({ a: '2' });
+    objects.open();
+    const r = await resync;
+    expect(r.result).toBe('converged');
+    expect(data(api)).toEqual({ a: '2' });
+    // It found the batch's write newer than its list, listed them again, and had nothing left to write.
+    expect(r.writes).toBe(0);
   });
 });
