@@ -101,15 +101,16 @@ export function cacheCannotAnswer(r: { status: number; data?: unknown; error?: s
  * trueUp drops a reservation only for a namespace in the list, so a list that is behind keeps the
  * reservation (an overcount until the next true-up), never loses the slot. A namespace that
  * exists is counted by the true-up of its own event (its creation, label change or relist carries
- * a revision at or after the namespace's), which lists at least that fresh and so sees it: no
- * later than an etcd list would, while its reservation still holds (the ttl is minutes; the cache
- * trails etcd by milliseconds). Later events trigger later true-ups, each at least as fresh as
- * its own. What a list as fresh as an OLDER event could lose (several API servers, each cache at
- * its own revision; messages of different namespaces delivered out of order) is a namespace an
- * earlier true-up counted and released: so a true-up also lists at least as fresh as the
- * newest namespace the status was counted from (`status.countedResourceVersion`, which only
- * grows), and the count never goes back to a view without it. A namespace deleted or moved out
- * shows in a list behind as still there: an overcount, repaired by the true-up of that event.
+ * a revision at or after the namespace's), which lists at least that fresh and so sees it, while
+ * its reservation still holds it (reservationSeconds, 60 s by default). The revision is only a
+ * floor: the cache answers as it is now, milliseconds behind etcd, so any true-up after that
+ * sees it too, as an etcd list would. Later events trigger later true-ups, each at least as
+ * fresh as its own. What a list as fresh as an OLDER event could lose (several API servers, each
+ * cache at its own revision; messages of different namespaces delivered out of order) is a
+ * namespace an earlier true-up counted and released: so a true-up also lists at least as fresh
+ * as the newest namespace the status was counted from (`status.countedResourceVersion`, which
+ * only grows), and the count never goes back to a view without it. A namespace deleted or moved
+ * out shows in a list behind as still there: an overcount, repaired by the true-up of that event.
  */
 async function cachedNamespacesOf(http: KubeHttp, organization: string, resourceVersion: string, log?: Logger): Promise<CountedNamespace[] | undefined> {
   const path = cachedListPath(`${KEY.organization}=${organization}`, resourceVersion);
