@@ -1,13 +1,16 @@
 // reconcile-organization's handler on the shared reconciler runtime: a namespace event trues up
 // the organization(s) it concerns, a resync every Organization (see reconcile.ts). Events for one
 // organization that arrive together share passes: one running, one queued that starts after
-// every event it answers arrived, so a burst of N creates costs a few passes, not N.
+// every event it answers arrived, so a burst of N creates costs a few passes, not N. A pass lists
+// from the watch cache at least as fresh as the newest event it answers (versions.ts).
 import type { ReconcileMessage } from '../bus/envelope.ts';
 import type { KubeCall } from '../kube/http.ts';
+import { API_RETRY } from '../kube/retry.ts';
 import { coalescer } from '../reconcile/concurrency.ts';
 import type { Runtime } from '../reconcile/runtime.ts';
 import { failureOf, reconcileOrganization, reconcileOrganizations, type OrganizationReconcileResult } from './reconcile.ts';
 import { clusterOrganizations } from './source.ts';
+import { PendingRevisions } from './versions.ts';
 
 /** Which Organizations a namespace message can change the count of. */
 export type OrganizationScope = { kind: 'none'; why: string } | { kind: 'some'; organizations: string[] } | { kind: 'all' };
@@ -29,19 +32,29 @@ export function organizationScope(msg: Pick<ReconcileMessage, 'type' | 'organiza
 const ALL = '';
 
 /** Passes in flight per cluster client: a new client (a new cluster, a test's runtime) starts afresh. */
-const passes = new WeakMap<object, ReturnType<typeof coalescer<OrganizationReconcileResult>>>();
+const passes = new WeakMap<object, { pass: ReturnType<typeof coalescer<OrganizationReconcileResult>>; revisions: PendingRevisions }>();
+
+/** A single attempt: the cache list's 504 is an answer (fall back to etcd), not a fault to retry. */
+const ONCE = { ...API_RETRY, attempts: 1 };
 
 export async function reconcileOrganizationsOf(rt: Runtime, msg: ReconcileMessage): Promise<object> {
   const scope = organizationScope(msg);
   if (scope.kind === 'none') return { skipped: scope.why };
   const { kube } = await rt.cluster(msg.cluster || rt.config.cluster);
   const http = <T,>(c: KubeCall) => kube.http<T>(c);
+  const once = async <T,>(c: KubeCall) => {
+    const r = await kube.call<T>({ ...c, retry: ONCE });
+    return { ok: r.ok, status: r.status, data: r.data, error: r.error };
+  };
   const api = clusterOrganizations(http);
-  let pass = passes.get(kube);
-  if (!pass) passes.set(kube, (pass = coalescer<OrganizationReconcileResult>()));
+  let state = passes.get(kube);
+  if (!state) passes.set(kube, (state = { pass: coalescer<OrganizationReconcileResult>(), revisions: new PendingRevisions() }));
+  const { pass, revisions } = state;
+  if (scope.kind === 'some') for (const name of scope.organizations) revisions.note(name, msg.resourceVersion);
+  const reads = (name: string) => ({ resourceVersion: revisions.take(name), once, log: rt.log });
   const results = scope.kind === 'all'
     ? [await pass(ALL, () => reconcileOrganizations(api, http))]
-    : await Promise.all(scope.organizations.map((name) => pass(name, () => reconcileOrganization(api, http, name))));
+    : await Promise.all(scope.organizations.map((name) => pass(name, () => reconcileOrganization(api, http, name, Date.now, reads(name)))));
   const merged: OrganizationReconcileResult = { organizations: 0, updated: [], conflicts: 0, failed: [] };
   for (const r of results) {
     merged.organizations += r.organizations;

@@ -4,6 +4,7 @@
 // return with a resourceVersion precondition, so concurrent writers never both win.
 import type { Organization, OrganizationStatus, Reservation } from './types.ts';
 import { organizationName } from './types.ts';
+import { newestRevision } from './versions.ts';
 
 export function quotaOf(org: Organization, defaultQuota: number): number {
   const q = org.spec?.namespaceQuota;
@@ -59,12 +60,16 @@ export function planReservation(org: Organization, request: SlotRequest, quota: 
 export interface CountedNamespace {
   name: string;
   terminating: boolean;
+  /** Its metadata.resourceVersion as listed. */
+  resourceVersion?: string;
 }
 
 /**
  * The status once counted from the real namespace list: terminating namespaces excluded,
  * reservations dropped once their namespace is counted (consumed) or expired. Undefined when
- * nothing changes (a no-op resync writes nothing).
+ * nothing changes (a no-op resync writes nothing). `countedResourceVersion` only grows: the newest
+ * revision among the namespaces listed, so that a later true-up lists at least that fresh and never
+ * goes back to a view without a namespace whose reservation this one dropped (reconcile.ts).
  */
 export function trueUp(org: Organization, namespaces: readonly CountedNamespace[], now: number): OrganizationStatus | undefined {
   const live = namespaces.filter((n) => !n.terminating);
@@ -73,5 +78,6 @@ export function trueUp(org: Organization, namespaces: readonly CountedNamespace[
   const before = org.status ?? {};
   const unchanged = before.namespaces === live.length && JSON.stringify(before.reservations ?? []) === JSON.stringify(reservations);
   if (unchanged) return undefined;
-  return { ...before, namespaces: live.length, reservations };
+  const floor = newestRevision([before.countedResourceVersion, ...namespaces.map((n) => n.resourceVersion)]);
+  return { ...before, namespaces: live.length, reservations, ...(floor ? { countedResourceVersion: floor } : {}) };
 }

@@ -29,6 +29,11 @@ export interface OrganizationStatus {
   /** Live (not terminating) namespaces labelled furnish.dev/organization=<name>, as last counted. */
   namespaces?: number;
   reservations?: Reservation[];
+  /**
+   * The newest namespace resourceVersion `namespaces` was counted from: the next true-up lists
+   * namespaces at least this fresh (from the watch cache), never an older view.
+   */
+  countedResourceVersion?: string;
   conditions?: OrganizationCondition[];
 }
 

@@ -11,13 +11,20 @@
 //      handled 32 at a time as the bus delivers them; API calls per event and time, against the
 //      baseline of a true-up of every Organization per event (what each event cost before), in
 //      the same run: per-organization passes without coalescing, then the handler as deployed.
-//      BENCH_ORG_EVENTS sets the burst's size; BENCH_ORG_PARTS=burst runs only 3.
+//      BENCH_ORG_EVENTS sets the burst's size; BENCH_ORG_PARTS=burst runs only 3;
+//   4. the per-event true-up's namespace list (25 namespaces of one organization) with the cluster
+//      at 1,000 and at 5,000 namespaces: from etcd (no resourceVersion, paged: what every event
+//      cost before) against from the watch cache (NotOlderThan the event's revision, no limit),
+//      interleaved; on a real API server the etcd list reads every namespace of the cluster.
+//      BENCH_ORG_PARTS=lists runs only 4 (BENCH_ORG_SIZES: the cluster sizes, default 1000,5000).
 // mutate-pod's HTTP latency and cold start against the echo function are in webhooks.bench.ts.
 import type { ReconcileMessage } from '../../shared/bus/envelope.ts';
 import { bearerCredentials } from '../../shared/kube/client.ts';
+import { silentLogger } from '../../shared/log.ts';
 import { createKubeHttp, type KubeCall, type KubeHttp } from '../../shared/kube/http.ts';
 import { reconcileOrganizationsOf } from '../../shared/org/function.ts';
-import { failureOf, reconcileOrganization, reconcileOrganizations, type OrganizationReconcileResult } from '../../shared/org/reconcile.ts';
+import { failureOf, namespacesOf, reconcileOrganization, reconcileOrganizations, type OrganizationReconcileResult } from '../../shared/org/reconcile.ts';
+import { newestRevision } from '../../shared/org/versions.ts';
 import type { Organization } from '../../shared/org/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
 import type { Runtime } from '../../shared/reconcile/runtime.ts';
@@ -161,9 +168,11 @@ async function organizationBurst(http: KubeHttp): Promise<void> {
     if (!r.ok) throw new Error(`create organization ${name}: ${r.error}`);
   }
   const created = performance.now();
+  const revisions = new Map<string, string>();
   await mapLimit(events, 16, async (e) => {
-    const r = await http({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: e.namespace, labels: { 'furnish.dev/organization': e.org } } } });
+    const r = await http<{ metadata?: { resourceVersion?: string } }>({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: e.namespace, labels: { 'furnish.dev/organization': e.org } } } });
     if (!r.ok) throw new Error(`create namespace ${e.namespace}: ${r.error}`);
+    revisions.set(e.namespace, r.data?.metadata?.resourceVersion ?? '');
   });
   console.log(`\n-- reconcile-organization: a burst of ${BURST.events} namespace events across ${BURST.organizations} organizations, ${BURST.deliveries} delivered at a time (namespaces created in ${((performance.now() - created) / 1000).toFixed(1)} s)`);
   const modes: { label: string; handle: (c: KubeHttp) => (e: (typeof events)[number]) => Promise<void> }[] = [
@@ -171,10 +180,11 @@ async function organizationBurst(http: KubeHttp): Promise<void> {
     { label: 'every Organization per event (before)', handle: (c) => () => untilDone(() => reconcileOrganizations(clusterOrganizations(c), c)) },
     { label: 'its organization per event', handle: (c) => (e) => untilDone(() => reconcileOrganization(clusterOrganizations(c), c, e.org)) },
     { label: 'its organization, coalesced (after)', handle: (c) => {
-      const kube = { http: c };
-      const rt = { config: { cluster: 'bench' }, cluster: async () => ({ kube }) } as unknown as Runtime;
+      const kube = { http: c, call: async (req: KubeCall) => ({ ...(await c(req)), attempts: 1 }) };
+      const rt = { config: { cluster: 'bench' }, cluster: async () => ({ kube }), log: silentLogger } as unknown as Runtime;
       return async (e) => {
-        const msg: ReconcileMessage = { v: 1, cluster: 'bench', kind: 'Namespace', name: e.namespace, type: 'ADDED', organizations: [e.org] };
+        // As the relay sends it: the revision the watch delivered the namespace at.
+        const msg: ReconcileMessage = { v: 1, cluster: 'bench', kind: 'Namespace', name: e.namespace, type: 'ADDED', organizations: [e.org], resourceVersion: revisions.get(e.namespace) };
         for (let attempt = 1; ; attempt++) {
           try {
             await reconcileOrganizationsOf(rt, msg);
@@ -206,9 +216,67 @@ async function organizationBurst(http: KubeHttp): Promise<void> {
   }
 }
 
+const LISTS = { organization: 25, warmup: 20, measured: 200, sizes: (process.env.BENCH_ORG_SIZES ?? '1000,5000').split(',').map(Number) };
+
+/** Creates namespaces until the cluster holds `total` (unlabelled fillers), returning their names. */
+async function fillTo(http: KubeHttp, total: number, prefix: string): Promise<string[]> {
+  const have = (await http<{ items?: unknown[] }>({ method: 'GET', path: '/api/v1/namespaces' })).data?.items?.length ?? 0;
+  const names = Array.from({ length: Math.max(0, total - have) }, (_, i) => `${prefix}-${have + i}`);
+  await mapLimit(names, 16, async (name) => {
+    const r = await http({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+    if (!r.ok) throw new Error(`create namespace ${name}: ${r.error}`);
+  });
+  return names;
+}
+
+/** Part 4: one organization's namespace list per event, from etcd against from the watch cache, as the cluster grows. */
+async function trueUpLists(http: KubeHttp): Promise<void> {
+  const org = `lists-${suffix}`;
+  const members = Array.from({ length: LISTS.organization }, (_, i) => `ol-${suffix}-${i}`);
+  const made: string[] = [];
+  let revision: string | undefined;
+  for (const name of members) {
+    const r = await http<{ metadata?: { resourceVersion?: string } }>({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'furnish.dev/organization': org } } } });
+    if (!r.ok) throw new Error(`create namespace ${name}: ${r.error}`);
+    made.push(name);
+    // The revision of the organization's newest namespace event, as the relay's message carries it.
+    revision = newestRevision([revision, r.data?.metadata?.resourceVersion]);
+  }
+  console.log(`\n-- the per-event true-up's namespace list: ${LISTS.organization} namespaces of one organization, ${LISTS.measured} lists each (interleaved, after ${LISTS.warmup} warm-up)`);
+  let fallbacks = 0;
+  const log = { log: () => void (fallbacks += 1) };
+  try {
+    for (const size of LISTS.sizes) {
+      const t = performance.now();
+      made.push(...(await fillTo(http, size, `fill-${suffix}`)));
+      const filled = ((performance.now() - t) / 1000).toFixed(1);
+      const samples = { etcd: [] as number[], cache: [] as number[] };
+      const time = async (into: number[] | undefined, atLeast?: string) => {
+        const t0 = performance.now();
+        const listed = await namespacesOf(http, org, atLeast, { log });
+        into?.push(performance.now() - t0);
+        if (listed.length !== LISTS.organization) throw new Error(`listed ${listed.length} namespaces of ${org}, expected ${LISTS.organization}`);
+      };
+      for (let i = 0; i < LISTS.warmup + LISTS.measured; i++) {
+        const keep = i >= LISTS.warmup;
+        await time(keep ? samples.etcd : undefined);
+        await time(keep ? samples.cache : undefined, revision);
+      }
+      const etcd = summary(samples.etcd);
+      const cache = summary(samples.cache);
+      console.log(`cluster at ${String(size).padStart(5)} namespaces (filled in ${filled} s)`);
+      console.log(`  ${'etcd list (before)'.padEnd(34)} p50 ${ms(etcd.p50)}  p99 ${ms(etcd.p99)}`);
+      console.log(`  ${'watch-cache list (after)'.padEnd(34)} p50 ${ms(cache.p50)}  p99 ${ms(cache.p99)}  etcd/cache: p50 ${(etcd.p50 / cache.p50).toFixed(2)}x  p99 ${(etcd.p99 / cache.p99).toFixed(2)}x`);
+    }
+    if (fallbacks > 0) throw new Error(`${fallbacks} watch-cache lists fell back to etcd: the measure is not the cache's`);
+  } finally {
+    await mapLimit(made, 16, (name) => http({ method: 'DELETE', path: `/api/v1/namespaces/${name}` }));
+  }
+}
+
 async function main(): Promise<void> {
   console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
-  await podDecisions();
+  if (!process.env.BENCH_ORG_PARTS) await podDecisions();
   const external = process.env.FURNISH_TEST_KUBECONFIG;
   const sim = external ? undefined : await startKubeSimProcess();
   try {
@@ -221,8 +289,10 @@ async function main(): Promise<void> {
     const created = await http({ method: 'POST', path: ORGANIZATIONS_PATH, body: organization(ORG, [{ kind: 'User', name: 'alice', default: true }], { quota: 1_000_000 }) });
     if (!created.ok) throw new Error(`create organization: ${created.error}`);
     try {
-      if (process.env.BENCH_ORG_PARTS !== 'burst') await namespaceCreates(http);
-      await organizationBurst(http);
+      const parts = process.env.BENCH_ORG_PARTS;
+      if (!parts) await namespaceCreates(http);
+      if (!parts || parts === 'burst') await organizationBurst(http);
+      if (!parts || parts === 'lists') await trueUpLists(http);
     } finally {
       await http({ method: 'DELETE', path: `${ORGANIZATIONS_PATH}/${ORG}` });
     }

@@ -11,9 +11,10 @@ import { KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { createKubeHttp, type KubeCall, type KubeHttp } from '../../shared/kube/http.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { reconcileOrganization, reconcileOrganizations } from '../../shared/org/reconcile.ts';
+import { cachedListPath, reconcileOrganization, reconcileOrganizations } from '../../shared/org/reconcile.ts';
 import { clusterOrganizations, ORGANIZATIONS_PATH } from '../../shared/org/source.ts';
 import type { Organization } from '../../shared/org/types.ts';
+import { newestRevision } from '../../shared/org/versions.ts';
 import type { WebhookDeps } from '../../shared/webhooks/deps.ts';
 import { validateNamespace } from '../../shared/webhooks/handlers/validate-namespace.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
@@ -43,6 +44,12 @@ async function organizationStatus(): Promise<Organization['status']> {
   return r.data?.status;
 }
 
+/** The newest namespace revision written: what the watch delivers the last event at. */
+let newest = '';
+const noteRevision = (obj: KubeObject | undefined) => {
+  newest = newestRevision([newest, obj?.metadata.resourceVersion]) ?? newest;
+};
+
 /** 50 creates at once: each is judged by validate-namespace and, when admitted, created as kube-apiserver would. */
 async function burst(round: number): Promise<{ admitted: string[]; denials: string[] }> {
   const names = Array.from({ length: 50 }, (_, i) => `q${round}-${i}-${suffix}`);
@@ -50,8 +57,9 @@ async function burst(round: number): Promise<{ admitted: string[]; denials: stri
     const response = await validateNamespace(namespaceRequest({ user: alice, name, labels: { [KEY.organization]: ORG } }), deps);
     if (!response.allowed) return { name, denial: response.status?.message ?? '' };
     created.push(name);
-    const r = await admin.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.organization]: ORG } } } });
+    const r = await admin.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.organization]: ORG } } } });
     if (!r.ok) throw new Error(`create ${name}: ${r.status} ${r.error}`);
+    noteRevision(r.data);
     return { name };
   }));
   return { admitted: answers.filter((a) => !('denial' in a)).map((a) => a.name), denials: answers.flatMap((a) => ('denial' in a ? [a.denial!] : [])) };
@@ -85,18 +93,25 @@ describe('organization quota under concurrency', () => {
     expect((await organizationStatus())?.reservations).toHaveLength(10);
 
     // The reconciler counts the created namespaces and releases their reservations: for a
-    // namespace event, the Organization's read, its labelled namespace list, the status write.
+    // namespace event (the last create's, at its revision), the Organization's read, its labelled
+    // namespace list from the watch cache at least that fresh, the status write.
     const direct = createKubeHttp({ server: cluster.server, caPem: cluster.caPem, token: cluster.users.admin!.token, timeoutMs: 10_000 });
     const calls: string[] = [];
-    const http: KubeHttp = <T,>(c: KubeCall) => (calls.push(`${c.method} ${c.path.split('?')[0]}`), direct<T>(c));
-    await reconcileOrganization(clusterOrganizations(http), http, ORG);
-    expect(calls).toEqual([`GET ${ORGANIZATIONS_PATH}/${ORG}`, 'GET /api/v1/namespaces', `PUT ${ORGANIZATIONS_PATH}/${ORG}/status`]);
-    expect(await organizationStatus()).toMatchObject({ namespaces: 10, reservations: [] });
+    const http: KubeHttp = <T,>(c: KubeCall) => (calls.push(`${c.method} ${c.path}`), direct<T>(c));
+    await reconcileOrganization(clusterOrganizations(http), http, ORG, Date.now, { resourceVersion: newest });
+    expect(calls).toEqual([`GET ${ORGANIZATIONS_PATH}/${ORG}`, `GET ${cachedListPath(`${KEY.organization}=${ORG}`, newest)}`, `PUT ${ORGANIZATIONS_PATH}/${ORG}/status`]);
+    expect(await organizationStatus()).toMatchObject({ namespaces: 10, reservations: [], countedResourceVersion: newest });
     expect((await burst(2)).admitted).toHaveLength(0);
 
-    // Deleted namespaces stop counting at once, terminating or gone.
-    for (const name of first.admitted) expect((await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` })).ok).toBe(true);
-    await reconcileOrganization(clusterOrganizations(http), http, ORG);
+    // Deleted namespaces stop counting at once, terminating or gone: the list at the last delete's revision shows it.
+    for (const name of first.admitted) {
+      const r = await admin.call<KubeObject>({ method: 'DELETE', path: `/api/v1/namespaces/${name}` });
+      expect(r.ok).toBe(true);
+      noteRevision(r.data);
+    }
+    calls.length = 0;
+    await reconcileOrganization(clusterOrganizations(http), http, ORG, Date.now, { resourceVersion: newest });
+    expect(calls[1]).toContain(`&resourceVersion=${newest}&resourceVersionMatch=NotOlderThan`);
     expect(await organizationStatus()).toMatchObject({ namespaces: 0, reservations: [] });
 
     const third = await burst(3);

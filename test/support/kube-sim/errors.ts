@@ -198,3 +198,19 @@ export function fromCode(code: number, message: string, retryAfterSeconds?: numb
 export function successStatus(details?: StatusDetails): Record<string, unknown> {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', ...(details ? { details } : {}) };
 }
+
+/** 504 for a resourceVersion the server has not reached (kube-apiserver 1.26's words and details; Retry-After 1). */
+export function tooLargeResourceVersion(requested: number, current: number): ApiError {
+  const details: StatusDetails = { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 };
+  return new ApiError(failure(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, details), { 'Retry-After': '1' });
+}
+
+/** A storage error passed through as is: 500 without a reason (an unparsable resourceVersion, etcd's "future revision"). */
+export function storageError(message: string): ApiError {
+  return new ApiError(failure(500, undefined, message));
+}
+
+/** 410 for a list at a resourceVersion older than the history kept (etcd: compacted). */
+export function listExpired(): ApiError {
+  return new ApiError(failure(410, 'Expired', 'The resourceVersion for the provided list is too old.'));
+}

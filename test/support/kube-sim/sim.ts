@@ -28,6 +28,8 @@ export interface SimOptions {
   defaultWatchTimeoutSeconds: number;
   /** The version reported by /version. */
   gitVersion: string;
+  /** How long a list from the "watch cache" waits for a resourceVersion not reached yet before its 504 (kube-apiserver: 3 s). */
+  listResourceVersionWaitMs: number;
 }
 
 export const DEFAULT_OPTIONS: SimOptions = {
@@ -38,6 +40,7 @@ export const DEFAULT_OPTIONS: SimOptions = {
   bookmarkIntervalMs: 5000,
   defaultWatchTimeoutSeconds: 1800,
   gitVersion: 'v1.32.0-kube-sim',
+  listResourceVersionWaitMs: 3000,
 };
 
 /** Namespaces every cluster starts with. */

@@ -10,14 +10,22 @@ import { ORGANIZATIONS_PATH } from '../../../shared/org/source.ts';
 import { handleEnvelope } from '../../../shared/reconcile/push.ts';
 import type { Runtime } from '../../../shared/reconcile/runtime.ts';
 import { fakeOrganizationApi, type FakeOrganizationApi } from '../../support/organization-api.ts';
+import { fixture } from '../../kube-sim/helpers.ts';
 import { organization } from '../../support/organizations.ts';
 
 const message = (type: ReconcileMessage['type'], organizations?: string[], name = 'team-a'): ReconcileMessage => ({ v: 1, cluster: 'local', kind: 'Namespace', name, type, ...(organizations ? { organizations } : {}) });
 
+/** Calls made with a retry policy of their own (path → attempts), as the client would honour it. */
+type Attempts = Map<string, number>;
+
 /** A runtime whose one cluster is the fake API server (a new client each time: passes are per client). */
-function runtimeOf(api: FakeOrganizationApi): Runtime {
-  const kube = { http: api.http };
-  return { config: { cluster: 'local' }, cluster: async () => ({ kube }) } as unknown as Runtime;
+function runtimeOf(api: FakeOrganizationApi, log = collectingLogger(), attempts: Attempts = new Map()): Runtime {
+  const call = async (req: KubeCall & { retry?: { attempts: number } }) => {
+    if (req.retry) attempts.set(req.path, req.retry.attempts);
+    return { ...(await api.http(req)), attempts: 1 };
+  };
+  const kube = { http: (c: KubeCall) => api.http(c), call };
+  return { config: { cluster: 'local' }, cluster: async () => ({ kube }), log } as unknown as Runtime;
 }
 
 const in30s = () => new Date(Date.now() + 30_000).toISOString();
@@ -127,6 +135,77 @@ describe('reconcile-organization per namespace event', () => {
     expect(api.calls).toHaveLength(8);
     expect(api.organizations.get('acme')!.status).toEqual({ namespaces: 99, reservations: [] });
     expect(api.organizations.get('globex')!.status?.namespaces).toBe(1);
+  });
+});
+
+describe('reconcile-organization reads an organization\'s namespaces from the watch cache', () => {
+  const selector = encodeURIComponent('furnish.dev/organization=acme');
+  const cacheList = (rv: string) => `GET /api/v1/namespaces?labelSelector=${selector}&resourceVersion=${rv}&resourceVersionMatch=NotOlderThan`;
+  const etcdList = `GET /api/v1/namespaces?labelSelector=${selector}&limit=500`;
+  const at = (rv?: string): ReconcileMessage => ({ ...message('ADDED', ['acme'], 'acme-1'), ...(rv ? { resourceVersion: rv } : {}) });
+  /** acme's namespaces with the revisions a watch delivered them at. */
+  function versioned(api: FakeOrganizationApi, revisions: Record<string, string>): void {
+    for (const ns of api.namespaces) if (revisions[ns.metadata.name!]) ns.metadata.resourceVersion = revisions[ns.metadata.name!];
+  }
+
+  it('lists at least as fresh as the event (NotOlderThan its revision, no limit), in one attempt', async () => {
+    const api = cluster();
+    versioned(api, { 'acme-1': '1234', 'acme-2': '1200' });
+    const attempts: Attempts = new Map();
+    await reconcileOrganizationsOf(runtimeOf(api, collectingLogger(), attempts), at('1234'));
+    expect(api.calls).toEqual([`GET ${ORGANIZATIONS_PATH}/acme`, cacheList('1234'), `PUT ${ORGANIZATIONS_PATH}/acme/status`]);
+    expect(attempts.get(cacheList('1234').slice(4))).toBe(1);
+    // The count remembers the newest namespace it saw: the next list is at least that fresh.
+    expect(api.organizations.get('acme')!.status).toEqual({ namespaces: 2, reservations: [], countedResourceVersion: '1234' });
+  });
+
+  it('lists at least as fresh as the namespaces already counted, when the event is older (reordered, another API server)', async () => {
+    const api = cluster();
+    const acme = api.organizations.get('acme')!;
+    api.organizations.set('acme', { ...acme, status: { ...acme.status, countedResourceVersion: '5000' } });
+    await reconcileOrganizationsOf(runtimeOf(api), at('1234'));
+    expect(api.calls[1]).toBe(cacheList('5000'));
+  });
+
+  it('falls back to etcd (paged) when the cache has not reached the revision: 504 Too large resource version, logged', async () => {
+    const api = cluster();
+    const tooLarge = fixture('list-namespaces-rv-too-large');
+    const http = api.http;
+    api.http = async (call) => (call.path.includes('resourceVersionMatch') ? { ok: false, status: tooLarge.status, data: tooLarge.body, error: `HTTP ${tooLarge.status}` } : http(call));
+    const log = collectingLogger();
+    const result = await reconcileOrganizationsOf(runtimeOf(api, log), at('1234'));
+    expect(result).toMatchObject({ updated: ['acme'], failed: [] });
+    expect(api.calls).toEqual([`GET ${ORGANIZATIONS_PATH}/acme`, etcdList, `PUT ${ORGANIZATIONS_PATH}/acme/status`]);
+    expect(api.organizations.get('acme')!.status?.namespaces).toBe(2);
+    expect(log.lines).toEqual([expect.objectContaining({ severity: 'INFO', message: 'namespace list from the watch cache refused: listing from etcd', fields: expect.objectContaining({ organization: 'acme', resourceVersion: '1234', status: 504 }) })]);
+  });
+
+  it('falls back to etcd on 410 too, but a 403 on the cache list is a failure', async () => {
+    const api = cluster();
+    api.fault = (call) => (call.path.includes('resourceVersionMatch') ? 410 : undefined);
+    await reconcileOrganizationsOf(runtimeOf(api), at('1234'));
+    expect(api.calls[2]).toBe(etcdList);
+    const denied = cluster();
+    denied.fault = (call) => (call.path.includes('resourceVersionMatch') ? 403 : undefined);
+    await expect(reconcileOrganizationsOf(runtimeOf(denied), at('1234'))).rejects.toThrow(/HTTP 403/);
+    expect(denied.calls).not.toContain(etcdList);
+  });
+
+  it('lists from etcd when the event has no revision', async () => {
+    const api = cluster();
+    await reconcileOrganizationsOf(runtimeOf(api), at(undefined));
+    expect(api.calls[1]).toBe(etcdList);
+  });
+
+  it('a queued pass lists at least as fresh as the newest event it answers; one without a revision makes it read etcd', async () => {
+    const api = cluster();
+    const rt = runtimeOf(api);
+    // The first event's pass runs; 30 and 20 arrive while it does and share the queued pass.
+    await Promise.all([reconcileOrganizationsOf(rt, at('10')), reconcileOrganizationsOf(rt, at('30')), reconcileOrganizationsOf(rt, at('20'))]);
+    expect(api.calls.filter((c) => c.startsWith('GET /api/v1/namespaces'))).toEqual([cacheList('10'), cacheList('30')]);
+    api.calls.length = 0;
+    await Promise.all([reconcileOrganizationsOf(rt, at('40')), reconcileOrganizationsOf(rt, at('50')), reconcileOrganizationsOf(rt, at(undefined))]);
+    expect(api.calls.filter((c) => c.startsWith('GET /api/v1/namespaces'))).toEqual([cacheList('40'), etcdList]);
   });
 });
 

@@ -36,6 +36,14 @@ describe('the quota ledger', () => {
     expect(status).toEqual({ namespaces: 2, reservations: [{ uid: 'b', namespace: 'coming', expires: later(30) }] });
     expect(trueUp({ ...org, status }, [{ name: 'made', terminating: false }, { name: 'old', terminating: false }], NOW)).toBeUndefined();
   });
+
+  it('remembers the newest namespace revision counted, and never lowers it', () => {
+    const org = organization('acme', [], { status: { namespaces: 0, reservations: [], countedResourceVersion: '950' } });
+    const listed = [{ name: 'a', terminating: false, resourceVersion: '1000' }, { name: 'b', terminating: true, resourceVersion: '999' }, { name: 'c', terminating: false, resourceVersion: '98' }];
+    expect(trueUp(org, listed, NOW)).toEqual({ namespaces: 2, reservations: [], countedResourceVersion: '1000' });
+    const newer = { ...org, status: { ...org.status, countedResourceVersion: '2000' } };
+    expect(trueUp(newer, listed, NOW)?.countedResourceVersion).toBe('2000');
+  });
 });
 
 describe('reserveSlot (compare-and-swap on the status)', () => {

@@ -5,6 +5,7 @@ import { apiVersionOf, groupResource, type ResourceType } from '../resources.ts'
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from '../selectors.ts';
 import type { Sim } from '../sim.ts';
 import { objectKey } from '../store.ts';
+import { checkListVersion, listVersion, snapshotOf } from './list-version.ts';
 import type { ApiReply, ApiRequest } from './request.ts';
 
 export function getObject(sim: Sim, req: ApiRequest): ApiReply {
@@ -51,13 +52,16 @@ export function listItem(type: ResourceType, obj: KubeObject): unknown {
 }
 
 /**
+ * A list at a resourceVersion (list-version.ts) waits for it or reads the collection as it stood then.
  * Every page of a list shows the collection as of its first page and carries that page's
  * resourceVersion (as now when kube-sim's history no longer reaches back: etcd's compaction window
  * is far longer than kube-sim's bounded history).
  */
-export function listObjects(sim: Sim, req: ApiRequest): ApiReply {
+export async function listObjects(sim: Sim, req: ApiRequest): Promise<ApiReply> {
   const token = decodeContinue(req.query.get('continue'));
-  const snapshot = token && token.rv >= sim.store.oldestResumableResourceVersion() ? token.rv : undefined;
+  const version = listVersion(req.query);
+  await checkListVersion(sim, req, version);
+  const snapshot = token && token.rv >= sim.store.oldestResumableResourceVersion() ? token.rv : snapshotOf(version);
   const rv = snapshot ?? sim.store.currentResourceVersion();
   const all = selectObjects(sim, req, snapshot);
   const afterStart = token === undefined ? all : all.filter((o) => objectKey(o.metadata.namespace, o.metadata.name!) >= token.start);
