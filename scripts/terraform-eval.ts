@@ -137,6 +137,7 @@ const FUNCTIONS: Record<string, (args: unknown[]) => unknown> = {
   jsonencode: ([a]) => canonicalJson(a),
   yamlencode: ([a]) => yamlEncode(a),
   lower: ([a]) => String(known(a, 'lower')).toLowerCase(),
+  startswith: ([a, prefix]) => String(known(a, 'startswith')).startsWith(String(known(prefix, 'startswith'))),
   upper: ([a]) => String(known(a, 'upper')).toUpperCase(),
 };
 
@@ -196,6 +197,17 @@ export class TerraformModel {
       }
     }
     throw new Error(`variable "${name}" is not declared`);
+  }
+
+  /** The error messages of `variable "<name>"`'s validations that fail for the value given (`terraform plan` stops on them). */
+  async failedValidations(name: string): Promise<string[]> {
+    const body = this.blocksOf('variable').map((blocks) => (blocks[name] as Hcl[] | undefined)?.[0]).find((b) => b !== undefined);
+    if (!body) throw new Error(`variable "${name}" is not declared`);
+    const failed: string[] = [];
+    for (const v of (body.validation ?? []) as Hcl[]) {
+      if (known(await this.value(v.condition, {}, `var.${name} validation`), `var.${name} validation`) !== true) failed.push(String(v.error_message));
+    }
+    return failed;
   }
 
   /** The value of `local.<name>`. */

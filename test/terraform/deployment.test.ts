@@ -84,6 +84,13 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
     expect(relay.cluster).toBe('prod');
   });
 
+  it('refuses a topic in reconciler_env, which would be replaced by the one created here, as the relay refuses an empty one', async () => {
+    expect(await tf.failedValidations('reconciler_env')).toEqual([]);
+    const given = await TerraformModel.load(TERRAFORM, { ...VARIABLES, reconciler_env: { FURNISH_KUBE_QPS: '50', FURNISH_TOPIC_PENDING: '' } });
+    expect(await given.failedValidations('reconciler_env')).toEqual([expect.stringContaining('reconciler_env: FURNISH_TOPIC_* are set from the topics this module creates')]);
+    expect(() => relayConfig({ ...relayEnv, FURNISH_TOPIC_PENDING: '' })).toThrow('FURNISH_TOPIC_PENDING: is empty');
+  });
+
   it('gives every reconciler the same topics and project as the relay', async () => {
     const relay = relayConfig(relayEnv);
     const reconcilers = [...(await tf.instances('google_cloudfunctions2_function', 'fn')).keys()].filter((fn) => !(WEBHOOKS as readonly string[]).includes(fn));
