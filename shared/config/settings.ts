@@ -57,7 +57,7 @@ export const nonEmpty: Parser<string> = (s) => (s === '' ? undefined : s);
  * the deployment created nothing (as in Terraform, "" is a value, not unset).
  */
 export const topicName: Parser<string> = (s) => {
-  if (s === '') throw new Invalid('is empty, and no topic has an empty name: give the topic\'s name (Terraform\'s output install_vars), or leave the variable unset for the default');
+  if (s === '') throw new Invalid('is empty, and no topic has an empty name: give the topic Terraform created (output install_vars)');
   return s;
 };
 export const list: Parser<string[]> = (s) => s.split(',').map((x) => x.trim()).filter((x) => x !== '');
