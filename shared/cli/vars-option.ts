@@ -7,7 +7,7 @@ import { CliError, stringOption, type CliIo, type OptionSpec, type OptionValues 
 
 /** The --vars option; `gives` says what the command takes from the file. */
 export function varsOption(gives: string): OptionSpec {
-  return { type: 'string', value: 'file', description: `the cluster's entry of \`terraform output -json install_vars\` (JSON; - reads stdin): ${gives}; a flag that contradicts it is refused` };
+  return { type: 'string', value: 'file', description: `the cluster's entry of \`terraform output -json install_vars\` (JSON; - reads stdin; a flag that contradicts it is refused): ${gives}` };
 }
 
 /** What --vars gives: the file's variables (the default topics without one) and the file's name for errors. */
