@@ -6,6 +6,7 @@
 // an Unknown, which fails the moment anything uses it; a computed attribute Furnish relies on
 // (a service account's e-mail) is derived the way Google derives it.
 import { getExpressionAst } from '@cdktn/hcl2json';
+import { Document, visit, type Scalar, type ScalarTag } from 'yaml';
 import { expressionAst, loadModule, type Hcl } from './terraform-check.ts';
 
 /** A value only `terraform apply` knows; using it in an expression is an error naming why. */
@@ -40,6 +41,16 @@ const COMPUTED: Record<string, (a: Record<string, unknown>) => Record<string, un
   google_pubsub_subscription: (a) => ({ id: `projects/${String(a.project)}/subscriptions/${String(a.name)}` }),
 };
 
+/** Attributes only apply makes (generated secrets): Unknown, unless the caller says what apply made (`applied`). */
+const AFTER_APPLY: Record<string, readonly string[]> = { random_password: ['result', 'bcrypt_hash'] };
+
+/**
+ * What apply made, by resource type: the attributes of one instance, from its configured ones and
+ * its address (`random_password.jwt["prod"]`), so that a test can follow a generated value into
+ * what uses it.
+ */
+export type Applied = Record<string, (attributes: Record<string, unknown>, address: string) => Record<string, unknown>>;
+
 /** Meta-arguments and nested blocks: not attributes of the instance. */
 const NOT_ATTRIBUTES = new Set(['for_each', 'count', 'depends_on', 'lifecycle', 'provider']);
 
@@ -60,6 +71,58 @@ function canonicalJson(v: unknown): string {
   return JSON.stringify(known(v, 'jsonencode'));
 }
 
+/** A number as Terraform writes it in YAML: plain decimal digits, never an exponent (1e21 in full). */
+function decimal(n: number): string {
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(String(n));
+  if (!m) return String(n);
+  const [, sign, lead, rest = '', exponent] = m;
+  const digits = `${lead}${rest}`;
+  const point = 1 + Number(exponent);
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+/** Numbers in yamlencode's output, written as `decimal` does. */
+const DECIMAL_TAG: ScalarTag = { identify: (v) => typeof v === 'number', default: true, tag: 'tag:yaml.org,2002:float', test: /^-?\d+(?:\.\d+)?$/, resolve: Number, stringify: ({ value }) => decimal(value as number) };
+
+/**
+ * Whether libyaml (Terraform's emitter) writes a string as a literal block: it has a line break,
+ * and no space before a break or at its end and no control character, which only double quotes
+ * carry.
+ */
+const literalBlock = (s: string): boolean => s.includes('\n') && !/ \n| $|[^\P{Cc}\n]/u.test(s);
+
+/**
+ * yamlencode as Terraform writes it (go-cty-yaml over libyaml): YAML 1.2 block style, no explicit
+ * tags; map keys in lexical order; every key and string double-quoted, but a multi-line string as a
+ * literal block (`|`, `|-`, `|+`); empty collections as `[]` and `{}`; a sequence in a mapping not
+ * indented; and the document end marker `...` after a lone plain scalar (or a last block kept with
+ * `|+`), as libyaml's emitter leaves it. Two differences, both parsing to the same value: a
+ * double-quoted string past column 80 is never folded at a space, and a control character is
+ * escaped as JSON does (`\u0001`, where libyaml writes `\x01`).
+ */
+function yamlEncode(value: unknown): string {
+  const unknowns = unknownsIn(value);
+  if (unknowns.length > 0) throw new Error(`yamlencode: ${unknowns.join('; ')}`);
+  const doc = new Document(value, {
+    sortMapEntries: true,
+    customTags: (tags) => [DECIMAL_TAG, ...tags],
+  });
+  let keptLast = false;
+  visit(doc, {
+    Scalar(key, node: Scalar) {
+      if (typeof node.value !== 'string') return;
+      const block = key !== 'key' && literalBlock(node.value);
+      node.type = block ? 'BLOCK_LITERAL' : 'QUOTE_DOUBLE';
+      if (block) keptLast = /(^|\n)\n$/.test(node.value);
+    },
+  });
+  const rootPlain = value === null || typeof value === 'number' || typeof value === 'boolean';
+  const text = doc.toString({ indentSeq: false, lineWidth: 0, doubleQuotedAsJSON: true });
+  return rootPlain || keptLast ? `${text}...\n` : text;
+}
+
 const FUNCTIONS: Record<string, (args: unknown[]) => unknown> = {
   merge: (args) => Object.assign({}, ...args.map((a) => known(a, 'merge'))),
   toset: ([a]) => [...new Set(known(a, 'toset') as unknown[])].sort(),
@@ -72,7 +135,9 @@ const FUNCTIONS: Record<string, (args: unknown[]) => unknown> = {
   contains: ([list, v]) => (known(list, 'contains') as unknown[]).includes(known(v, 'contains')),
   length: ([a]) => { const v = known(a, 'length'); return Array.isArray(v) || typeof v === 'string' ? v.length : Object.keys(v as object).length; },
   jsonencode: ([a]) => canonicalJson(a),
+  yamlencode: ([a]) => yamlEncode(a),
   lower: ([a]) => String(known(a, 'lower')).toLowerCase(),
+  startswith: ([a, prefix]) => String(known(a, 'startswith')).startsWith(String(known(prefix, 'startswith'))),
   upper: ([a]) => String(known(a, 'upper')).toUpperCase(),
 };
 
@@ -84,6 +149,15 @@ function index(collection: unknown, key: unknown, where: string): unknown {
   throw new Error(`${where}: no element ${JSON.stringify(k)} (have ${isObject(c) ? Object.keys(c).join(', ') : JSON.stringify(c)})`);
 }
 
+const HCL_ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', '"': '"', '\\': '\\' };
+
+/** The literal text of a quoted template: hcl2json hands it over as written, escapes and all (a heredoc has none but `$${` and `%%{`). */
+function unescapeQuoted(text: string): string {
+  return text.replace(/\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|([nrt"\\]))|\$\$\{|%%\{/g, (match, u4?: string, u8?: string, c?: string) =>
+    u4 || u8 ? String.fromCodePoint(parseInt((u4 ?? u8)!, 16)) : c ? HCL_ESCAPES[c]! : match.slice(1),
+  );
+}
+
 /** The key of an object constructor's item: a bare name is literal, anything else an expression. */
 const bareKey = (source: string): string | undefined => (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(source) ? source : undefined);
 
@@ -93,18 +167,20 @@ export class TerraformModel {
   private readonly files: Map<string, Hcl>;
   private readonly variables: Scope;
   private readonly modulePath: string;
+  private readonly applied: Applied;
 
-  private constructor(files: Map<string, Hcl>, variables: Scope, modulePath: string) {
+  private constructor(files: Map<string, Hcl>, variables: Scope, modulePath: string, applied: Applied) {
     this.files = files;
     this.variables = variables;
     this.modulePath = modulePath;
+    this.applied = applied;
   }
 
   /** The module in `dir`, with `variables` given (`-var`); the others take their defaults. */
-  static async load(dir: string, variables: Scope): Promise<TerraformModel> {
+  static async load(dir: string, variables: Scope, applied: Applied = {}): Promise<TerraformModel> {
     const { module, problems } = await loadModule(dir);
     if (problems.length > 0) throw new Error(problems.map((p) => `${p.file}: ${p.message}`).join('\n'));
-    return new TerraformModel(module.files, variables, dir);
+    return new TerraformModel(module.files, variables, dir, applied);
   }
 
   private blocksOf(kind: string): Record<string, unknown>[] {
@@ -121,6 +197,17 @@ export class TerraformModel {
       }
     }
     throw new Error(`variable "${name}" is not declared`);
+  }
+
+  /** The error messages of `variable "<name>"`'s validations that fail for the value given (`terraform plan` stops on them). */
+  async failedValidations(name: string): Promise<string[]> {
+    const body = this.blocksOf('variable').map((blocks) => (blocks[name] as Hcl[] | undefined)?.[0]).find((b) => b !== undefined);
+    if (!body) throw new Error(`variable "${name}" is not declared`);
+    const failed: string[] = [];
+    for (const v of (body.validation ?? []) as Hcl[]) {
+      if (known(await this.value(v.condition, {}, `var.${name} validation`), `var.${name} validation`) !== true) failed.push(String(v.error_message));
+    }
+    return failed;
   }
 
   /** The value of `local.<name>`. */
@@ -183,7 +270,9 @@ export class TerraformModel {
       if (NOT_ATTRIBUTES.has(attr) || (Array.isArray(raw) && raw.some(isObject))) continue;
       attributes[attr] = await this.value(raw, scope, `${type}.${name}.${attr}`).catch((e: unknown) => new Unknown((e as Error).message));
     }
-    return { ...attributes, ...(COMPUTED[type]?.(attributes) ?? {}) };
+    const address = `${type}.${name}${key === '' ? '' : `[${JSON.stringify(key)}]`}`;
+    const pending = Object.fromEntries((AFTER_APPLY[type] ?? []).map((a) => [a, new Unknown(`${address}.${a} is generated by apply`)]));
+    return { ...attributes, ...pending, ...(COMPUTED[type]?.(attributes) ?? {}), ...(this.applied[type]?.(attributes, address) ?? {}) };
   }
 
   private async resource(type: string, name: string): Promise<unknown> {
@@ -252,7 +341,8 @@ export class TerraformModel {
         return null;
       case 'template':
       case 'templateWrap': {
-        const parts = await Promise.all(children.map((_, i) => child(i)));
+        const quoted = String(meta.value ?? '').startsWith('"');
+        const parts = await Promise.all(children.map((c, i) => (quoted && c.type === 'literalValue' ? unescapeQuoted(String(c.meta?.value ?? '')) : child(i))));
         if (node.type === 'templateWrap' || parts.length === 1) return known(parts[0], where);
         return parts.map((p) => String(known(p, where))).join('');
       }

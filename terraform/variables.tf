@@ -61,6 +61,11 @@ variable "reconciler_env" {
   description = "Extra reconciler settings (FURNISH_SYSTEM_NAMESPACES, FURNISH_KUBE_QPS, FURNISH_FANOUT_RATE, ...: see README, Settings). The topic variables are not among them: the reconcilers always get the topics created here, the same the relay gets (output install_vars)."
   type        = map(string)
   default     = {}
+  # A topic given here would be dropped for the one created here: refused, never silently replaced.
+  validation {
+    condition     = length([for name in keys(var.reconciler_env) : name if startswith(name, "FURNISH_TOPIC_")]) == 0
+    error_message = "reconciler_env: FURNISH_TOPIC_* are set from the topics this module creates, the same the relay gets (output install_vars); remove them."
+  }
 }
 
 variable "webhook" {

@@ -1,14 +1,14 @@
 // `furnish install` / `furnish uninstall`: the cluster side of a deployment in one command that
 // cannot lock anyone out (shared/install/install.ts says how).
-import { readFileSync } from 'node:fs';
 import { connect, createKubeClient, type Connection, type KubeClient } from '../kube/client.ts';
 import { jsonLogger } from '../log.ts';
 import { install, InstallError, uninstall } from '../install/install.ts';
 import { imageReferenceProblem } from '../install/plan.ts';
 import { PROBE_USER } from '../install/probes.ts';
-import { agreedValue, defaultTopicVars, parseInstallVars, type InstallVars } from '../install/vars.ts';
+import type { InstallVars } from '../install/vars.ts';
 import { CliError, EXIT, requiredString, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
-import { REGISTRATION_OPTIONS, registrationOptions } from './webhooks-command.ts';
+import { agreedOptions, readVarsOption, varsOption } from './vars-option.ts';
+import { REGISTRATION_OPTIONS, REGISTRATION_VARS, registrationOptions } from './webhooks-command.ts';
 
 const CLUSTER_OPTIONS = {
   kubeconfig: { type: 'string', value: 'file', description: 'kubeconfig of the cluster (default: $KUBECONFIG, ~/.kube/config)' },
@@ -51,52 +51,26 @@ function logTo(io: CliIo) {
   return jsonLogger('furnish-install', (line) => io.stderr(line));
 }
 
-/** --vars: one cluster's entry of Terraform's output install_vars; none: the default topics. */
-function varsFile(values: OptionValues, io: CliIo): { vars: InstallVars; where: string } {
-  const file = stringOption(values, 'vars');
-  if (file === undefined) return { vars: defaultTopicVars(), where: '' };
-  let text: string;
-  try {
-    text = file === '-' ? io.readStdin() : readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new CliError(`--vars ${file}: ${(e as Error).message}`);
-  }
-  try {
-    return { vars: parseInstallVars(text, `--vars ${file}`), where: file };
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
-}
-
 /** The flags and the vars file, reconciled: what both name must agree (install_vars is the one source). */
 function installValues(values: OptionValues, io: CliIo): { options: OptionValues; vars: InstallVars } {
-  const { vars, where } = varsFile(values, io);
-  const agreed = (option: string, variable: string): string | undefined => {
-    try {
-      return agreedValue(option, stringOption(values, option), variable, vars, where);
-    } catch (e) {
-      throw new CliError((e as Error).message);
-    }
-  };
-  const options = { ...values, url: agreed('url', 'FURNISH_FUNCTIONS_URL'), cluster: agreed('cluster', 'FURNISH_CLUSTER_ID'), project: agreed('project', 'FURNISH_PROJECT') };
+  const file = readVarsOption(values, io);
+  const options = agreedOptions(values, file, { ...REGISTRATION_VARS, project: 'FURNISH_PROJECT', 'relay-service-account': 'FURNISH_RELAY_SERVICE_ACCOUNT' });
   const project = requiredString(options, 'project');
   return {
     options,
     vars: {
-      ...vars,
+      ...file.vars,
       FURNISH_RELAY_IMAGE: relayImage(values),
       FURNISH_CLUSTER_ID: requiredString(options, 'cluster'),
       FURNISH_PROJECT: project,
-      FURNISH_RELAY_SERVICE_ACCOUNT: agreed('relay-service-account', 'FURNISH_RELAY_SERVICE_ACCOUNT') ?? `furnish-relay@${project}.iam.gserviceaccount.com`,
+      FURNISH_RELAY_SERVICE_ACCOUNT: stringOption(options, 'relay-service-account') ?? `furnish-relay@${project}.iam.gserviceaccount.com`,
     },
   };
 }
 
 export async function runInstall(values: OptionValues, io: CliIo): Promise<number> {
   const { options, vars } = installValues(values, io);
-  const registration = registrationOptions(options, io.env);
-  // A CA bundle from the vars file when no --ca-bundle (Terraform's is empty: Cloud Functions are publicly trusted).
-  registration.caBundle ??= vars.FURNISH_CA_BUNDLE || undefined;
+  const registration = registrationOptions(options, io.env, vars);
   const conn = await clusterConnection(values);
   const kube = client(conn);
   const probeKube = client(impersonating(conn, PROBE_USER));
@@ -141,7 +115,7 @@ export const installCommand: Command = {
   options: {
     ...CLUSTER_OPTIONS,
     ...REGISTRATION_OPTIONS,
-    vars: { type: 'string', value: 'file', description: 'the cluster\'s entry of `terraform output -json install_vars` (JSON; - reads stdin): cluster id, project, relay service account, topic names, functions URL; a flag that contradicts it is refused. Without it, the topics are furnish-* (Terraform\'s default name_prefix)' },
+    vars: varsOption('cluster id, project, relay service account, topic names, functions URL, CA bundle. Without it, the topics are furnish-* (Terraform\'s default name_prefix)'),
     project: { type: 'string', value: 'id', description: 'the GCP project of the deployment (the relay publishes to its Pub/Sub; default: from --vars)' },
     'relay-image': { type: 'string', value: 'image@sha256:…', description: 'the relay image, by digest (a tag is refused)' },
     'relay-service-account': { type: 'string', value: 'e-mail', description: 'the relay\'s Google service account (default: from --vars, else furnish-relay@<project>.iam.gserviceaccount.com)' },

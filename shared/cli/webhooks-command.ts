@@ -2,7 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
 import { registrationYaml, type RegistrationOptions } from '../webhooks/registration.ts';
+import type { InstallVars } from '../install/vars.ts';
 import { CliError, EXIT, requiredString, stringOption, type CliIo, type Command, type OptionSpec, type OptionValues } from './command.ts';
+import { agreedOptions, readVarsOption, varsOption } from './vars-option.ts';
 
 function pathCredential(values: OptionValues, env: CliIo['env']): { cluster: string; credential: string } | undefined {
   const variable = stringOption(values, 'credential-env');
@@ -27,15 +29,23 @@ function caBundle(values: OptionValues): string | undefined {
   return Buffer.from(pem).toString('base64');
 }
 
-/** What --url, --cluster, --credential-env and --ca-bundle say (shared with `furnish install`). */
-export function registrationOptions(values: OptionValues, env: CliIo['env']): RegistrationOptions {
+/** The registration flags that install_vars also holds: option → variable (--vars). */
+export const REGISTRATION_VARS = { url: 'FURNISH_FUNCTIONS_URL', cluster: 'FURNISH_CLUSTER_ID' } as const;
+
+/**
+ * What --url, --cluster, --credential-env and --ca-bundle say (shared with `furnish install`), the
+ * first two already agreed with the vars file; without --ca-bundle, the file's CA bundle (base64,
+ * as infra/ takes it; Terraform's is empty: Cloud Functions are publicly trusted).
+ */
+export function registrationOptions(values: OptionValues, env: CliIo['env'], vars: Readonly<InstallVars> = {}): RegistrationOptions {
   const url = requiredString(values, 'url');
   if (!/^https:\/\/[^/]/.test(url)) throw new CliError(`--url: kube-apiserver calls webhooks over HTTPS only, got ${JSON.stringify(url)}`);
-  return { functionsUrl: url, pathCredential: pathCredential(values, env), caBundle: caBundle(values) };
+  return { functionsUrl: url, pathCredential: pathCredential(values, env), caBundle: caBundle(values) ?? (vars.FURNISH_CA_BUNDLE || undefined) };
 }
 
 export function runWebhooks(values: OptionValues, io: CliIo): number {
-  io.stdout(registrationYaml(registrationOptions(values, io.env)));
+  const file = readVarsOption(values, io);
+  io.stdout(registrationYaml(registrationOptions(agreedOptions(values, file, REGISTRATION_VARS), io.env, file.vars)));
   return EXIT.ok;
 }
 
@@ -56,6 +66,6 @@ export const webhooksCommand: Command = {
     'appears in a shell history; the output then holds a secret. Without it, the URLs carry nothing and',
     'kube-apiserver authenticates with the bearer JWT of its admission kubeconfig (infra/webhooks/apiserver).',
   ].join('\n'),
-  options: REGISTRATION_OPTIONS,
+  options: { ...REGISTRATION_OPTIONS, vars: varsOption('the functions URL, the cluster id and the CA bundle (--url and --cluster are then not needed)') },
   run: (values, io) => runWebhooks(values, io),
 };

@@ -51,6 +51,15 @@ export interface Setting<T = unknown> {
 // Parsers: each says what it accepts in its error.
 export const text: Parser<string> = (s) => s;
 export const nonEmpty: Parser<string> = (s) => (s === '' ? undefined : s);
+/**
+ * A Pub/Sub topic: unset takes the default, but empty is refused. No topic has an empty name, and
+ * `envsubst` turns an unset variable into an empty one: taking the default then would publish where
+ * the deployment created nothing (as in Terraform, "" is a value, not unset).
+ */
+export const topicName: Parser<string> = (s) => {
+  if (s === '') throw new Invalid('is empty, and no topic has an empty name: give the topic Terraform created (output install_vars)');
+  return s;
+};
 export const list: Parser<string[]> = (s) => s.split(',').map((x) => x.trim()).filter((x) => x !== '');
 export const bool: Parser<boolean> = (s) => {
   if (s === '') return undefined;
@@ -166,10 +175,10 @@ export const SETTINGS = {
   // Reconcilers and relay.
   clusters: setting({ env: 'FURNISH_CLUSTERS', parse: json<Record<string, { kubeconfigPath?: string; context?: string; secret?: string }>>(), default: {}, defaultText: 'the local kubeconfig', usedBy: ['reconcilers', 'billing'], description: 'per-cluster credentials, JSON: `{"prod-eu":{"secret":"projects/P/secrets/S/versions/latest"}}` (Secret Manager) or `{"kubeconfigPath":…, "context":…}`' }),
   pubsubProject: setting({ env: 'FURNISH_PUBSUB_PROJECT', parse: nonEmpty, default: (env: Env) => env.GOOGLE_CLOUD_PROJECT || env.PUBSUB_PROJECT_ID || 'furnish-local', defaultText: '`GOOGLE_CLOUD_PROJECT`, else `PUBSUB_PROJECT_ID`, else `furnish-local`', usedBy: ['relay', 'reconcilers'], description: 'Pub/Sub project' }),
-  topicNamespaces: setting({ env: 'FURNISH_TOPIC_NAMESPACES', parse: nonEmpty, default: 'furnish-namespaces', usedBy: ['relay', 'reconcilers'], description: 'topic of namespace messages' }),
-  topicTemplates: setting({ env: 'FURNISH_TOPIC_TEMPLATES', parse: nonEmpty, default: 'furnish-templates', usedBy: ['relay', 'reconcilers'], description: 'topic of template messages' }),
-  topicLnamespaces: setting({ env: 'FURNISH_TOPIC_LNAMESPACES', parse: nonEmpty, default: 'furnish-lnamespaces', usedBy: ['relay', 'reconcilers'], description: 'topic of LNamespace messages' }),
-  topicPending: setting({ env: 'FURNISH_TOPIC_PENDING', parse: nonEmpty, default: 'furnish-namespaces-pending', usedBy: ['relay', 'reconcilers'], description: 'topic of messages about `pending` namespaces, so that they never wait behind a resync' }),
+  topicNamespaces: setting({ env: 'FURNISH_TOPIC_NAMESPACES', parse: topicName, default: 'furnish-namespaces', usedBy: ['relay', 'reconcilers'], description: 'topic of namespace messages' }),
+  topicTemplates: setting({ env: 'FURNISH_TOPIC_TEMPLATES', parse: topicName, default: 'furnish-templates', usedBy: ['relay', 'reconcilers'], description: 'topic of template messages' }),
+  topicLnamespaces: setting({ env: 'FURNISH_TOPIC_LNAMESPACES', parse: topicName, default: 'furnish-lnamespaces', usedBy: ['relay', 'reconcilers'], description: 'topic of LNamespace messages' }),
+  topicPending: setting({ env: 'FURNISH_TOPIC_PENDING', parse: topicName, default: 'furnish-namespaces-pending', usedBy: ['relay', 'reconcilers'], description: 'topic of messages about `pending` namespaces, so that they never wait behind a resync' }),
   pushAuth: setting({ env: 'FURNISH_PUSH_AUTH', parse: oneOf('oidc', 'off'), default: 'oidc', usedBy: ['reconcilers', 'billing'], description: '`oidc` verifies the push request\'s token; `off` only for the local stack and the emulator' }),
   pushAudience: setting({ env: 'FURNISH_PUSH_AUDIENCE', parse: nonEmpty, default: '', defaultText: '(required with `oidc`)', usedBy: ['reconcilers', 'billing'], description: "the push subscription's audience (Terraform sets it per function)" }),
   pushIssuer: setting({ env: 'FURNISH_PUSH_ISSUER', parse: nonEmpty, default: 'https://accounts.google.com', usedBy: ['reconcilers', 'billing'], description: "issuer of the push request's token" }),

@@ -2,24 +2,26 @@
 // come from one place, its output install_vars (`terraform output -json install_vars | jq .prod`):
 // the topic names carry its name_prefix, the relay's Google identity is the account it created. A
 // flag that says otherwise is an error, never a silent override: the two would drift apart.
-import { SETTINGS } from '../config/settings.ts';
+import { parseSetting, SETTINGS, type SettingName } from '../config/settings.ts';
 
-/** The topic variables of the relay's manifest, each the name of the setting the relay reads. */
+/** The topic variables of the relay's manifest, each with the setting the relay reads it as. */
 export const TOPIC_VARS = {
-  FURNISH_TOPIC_NAMESPACES: SETTINGS.topicNamespaces,
-  FURNISH_TOPIC_PENDING: SETTINGS.topicPending,
-  FURNISH_TOPIC_TEMPLATES: SETTINGS.topicTemplates,
-  FURNISH_TOPIC_LNAMESPACES: SETTINGS.topicLnamespaces,
-  FURNISH_TOPIC_BILLING: SETTINGS.topicBilling,
-} as const;
+  FURNISH_TOPIC_NAMESPACES: 'topicNamespaces',
+  FURNISH_TOPIC_PENDING: 'topicPending',
+  FURNISH_TOPIC_TEMPLATES: 'topicTemplates',
+  FURNISH_TOPIC_LNAMESPACES: 'topicLnamespaces',
+  FURNISH_TOPIC_BILLING: 'topicBilling',
+} as const satisfies Record<string, SettingName>;
 
 export type InstallVars = Record<string, string>;
 
 const VARIABLE = /^FURNISH_[A-Z0-9_]+$/;
 
 /**
- * A vars file: one JSON object of `FURNISH_*` names to strings, holding every topic variable.
- * `where` names the file in each error.
+ * A vars file: one JSON object of `FURNISH_*` names to strings, holding every topic variable, each
+ * judged by the relay's own parser (an empty topic is refused, an empty billing topic turns billing
+ * off), so that a file is accepted exactly when the relay would accept its values. `where` names
+ * the file in each error.
  */
 export function parseInstallVars(text: string, where: string): InstallVars {
   let parsed: unknown;
@@ -37,14 +39,15 @@ export function parseInstallVars(text: string, where: string): InstallVars {
     if (typeof value !== 'string') throw new Error(`${where}: ${name}: expected a string, got ${JSON.stringify(value)}`);
     vars[name] = value;
   }
-  const missing = Object.keys(TOPIC_VARS).filter((name) => !vars[name]);
+  const missing = Object.keys(TOPIC_VARS).filter((name) => vars[name] === undefined);
   if (missing.length > 0) throw new Error(`${where}: lacks ${missing.join(', ')}: the relay would publish to topics Terraform did not create`);
+  for (const [name, setting] of Object.entries(TOPIC_VARS)) parseSetting(setting, vars[name]!, `${where}: ${name}`);
   return vars;
 }
 
 /** Without a vars file: the settings' default topics, which are those of Terraform's default name_prefix `furnish`. */
 export function defaultTopicVars(): InstallVars {
-  return Object.fromEntries(Object.entries(TOPIC_VARS).map(([name, setting]) => [name, setting.default]));
+  return Object.fromEntries(Object.entries(TOPIC_VARS).map(([name, setting]) => [name, SETTINGS[setting].default]));
 }
 
 /**

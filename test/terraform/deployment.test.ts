@@ -5,8 +5,12 @@
 // evaluated offline (scripts/terraform-eval.ts) for a non-default prefix, and infra/ is rendered
 // the way `furnish install --vars` renders it from Terraform's output install_vars.
 import { beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TerraformModel, unknownsIn } from '../../scripts/terraform-eval.ts';
+import { TerraformModel, unknownsIn, type Applied } from '../../scripts/terraform-eval.ts';
+import { audienceFor, loadConfig } from '../../shared/config/load.ts';
 import { billingTapConfig } from '../../shared/billing/tap.ts';
 import { SETTINGS, type Setting } from '../../shared/config/settings.ts';
 import { defaultPolicySettings, DEFAULT_FURNISH_NAMESPACE, WEBHOOKS } from '../../shared/config/types.ts';
@@ -78,6 +82,13 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
     expect(relay.pubsubProject).toBe(PROJECT);
     expect(relay.bus).toBe('pubsub');
     expect(relay.cluster).toBe('prod');
+  });
+
+  it('refuses a topic in reconciler_env, which would be replaced by the one created here, as the relay refuses an empty one', async () => {
+    expect(await tf.failedValidations('reconciler_env')).toEqual([]);
+    const given = await TerraformModel.load(TERRAFORM, { ...VARIABLES, reconciler_env: { FURNISH_KUBE_QPS: '50', FURNISH_TOPIC_PENDING: '' } });
+    expect(await given.failedValidations('reconciler_env')).toEqual([expect.stringContaining('reconciler_env: FURNISH_TOPIC_* are set from the topics this module creates')]);
+    expect(() => relayConfig({ ...relayEnv, FURNISH_TOPIC_PENDING: '' })).toThrow('FURNISH_TOPIC_PENDING: is empty');
   });
 
   it('gives every reconciler the same topics and project as the relay', async () => {
@@ -203,5 +214,65 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
       .flatMap((o) => ((o as { subjects?: { kind: string; namespace?: string; name: string }[] }).subjects ?? []).filter((s) => s.kind === 'ServiceAccount').map((s) => `${s.namespace}/${s.name}`));
     expect(subjects.length).toBeGreaterThan(0);
     expect(subjects.filter((s) => !accounts.has(s))).toEqual([]);
+  });
+});
+
+/** What apply generates, made up the way the provider makes it: random_password's `length` characters, letters and digits (special = false), distinct per instance. */
+const APPLIED: Applied = {
+  random_password: (a, address) => ({ result: createHash('sha512').update(address).digest('hex').slice(0, Number(a.length)) }),
+};
+const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBdzCCAR2gAwIBAgIUQ\n-----END CERTIFICATE-----\n';
+const EDGE_TOKEN = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2ln';
+
+describe('terraform\'s webhook configuration secret (yamlencode), as the webhooks load it', () => {
+  let tfa: TerraformModel;
+  beforeAll(async () => {
+    tfa = await TerraformModel.load(TERRAFORM, {
+      ...VARIABLES,
+      cluster_secrets: { ...VARIABLES.cluster_secrets, edge: { kubeconfig_secret_id: 'acme-edge-kubeconfig', api: { server: 'https://edge.example.com:6443', ca_pem: CA_PEM } } },
+      cluster_webhook_tokens: { edge: EDGE_TOKEN },
+    }, APPLIED);
+  }, 60_000);
+
+  /** The secret's first version, mounted where the webhook function reads it, loaded with that function's environment. */
+  const loaded = async (fn: string) => {
+    const text = await tfa.attribute('google_secret_manager_secret_version', 'webhook_config', '', ['secret_data']);
+    const env = (await tfa.attribute('google_cloudfunctions2_function', 'fn', fn, ['service_config', 0, 'environment_variables'])) as Record<string, string>;
+    const dir = mkdtempSync(join(tmpdir(), 'furnish-webhook-config-'));
+    writeFileSync(join(dir, 'config.yaml'), String(text));
+    return { text: String(text), env, config: await loadConfig({ ...env, FURNISH_CONFIG_FILE: join(dir, 'config.yaml') }) };
+  };
+
+  it('is read by the webhooks from where Terraform mounts it', async () => {
+    const env = (await tfa.attribute('google_cloudfunctions2_function', 'fn', 'validate-namespace', ['service_config', 0, 'environment_variables'])) as Record<string, string>;
+    const volume = ['service_config', 0, 'dynamic', 'secret_volumes', 0, 'content', 0];
+    const mountPath = await tfa.attribute('google_cloudfunctions2_function', 'fn', 'validate-namespace', [...volume, 'mount_path']);
+    const file = await tfa.attribute('google_cloudfunctions2_function', 'fn', 'validate-namespace', [...volume, 'versions', 0, 'path']);
+    expect(env.FURNISH_CONFIG_FILE).toBe(`${String(mountPath)}/${String(file)}`);
+  });
+
+  it('gives every webhook every cluster with the credentials Terraform generated and outputs', async () => {
+    const pathCredentials = (await tfa.output('path_credentials')) as Record<string, string>;
+    const jwtSecrets = (await tfa.output('jwt_secrets')) as Record<string, string>;
+    expect(Object.keys(pathCredentials).sort()).toEqual(['edge', 'prod']);
+    for (const fn of WEBHOOKS) {
+      const { config } = await loaded(fn);
+      expect(config.clusters.map((c) => c.id)).toEqual(['edge', 'prod']);
+      for (const c of config.clusters) {
+        expect({ fn, id: c.id, pathCredentials: c.pathCredentials }).toEqual({ fn, id: c.id, pathCredentials: [pathCredentials[c.id]] });
+        expect({ fn, id: c.id, secret: Buffer.from(c.jwt?.secret ?? '').toString() }).toEqual({ fn, id: c.id, secret: jwtSecrets[c.id] });
+      }
+      expect(audienceFor(config, fn)).toBe(((await tfa.output('webhook_urls')) as Record<string, string>)[fn]);
+      expect(config.publicUrl).toBe(await tfa.output('functions_url'));
+    }
+  });
+
+  it('carries a cluster\'s API server, its CA as a literal block, and its token once given; none for a cluster without', async () => {
+    const { text, config } = await loaded('validate-namespace');
+    const edge = config.clusters.find((c) => c.id === 'edge')!;
+    expect(edge.api).toMatchObject({ server: 'https://edge.example.com:6443', caPem: CA_PEM, token: EDGE_TOKEN });
+    expect(config.clusters.find((c) => c.id === 'prod')!.api).toBeUndefined();
+    // As Terraform writes it: keys sorted and double-quoted, the sequence not indented, the PEM a literal block.
+    expect(text).toContain(`"clusters":\n- "api":\n    "caPem": |\n      -----BEGIN CERTIFICATE-----\n`);
   });
 });

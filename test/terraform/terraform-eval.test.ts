@@ -1,10 +1,11 @@
 // The offline evaluator behind test/terraform/deployment.test.ts: it computes what `terraform plan`
 // would know, and refuses (never guesses) what only apply knows or what it cannot evaluate.
-import { describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TerraformModel, Unknown, unknownsIn } from '../../scripts/terraform-eval.ts';
+import { parse } from 'yaml';
+import { TerraformModel, Unknown, unknownsIn, type Applied } from '../../scripts/terraform-eval.ts';
 
 const MODULE = `
 variable "prefix" {
@@ -50,10 +51,40 @@ output "unknown" {
 }
 `;
 
-async function model(variables: Record<string, unknown>): Promise<TerraformModel> {
+// yamlencode's expected outputs are Terraform's: the examples of its documentation
+// (developer.hashicorp.com/terraform/language/functions/yamlencode) and go-cty-yaml's encoder tests.
+const YAML_MODULE = String.raw`
+variable "pem" {
+  description = "p"
+  type        = string
+}
+locals {
+  doc_flat    = yamlencode({ "a" = "b", "c" = "d" })
+  doc_list    = yamlencode({ "foo" = [1, 2, 3], "bar" = "baz" })
+  doc_nested  = yamlencode({ "foo" = [1, { "a" = "b", "c" = "d" }, 3], "bar" = "baz" })
+  lone_bool   = yamlencode(true)
+  lone_null   = yamlencode(null)
+  lone_string = yamlencode("hello")
+  empty       = yamlencode({ list = [], map = {}, text = "" })
+  numbers     = yamlencode({ big = 1e21, small = 0.0000001, half = 0.5 })
+  order       = yamlencode({ "b" = 1, "10" = 2, "9" = 3, "a" = { "z" = true, "y" = false } })
+  escapes     = yamlencode({ quote = "say \"hi\"\\", tab = "a\tb", tabbed = "a\tb\nc", dollar = "$${'$'}{x}" })
+  blocks      = yamlencode({ pem = var.pem, clipped = "a\nb", kept = "a\n\n", spaced = "a \nb", items = [{ pem = var.pem }] })
+  kept_last   = yamlencode({ a = "x\n", z = "y\n\n" })
+  unknown     = yamlencode({ n = data.google_project.p.number })
+  generated   = yamlencode({ key = random_password.key["a"].result })
+}
+resource "random_password" "key" {
+  for_each = toset(["a"])
+  length   = 8
+  special  = false
+}
+`;
+
+async function model(variables: Record<string, unknown>, module = MODULE, applied: Applied = {}): Promise<TerraformModel> {
   const dir = mkdtempSync(join(tmpdir(), 'furnish-tf-eval-'));
-  writeFileSync(join(dir, 'main.tf'), MODULE);
-  return TerraformModel.load(dir, variables);
+  writeFileSync(join(dir, 'main.tf'), module);
+  return TerraformModel.load(dir, variables, applied);
 }
 
 describe('TerraformModel', () => {
@@ -78,5 +109,56 @@ describe('TerraformModel', () => {
     await expect(m.output('bad')).rejects.toThrow('function formatlist() is not supported by this evaluator');
     await expect(m.attribute('google_pubsub_topic', 't', 'gamma', ['name'])).rejects.toThrow('google_pubsub_topic.t["gamma"] does not exist');
     expect(unknownsIn({ a: [1, new Unknown('later')] })).toEqual(['a[1]: later']);
+  });
+
+  describe('yamlencode, byte for byte as Terraform writes it', () => {
+    const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    let m: TerraformModel;
+    const yaml = async (name: string) => m.local(name);
+    beforeAll(async () => {
+      m = await model({ pem: PEM }, YAML_MODULE);
+    });
+
+    it('writes the documentation\'s examples as documented: block style, keys sorted, keys and strings double-quoted, sequences in a mapping not indented', async () => {
+      expect(await yaml('doc_flat')).toBe('"a": "b"\n"c": "d"\n');
+      expect(await yaml('doc_list')).toBe('"bar": "baz"\n"foo":\n- 1\n- 2\n- 3\n');
+      expect(await yaml('doc_nested')).toBe('"bar": "baz"\n"foo":\n- 1\n- "a": "b"\n  "c": "d"\n- 3\n');
+    });
+
+    it('writes scalars, empty collections and numbers as go-cty-yaml does', async () => {
+      // libyaml ends a document that is one plain scalar with the document end marker.
+      expect(await yaml('lone_bool')).toBe('true\n...\n');
+      expect(await yaml('lone_null')).toBe('null\n...\n');
+      expect(await yaml('lone_string')).toBe('"hello"\n');
+      expect(await yaml('empty')).toBe('"list": []\n"map": {}\n"text": ""\n');
+      // Numbers in plain decimal (big.Float's 'f' format), never with an exponent.
+      expect(await yaml('numbers')).toBe('"big": 1000000000000000000000\n"half": 0.5\n"small": 0.0000001\n');
+      // Keys in lexical order, numeric-looking ones too (a JavaScript object would put "9" and "10" first).
+      expect(await yaml('order')).toBe('"10": 2\n"9": 3\n"a":\n  "y": false\n  "z": true\n"b": 1\n');
+      expect(await yaml('escapes')).toBe('"dollar": "${x}"\n"quote": "say \\"hi\\"\\\\"\n"tab": "a\\tb"\n"tabbed": "a\\tb\\nc"\n');
+    });
+
+    it('writes a multi-line string as a literal block with its chomping, unless a space ends a line', async () => {
+      expect(await yaml('blocks')).toBe([
+        '"clipped": |-', '  a', '  b',
+        '"items":', '- "pem": |', '    -----BEGIN CERTIFICATE-----', '    MIIB', '    -----END CERTIFICATE-----',
+        '"kept": |+', '  a', '',
+        '"pem": |', '  -----BEGIN CERTIFICATE-----', '  MIIB', '  -----END CERTIFICATE-----',
+        '"spaced": "a \\nb"', '',
+      ].join('\n'));
+      // A kept block last leaves the document open, so libyaml closes it.
+      expect(await yaml('kept_last')).toBe('"a": |\n  x\n"z": |+\n  y\n\n...\n');
+    });
+
+    it('parses back to the value it encoded, and refuses what only apply knows', async () => {
+      expect(parse(String(await yaml('blocks')))).toEqual({ clipped: 'a\nb', items: [{ pem: PEM }], kept: 'a\n\n', pem: PEM, spaced: 'a \nb' });
+      await expect(yaml('unknown')).rejects.toThrow(/yamlencode: n: data\.google_project\.p is read by the provider/);
+      await expect(yaml('generated')).rejects.toThrow('yamlencode: key: random_password.key["a"].result is generated by apply');
+    });
+
+    it('follows a value apply generates into what uses it, when the caller says what apply made', async () => {
+      const applied = await model({ pem: PEM }, YAML_MODULE, { random_password: (a, address) => ({ result: `${address}/${String(a.length)}` }) });
+      expect(await applied.local('generated')).toBe('"key": "random_password.key[\\"a\\"]/8"\n');
+    });
   });
 });

@@ -103,6 +103,9 @@ describe('readSetting', () => {
     expect(readSetting({ FURNISH_SYSTEM_NAMESPACES: ' a, b ,,' }, 'systemNamespaces')).toEqual(['a', 'b']);
     expect(readSetting({ FURNISH_READY_DESPITE_FAILURES: 'true' }, 'readyDespiteFailures')).toBe(true);
     expect(readSetting({ FURNISH_TOPIC_BILLING: '' }, 'topicBilling')).toBe('');
+    // A topic is never empty: envsubst empties an unset variable, and the default topic may not exist.
+    expect(readSetting({}, 'topicPending')).toBe('furnish-namespaces-pending');
+    expect(() => readSetting({ FURNISH_TOPIC_PENDING: '' }, 'topicPending')).toThrow('FURNISH_TOPIC_PENDING: is empty, and no topic has an empty name');
     expect(readSetting({}, 'pushServiceAccount')).toBeUndefined();
   });
 

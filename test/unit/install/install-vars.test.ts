@@ -1,12 +1,15 @@
-// `furnish install --vars`: one cluster's entry of Terraform's output install_vars is the one
-// source of the relay's topics, project and identity; a malformed file or a flag that says
-// otherwise is refused before any cluster is touched.
+// `furnish install --vars` and `furnish webhooks --vars`: one cluster's entry of Terraform's output
+// install_vars is the one source of the relay's topics, project and identity and of the webhooks'
+// URL; a malformed file or a flag that says otherwise is refused before any cluster is touched.
 import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../../../shared/cli/command.ts';
 import { COMMANDS } from '../../../shared/cli/commands.ts';
+import { billingTapConfig } from '../../../shared/billing/tap.ts';
+import { relayConfig } from '../../../shared/reconcile/config.ts';
 import { agreedValue, defaultTopicVars, parseInstallVars, TOPIC_VARS } from '../../../shared/install/vars.ts';
 
 const DIGEST = `europe-docker.pkg.dev/p/furnish/relay@sha256:${'0f'.repeat(32)}`;
@@ -26,8 +29,21 @@ describe('parseInstallVars', () => {
   });
 
   it('refuses a file without every topic: the relay would fall back to topics that may not exist', () => {
-    const { FURNISH_TOPIC_BILLING: _billing, ...rest }: Record<string, string> = FROM_TERRAFORM;
-    expect(() => parseInstallVars(JSON.stringify({ ...rest, FURNISH_TOPIC_PENDING: '' }), 'prod.json')).toThrow('prod.json: lacks FURNISH_TOPIC_PENDING, FURNISH_TOPIC_BILLING: the relay would publish to topics Terraform did not create');
+    const { FURNISH_TOPIC_BILLING: _billing, FURNISH_TOPIC_PENDING: _pending, ...rest }: Record<string, string> = FROM_TERRAFORM;
+    expect(() => parseInstallVars(JSON.stringify(rest), 'prod.json')).toThrow('prod.json: lacks FURNISH_TOPIC_PENDING, FURNISH_TOPIC_BILLING: the relay would publish to topics Terraform did not create');
+  });
+
+  it('judges each topic as the relay reads it: an empty topic is refused, naming it; an empty billing topic is billing off', () => {
+    for (const name of Object.keys(TOPIC_VARS).filter((n) => n !== 'FURNISH_TOPIC_BILLING')) {
+      const text = JSON.stringify({ ...FROM_TERRAFORM, [name]: '' });
+      expect(() => parseInstallVars(text, 'prod.json')).toThrow(`prod.json: ${name}: is empty, and no topic has an empty name`);
+      // The relay, given the same value (envsubst of that file), refuses it the same way.
+      expect(() => relayConfig({ ...FROM_TERRAFORM, [name]: '' })).toThrow(`${name}: is empty, and no topic has an empty name`);
+    }
+    const billingOff = { ...FROM_TERRAFORM, FURNISH_TOPIC_BILLING: '' };
+    expect(parseInstallVars(JSON.stringify(billingOff), 'prod.json')).toEqual(billingOff);
+    const relay = relayConfig(billingOff);
+    expect(billingTapConfig(billingOff, relay.cluster, relay.pageSize)).toBeNull();
   });
 
   it('without a file, names the topics of Terraform\'s default prefix, the settings\' defaults', () => {
@@ -73,5 +89,54 @@ describe('furnish install --vars', () => {
     const r = await cli(['--vars', join(dir, 'missing.json'), '--relay-image', DIGEST]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`--vars ${join(dir, 'missing.json')}: ENOENT`);
+  });
+});
+
+describe('furnish webhooks --vars', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'furnish-webhook-vars-'));
+  const write = (name: string, vars: Record<string, string>) => {
+    writeFileSync(join(dir, name), JSON.stringify(vars));
+    return join(dir, name);
+  };
+  const file = write('prod.json', FROM_TERRAFORM);
+  const credential = 'k'.repeat(48);
+  const cli = async (args: string[], stdin = '') => {
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(COMMANDS, ['webhooks', ...args], { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env: { CRED: credential }, readStdin: () => stdin });
+    const clientConfigs = code === 0 ? parseAllDocuments(stdout).flatMap((d) => (d.toJS() as { webhooks: { clientConfig: { url: string; caBundle?: string } }[] }).webhooks.map((w) => w.clientConfig)) : [];
+    return { code, stderr, clientConfigs };
+  };
+
+  it('takes the functions URL and the cluster id from the file, as install does', async () => {
+    for (const args of [['--vars', file], ['--vars', '-']]) {
+      const r = await cli([...args, '--credential-env', 'CRED'], JSON.stringify(FROM_TERRAFORM));
+      expect(r.code).toBe(0);
+      expect(r.clientConfigs.length).toBeGreaterThan(0);
+      for (const c of r.clientConfigs) expect(c.url).toMatch(new RegExp(`^${FROM_TERRAFORM.FURNISH_FUNCTIONS_URL}/[a-z-]+/c/prod/${credential}$`));
+      expect(r.clientConfigs.every((c) => c.caBundle === undefined)).toBe(true);
+    }
+  });
+
+  it('takes the file\'s CA bundle unless --ca-bundle gives one', async () => {
+    const bundle = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
+    const r = await cli(['--vars', write('ca.json', { ...FROM_TERRAFORM, FURNISH_CA_BUNDLE: bundle })]);
+    expect(r.code).toBe(0);
+    expect(new Set(r.clientConfigs.map((c) => c.caBundle))).toEqual(new Set([bundle]));
+  });
+
+  it('refuses a flag that contradicts the file, and a file install would refuse', async () => {
+    const contradicted = await cli(['--vars', file, '--url', 'https://elsewhere.example.com']);
+    expect(contradicted.code).toBe(2);
+    expect(contradicted.stderr).toContain(`--url "https://elsewhere.example.com" contradicts FURNISH_FUNCTIONS_URL="${FROM_TERRAFORM.FURNISH_FUNCTIONS_URL}" in ${file}`);
+    const empty = await cli(['--vars', write('empty.json', { ...FROM_TERRAFORM, FURNISH_TOPIC_TEMPLATES: '' })]);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('FURNISH_TOPIC_TEMPLATES: is empty');
+  });
+
+  it('still needs --url without a file', async () => {
+    const r = await cli([]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('missing --url');
   });
 });
