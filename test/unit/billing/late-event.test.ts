@@ -35,7 +35,7 @@ afterAll(async () => {
 });
 
 const param = (q: QueryRequest, name: string) => q.queryParameters?.find((p) => p.name === name)?.parameterValue.value ?? '';
-const time = (v: unknown) => Date.parse(String(v).replace(' ', 'T'));
+const time = (v: unknown) => Date.parse(String(v));
 
 /** What BigQuery would answer to the sink's queries, over the rows it streamed into the fake. */
 function answer(q: QueryRequest): { schema: Field[]; rows: Array<Record<string, unknown>> } {
