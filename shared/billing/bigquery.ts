@@ -10,11 +10,10 @@
 //     to 0 and retry ourselves, with backoff, only rows whose reasons are transient.
 // `skipInvalidRows: true` makes BigQuery store the valid rows of a request that also has invalid
 // ones (otherwise the whole request is refused and every valid row comes back as `stopped`).
-import { createHash } from 'node:crypto';
 import { BigQuery, type BigQueryOptions, type Table } from '@google-cloud/bigquery';
 import { OAuth2Client } from 'google-auth-library';
 import { TransientError } from '../kube/errors.ts';
-import { isoTime } from './event.ts';
+import { hashId, isoTime } from './event.ts';
 import type { BillingSink } from './sink.ts';
 import { snapshotsTableName, viewName } from './sink.ts';
 import type { OpenNamespace } from './snapshot.ts';
@@ -67,7 +66,7 @@ interface StreamFailure {
 /** A snapshot's row: its insertId is the cluster and time, so a redelivered snapshot-end is one row. */
 export function snapshotRaw(end: SnapshotEndMessage, recordedAt: Date): RawRow {
   const takenAt = isoTime(end.takenAt);
-  return { insertId: createHash('sha256').update(JSON.stringify([end.cluster, takenAt])).digest('hex').slice(0, 32), json: { cluster: end.cluster, taken_at: takenAt, recorded_time: isoTime(recordedAt), uids: end.uids } };
+  return { insertId: hashId([end.cluster, takenAt]), json: { cluster: end.cluster, taken_at: takenAt, recorded_time: isoTime(recordedAt), uids: end.uids } };
 }
 
 function describe(f: PartialFailure): string {

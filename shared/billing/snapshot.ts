@@ -3,7 +3,7 @@
 // mirror: an event that arrives after a complete list that lacked its namespace (a late `created`:
 // Pub/Sub redelivery, or another ordering key than the snapshot's) opens nothing that list already
 // closed.
-import { eventId, isoTime } from './event.ts';
+import { impliedDeletionId, isoTime } from './event.ts';
 import type { BillingRow, SnapshotEndMessage } from './types.ts';
 
 /** A namespace with rows and no deletion: its latest row and the time of its first. */
@@ -27,12 +27,12 @@ export interface SnapshotListing {
  */
 export const SNAPSHOT_GRACE_MS = 2 * 60 * 1000;
 
-/** The deletion of the namespace of `last`, noticed by the snapshot taken at `takenAt`. */
+/** The deletion of the namespace of `last`, implied by the snapshot taken at `takenAt` (noticed then). */
 function deletionAt(last: BillingRow, takenAt: string, recordedAt: Date): BillingRow {
   return {
     ...last,
     event: 'deleted',
-    event_id: eventId({ cluster: last.cluster, uid: last.namespace_uid, event: 'deleted', eventTime: takenAt }),
+    event_id: impliedDeletionId(last.cluster, last.namespace_uid, takenAt),
     event_time: isoTime(takenAt),
     recorded_time: isoTime(recordedAt),
   };
@@ -69,8 +69,8 @@ export function contradictableAfter(row: BillingRow, recordedAt: Date, graceMs =
  * The deletion a late event implies: its namespace was alive at the event, and the latest complete
  * snapshot, taken after it (see contradictableAfter), did not list it, so it was gone by then. The
  * event is billed, with its deletion at that snapshot's time, instead of reopening the namespace
- * until the next snapshot. Its id is the namespace's one deletion id: any other deletion of it
- * already recorded (the diff's, the watch's) wins.
+ * until the next snapshot. Its id is the snapshot's (impliedDeletionId): a redelivery adds nothing,
+ * and the namespace's own `deleted`, if it follows, is stored too (the report counts the earlier).
  */
 export function deletionContradicting(row: BillingRow, latest: SnapshotListing | undefined, recordedAt: Date, graceMs = SNAPSHOT_GRACE_MS): BillingRow | null {
   const after = contradictableAfter(row, recordedAt, graceMs);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { createBigQuerySink, emulatorOptions } from '../../../shared/billing/bigquery.ts';
-import { eventId } from '../../../shared/billing/event.ts';
+import { eventId, impliedDeletionId } from '../../../shared/billing/event.ts';
 import { recordBilling, type RecordDeps } from '../../../shared/billing/record.ts';
 import { namespaceDays } from '../../../shared/billing/report.ts';
 import type { BillingSink } from '../../../shared/billing/sink.ts';
@@ -88,7 +88,7 @@ describe.each(Object.keys(sinks))('a late event after a snapshot that lacked its
     const late = message('created', 'gone', '2026-03-01T10:00:00.000Z', { billing: { costCenter: '300' } });
     expect(await recordBilling(deps, late)).toMatchObject({ rows: 2, inserted: 2, eventId: eventId(late) });
     expect(await deletions()).toEqual([`gone@${TAKEN_AT}`]);
-    expect((await all()).find((r) => r.event === 'deleted')).toMatchObject({ event_id: eventId(message('deleted', 'gone', TAKEN_AT)), organization: 'acme', billing: { costCenter: '300' }, recorded_time: NOW.toISOString() });
+    expect((await all()).find((r) => r.event === 'deleted')).toMatchObject({ event_id: impliedDeletionId('c1', 'uid-gone', TAKEN_AT), organization: 'acme', billing: { costCenter: '300' }, recorded_time: NOW.toISOString() });
     // Through the 3rd: `kept` three days, `gone` the two it lived (left open it would bill three).
     expect(namespaceDays(await all(), '2026-03-01', '2026-03-03')).toEqual([{ organization: 'acme', namespaceDays: 3 + 2, namespaces: 2 }]);
 
@@ -98,6 +98,14 @@ describe.each(Object.keys(sinks))('a late event after a snapshot that lacked its
     expect(await recordBilling(deps, message('updated', 'gone', '2026-03-01T12:00:00.000Z', { org: 'globex' }))).toMatchObject({ rows: 2 });
     expect(await deletions()).toEqual([`gone@${TAKEN_AT}`]);
     expect((await all()).length).toBe(count + 1);
+  });
+
+  it('its own deletion, should it follow (same ordering key, right behind), is stored too and the report counts the earlier', async () => {
+    await recordBilling(deps, end([]));
+    await recordBilling(deps, message('created', 'gone', '2026-03-01T10:00:00.000Z'));
+    expect(await recordBilling(deps, message('deleted', 'gone', '2026-03-01T20:00:00.000Z'))).toMatchObject({ rows: 1, inserted: 1 });
+    expect((await deletions()).sort()).toEqual(['gone@2026-03-01T20:00:00.000Z', `gone@${TAKEN_AT}`]);
+    expect(namespaceDays(await all(), '2026-03-01', '2026-03-03')).toEqual([{ organization: 'acme', namespaceDays: 1, namespaces: 1 }]);
   });
 
   it('a late event of a namespace the snapshot listed, or one younger than the grace before it, opens it as before', async () => {
