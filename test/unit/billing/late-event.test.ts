@@ -128,14 +128,14 @@ describe.each(Object.keys(sinks))('a late event after a snapshot that lacked its
 
   it('an event too recent for any snapshot to contradict it does not read the snapshots', async () => {
     await recordBilling(deps, end([]));
-    const reads = jestSpy(sink);
+    const reads = countReads(sink);
     expect(await recordBilling(deps, message('created', 'fresh', '2026-03-02T11:59:00.000Z'))).toMatchObject({ rows: 1 });
     expect(reads()).toBe(0);
   });
 });
 
 /** Counts latestSnapshot calls from now on. */
-function jestSpy(sink: BillingSink): () => number {
+function countReads(sink: BillingSink): () => number {
   let calls = 0;
   const read = sink.latestSnapshot.bind(sink);
   sink.latestSnapshot = (...args) => ((calls += 1), read(...args));
