@@ -126,6 +126,28 @@ describe.each(Object.keys(sinks))('a late event after a snapshot that lacked its
     expect(await deletions()).toEqual([]);
   });
 
+  // Handled at the same time (two deliveries, two instances): whichever step of one falls between
+  // the other's, the deletion is recorded, because each writes before it reads.
+  it('a snapshot handled while the late event\'s row is being written: the event, reading after its write, finds it', async () => {
+    const held = hold();
+    const event = recordBilling({ ...deps, sink: { ...sink, insert: async (rows) => (await held.here(), sink.insert(rows)) } }, message('created', 'gone', '2026-03-01T10:00:00.000Z'));
+    await held.reached;
+    expect(await recordBilling(deps, end([]))).toMatchObject({ rows: 0 });
+    held.release();
+    expect(await event).toMatchObject({ rows: 2 });
+    expect(await deletions()).toEqual([`gone@${TAKEN_AT}`]);
+  });
+
+  it('a late event handled while the snapshot is being kept: the snapshot\'s diff, reading after it is kept, finds its row', async () => {
+    const held = hold();
+    const snapshot = recordBilling({ ...deps, sink: { ...sink, saveSnapshot: async (e, at) => (await held.here(), sink.saveSnapshot(e, at)) } }, end([]));
+    await held.reached;
+    expect(await recordBilling(deps, message('created', 'gone', '2026-03-01T10:00:00.000Z'))).toMatchObject({ rows: 1 });
+    held.release();
+    expect(await snapshot).toMatchObject({ rows: 1 });
+    expect(await deletions()).toEqual([`gone@${TAKEN_AT}`]);
+  });
+
   it('an event too recent for any snapshot to contradict it does not read the snapshots', async () => {
     await recordBilling(deps, end([]));
     const reads = countReads(sink);
@@ -140,4 +162,13 @@ function countReads(sink: BillingSink): () => number {
   const read = sink.latestSnapshot.bind(sink);
   sink.latestSnapshot = (...args) => ((calls += 1), read(...args));
   return () => calls;
+}
+
+/** Holds a step (`here`, awaited where the step runs) until `release`; `reached` once it got there. */
+function hold(): { here(): Promise<void>; reached: Promise<void>; release(): void } {
+  let arrive = () => {};
+  let release = () => {};
+  const reached = new Promise<void>((r) => (arrive = r));
+  const released = new Promise<void>((r) => (release = r));
+  return { here: () => (arrive(), released), reached, release: () => release() };
 }
