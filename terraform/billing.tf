@@ -41,12 +41,31 @@ resource "google_bigquery_table" "billing_dedup" {
   }
 }
 
+# Every complete snapshot (snapshot-end): a billing event older than the latest one, for a
+# namespace it did not list, is recorded with that namespace's deletion at the snapshot's time.
+# Read per late event for the days after it: partitioned by day; kept 35 days (Pub/Sub keeps an
+# undelivered message 7 at most).
+resource "google_bigquery_table" "billing_snapshots" {
+  project             = var.project_id
+  dataset_id          = google_bigquery_dataset.billing.dataset_id
+  table_id            = "${var.billing.table}_snapshots"
+  deletion_protection = false
+  time_partitioning {
+    type          = "DAY"
+    field         = "taken_at"
+    expiration_ms = 35 * 86400000
+  }
+  clustering = ["cluster"]
+  schema     = file("${path.module}/billing-snapshots-schema.json")
+}
+
 # record-billing runs as the reconcilers' account: it streams rows into the table and queries
-# the view when a snapshot ends.
+# the view when a snapshot ends; it keeps snapshots and reads them for late events.
 resource "google_bigquery_table_iam_member" "reconciler_billing" {
   for_each = {
-    (google_bigquery_table.billing.table_id)       = "roles/bigquery.dataEditor"
-    (google_bigquery_table.billing_dedup.table_id) = "roles/bigquery.dataViewer"
+    (google_bigquery_table.billing.table_id)           = "roles/bigquery.dataEditor"
+    (google_bigquery_table.billing_snapshots.table_id) = "roles/bigquery.dataEditor"
+    (google_bigquery_table.billing_dedup.table_id)     = "roles/bigquery.dataViewer"
   }
   project    = var.project_id
   dataset_id = google_bigquery_dataset.billing.dataset_id

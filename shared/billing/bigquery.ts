@@ -10,12 +10,14 @@
 //     to 0 and retry ourselves, with backoff, only rows whose reasons are transient.
 // `skipInvalidRows: true` makes BigQuery store the valid rows of a request that also has invalid
 // ones (otherwise the whole request is refused and every valid row comes back as `stopped`).
-import { BigQuery, type BigQueryOptions } from '@google-cloud/bigquery';
+import { BigQuery, type BigQueryOptions, type Table } from '@google-cloud/bigquery';
 import { OAuth2Client } from 'google-auth-library';
-import type { BillingSink, FailedRow, InsertOutcome } from './sink.ts';
-import { viewName } from './sink.ts';
+import { TransientError } from '../kube/errors.ts';
+import { hashId, isoTime } from './event.ts';
+import type { BillingSink } from './sink.ts';
+import { snapshotsTableName, viewName } from './sink.ts';
 import type { OpenNamespace } from './snapshot.ts';
-import type { BillingEventType, BillingRow } from './types.ts';
+import type { BillingEventType, BillingRow, SnapshotEndMessage } from './types.ts';
 
 /** insertErrors reasons worth another try; anything else (invalid, accessDenied, ...) is final. */
 export const RETRYABLE_REASONS: ReadonlySet<string> = new Set(['backendError', 'internalError', 'timeout', 'rateLimitExceeded', 'stopped']);
@@ -55,13 +57,29 @@ export function isRetryable(f: Pick<PartialFailure, 'errors'>): boolean {
   return f.errors.length > 0 && f.errors.every((x) => RETRYABLE_REASONS.has(x.reason ?? ''));
 }
 
+interface StreamFailure {
+  insertId: string;
+  reason: string;
+  retryable: boolean;
+}
+
+/** A snapshot's row: its insertId is the cluster and time, so a redelivered snapshot-end is one row. */
+export function snapshotRaw(end: SnapshotEndMessage, recordedAt: Date): RawRow {
+  const takenAt = isoTime(end.takenAt);
+  return { insertId: hashId([end.cluster, takenAt]), json: { cluster: end.cluster, taken_at: takenAt, recorded_time: isoTime(recordedAt), uids: end.uids } };
+}
+
 function describe(f: PartialFailure): string {
   return f.errors.map((x) => `${x.reason ?? 'unknown'}: ${x.message ?? ''}`).join('; ');
 }
 
-/** BigQuery answers TIMESTAMP as BigQueryTimestamp ({ value }), JSON as a string. */
+/** BigQuery answers TIMESTAMP as BigQueryTimestamp ({ value }). */
+function text(v: unknown): string {
+  return v && typeof v === 'object' && 'value' in v ? String((v as { value: unknown }).value) : v == null ? '' : String(v);
+}
+
+/** BigQuery answers JSON as a string. */
 function fromResult(r: Record<string, unknown>): BillingRow {
-  const text = (v: unknown): string => (v && typeof v === 'object' && 'value' in v ? String((v as { value: unknown }).value) : v == null ? '' : String(v));
   const billing = r.billing;
   return {
     event_id: text(r.event_id),
@@ -91,6 +109,7 @@ export function emulatorOptions(apiEndpoint: string): BigQueryOptions {
 export function createBigQuerySink(opts: BigQuerySinkOptions): BillingSink {
   const client = new BigQuery({ projectId: opts.projectId, ...opts.clientOptions } as BigQueryOptions);
   const table = client.dataset(opts.dataset).table(opts.table);
+  const snapshots = client.dataset(opts.dataset).table(snapshotsTableName(opts.table));
   const view = `\`${opts.projectId}.${opts.dataset}.${viewName(opts.table)}\``;
   const attempts = opts.attempts ?? 4;
   const backoffMs = opts.backoffMs ?? 500;
@@ -101,34 +120,56 @@ export function createBigQuerySink(opts: BigQuerySinkOptions): BillingSink {
     return rows as Array<Record<string, unknown>>;
   }
 
+  /** Streams rows; retries alone, with backoff, those that failed for a transient reason. */
+  async function stream(target: Table, raws: RawRow[]): Promise<{ inserted: number; failed: StreamFailure[] }> {
+    let inserted = 0;
+    const failed: StreamFailure[] = [];
+    let pending = raws;
+    for (let attempt = 1; pending.length > 0; attempt += 1) {
+      let failures: PartialFailure[] = [];
+      try {
+        await target.insert(pending, { raw: true, skipInvalidRows: true, partialRetries: 0 });
+      } catch (e) {
+        const partial = partialFailures(e);
+        // The whole request failed (network, 5xx after the client's own retries): the caller retries it.
+        if (!partial) throw e;
+        failures = partial;
+      }
+      inserted += pending.length - failures.length;
+      const retry = failures.filter(isRetryable);
+      failed.push(...failures.filter((f) => !isRetryable(f)).map((f) => ({ insertId: f.row.insertId, reason: describe(f), retryable: false })));
+      if (retry.length > 0 && attempt >= attempts) {
+        failed.push(...retry.map((f) => ({ insertId: f.row.insertId, reason: `${describe(f)} (after ${attempt} attempts)`, retryable: true })));
+        break;
+      }
+      pending = retry.map((f) => f.row);
+      if (pending.length > 0) await sleep(backoffMs * 2 ** (attempt - 1));
+    }
+    return { inserted, failed };
+  }
+
   return {
     kind: 'bigquery',
     async insert(rows) {
-      const outcome: InsertOutcome = { inserted: 0, duplicates: 0, failed: [] };
       const byId = new Map(rows.map((r) => [r.event_id, r]));
-      let pending = rows.map(toRaw);
-      for (let attempt = 1; pending.length > 0; attempt += 1) {
-        let failures: PartialFailure[] = [];
-        try {
-          await table.insert(pending, { raw: true, skipInvalidRows: true, partialRetries: 0 });
-        } catch (e) {
-          const partial = partialFailures(e);
-          // The whole request failed (network, 5xx after the client's own retries): the caller retries it.
-          if (!partial) throw e;
-          failures = partial;
-        }
-        outcome.inserted += pending.length - failures.length;
-        const retry = failures.filter(isRetryable);
-        const final: FailedRow[] = failures.filter((f) => !isRetryable(f)).map((f) => ({ row: byId.get(f.row.insertId)!, reason: describe(f), retryable: false }));
-        outcome.failed.push(...final);
-        if (retry.length > 0 && attempt >= attempts) {
-          outcome.failed.push(...retry.map((f) => ({ row: byId.get(f.row.insertId)!, reason: `${describe(f)} (after ${attempt} attempts)`, retryable: true })));
-          break;
-        }
-        pending = retry.map((f) => f.row);
-        if (pending.length > 0) await sleep(backoffMs * 2 ** (attempt - 1));
-      }
-      return outcome;
+      const { inserted, failed } = await stream(table, rows.map(toRaw));
+      return { inserted, duplicates: 0, failed: failed.map(({ insertId, reason, retryable }) => ({ row: byId.get(insertId)!, reason, retryable })) };
+    },
+    async saveSnapshot(end, recordedAt) {
+      // Every snapshot is appended (a streamed row cannot be updated); latestSnapshot reads the newest.
+      const [failed] = (await stream(snapshots, [snapshotRaw(end, recordedAt)])).failed;
+      if (!failed) return;
+      if (failed.retryable) throw new TransientError(`snapshot not stored: ${failed.reason}`, { status: 503 });
+      throw new Error(`snapshot refused by ${snapshotsTableName(opts.table)}: ${failed.reason}`);
+    },
+    async latestSnapshot(cluster, uid, after) {
+      // Partitioned by day of taken_at: only the days after the event are read.
+      const [r] = await query(
+        `SELECT taken_at, @uid IN UNNEST(uids) AS listed FROM \`${opts.projectId}.${opts.dataset}.${snapshotsTableName(opts.table)}\`
+         WHERE cluster = @cluster AND taken_at > @after ORDER BY taken_at DESC LIMIT 1`,
+        { cluster, uid, after: BigQuery.timestamp(after) },
+      );
+      return r && { takenAt: new Date(text(r.taken_at)).toISOString(), listed: r.listed === true };
     },
     async *openNamespaces(cluster): AsyncGenerator<OpenNamespace> {
       // The result's pages as a stream (createQueryStream), not every namespace of the cluster at once.

@@ -53,12 +53,28 @@ export function dayOf(time: string): string {
 }
 
 /**
- * Deterministic: created and deleted happen once per namespace uid; an update is identified by the
- * resourceVersion it was seen at; a snapshot by its UTC day (one per namespace per day).
+ * Deterministic: created and deleted happen once per namespace uid (a deletion a snapshot implies
+ * has impliedDeletionId); an update is identified by the resourceVersion it was seen at; a
+ * snapshot by its UTC day (one per namespace per day).
  */
 export function eventId(m: Pick<BillingEventMessage, 'cluster' | 'uid' | 'event' | 'resourceVersion' | 'eventTime'>): string {
   const discriminator = m.event === 'updated' ? (m.resourceVersion ?? '') : m.event === 'snapshot' ? dayOf(m.eventTime) : '';
-  return createHash('sha256').update(JSON.stringify([m.cluster, m.uid, m.event, discriminator])).digest('hex').slice(0, 32);
+  return hashId([m.cluster, m.uid, m.event, discriminator]);
+}
+
+/**
+ * A deletion nobody saw, implied by the complete snapshot taken at `takenAt` that no longer listed
+ * the namespace: an id of its own per snapshot, not the namespace's `deleted` id, so that its
+ * watched `deleted`, should it come after (on its ordering key, right behind a late `created`), is
+ * stored too, and the report counts the earlier of the two.
+ */
+export function impliedDeletionId(cluster: string, uid: string, takenAt: string): string {
+  return hashId([cluster, uid, 'deleted', `snapshot ${isoTime(takenAt)}`]);
+}
+
+/** 32 hex digits of the SHA-256 of the parts: ids that are the same for the same parts. */
+export function hashId(parts: readonly unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
 }
 
 /** The row of one event; `billing` is the namespace's own fields, else its Organization's. */

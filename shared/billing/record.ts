@@ -1,13 +1,14 @@
 // record-billing's work, one message at a time: an event becomes one row (billing fields from the
-// namespace, else from its Organization); a snapshot's end becomes the deletion rows of the
+// namespace, else from its Organization), plus its namespace's deletion when a later complete
+// snapshot already lacked it; a snapshot's end is kept, then becomes the deletion rows of the
 // namespaces it no longer lists. Idempotent: a redelivered message writes the same event ids.
 import type { KubeClient } from '../kube/client.ts';
 import { classifyApiError, statusMessage, TransientError } from '../kube/errors.ts';
 import type { Logger } from '../log.ts';
 import { buildRow } from './event.ts';
 import type { BillingSink, InsertOutcome } from './sink.ts';
-import { deletionsMissingFromSnapshot } from './snapshot.ts';
-import type { BillingMessage, BillingRow } from './types.ts';
+import { contradictableAfter, deletionContradicting, deletionsMissingFromSnapshot } from './snapshot.ts';
+import type { BillingEventMessage, BillingMessage, BillingRow, SnapshotEndMessage } from './types.ts';
 
 export interface RecordDeps {
   sink: BillingSink;
@@ -36,17 +37,37 @@ async function write(deps: RecordDeps, rows: BillingRow[]): Promise<InsertOutcom
   return outcome;
 }
 
+/**
+ * The event's row, written before the latest snapshot is read: a snapshot kept after that write
+ * diffs against the row itself (it is kept before its diff reads), one kept before it is read
+ * here, so a concurrent snapshot and late event cannot both miss each other.
+ */
+async function recordEvent(deps: RecordDeps, msg: BillingEventMessage, recordedAt: Date): Promise<{ rows: BillingRow[]; outcome: InsertOutcome }> {
+  const orgBilling = msg.billing === undefined && msg.organization !== '' ? await deps.organizationBilling(msg.cluster, msg.organization) : {};
+  const row = buildRow(msg, orgBilling, recordedAt);
+  const outcome = await write(deps, [row]);
+  const after = contradictableAfter(row, recordedAt, deps.snapshotGraceMs);
+  const deletion = after === null ? null : deletionContradicting(row, await deps.sink.latestSnapshot(msg.cluster, msg.uid, after), recordedAt, deps.snapshotGraceMs);
+  if (!deletion) return { rows: [row], outcome };
+  deps.log.log('INFO', 'late event: a later snapshot already lacked its namespace, deletion recorded', { cluster: msg.cluster, namespace: msg.namespace, event: msg.event, eventTime: row.event_time, deletedAt: deletion.event_time });
+  return { rows: [row, deletion], outcome: sum(outcome, await write(deps, [deletion])) };
+}
+
+/** The snapshot is kept before its diff reads the open namespaces (see recordEvent). */
+async function recordSnapshotEnd(deps: RecordDeps, msg: SnapshotEndMessage, recordedAt: Date): Promise<{ rows: BillingRow[]; outcome: InsertOutcome }> {
+  await deps.sink.saveSnapshot(msg, recordedAt);
+  const rows = await deletionsMissingFromSnapshot(deps.sink.openNamespaces(msg.cluster), msg, recordedAt, deps.snapshotGraceMs);
+  if (rows.length > 0) deps.log.log('INFO', 'snapshot: namespaces deleted while unwatched', { cluster: msg.cluster, takenAt: msg.takenAt, namespaces: rows.map((r) => r.namespace) });
+  return { rows, outcome: await write(deps, rows) };
+}
+
+function sum(a: InsertOutcome, b: InsertOutcome): InsertOutcome {
+  return { inserted: a.inserted + b.inserted, duplicates: a.duplicates + b.duplicates, failed: [...a.failed, ...b.failed] };
+}
+
 export async function recordBilling(deps: RecordDeps, msg: BillingMessage): Promise<RecordResult> {
   const recordedAt = deps.now();
-  let rows: BillingRow[];
-  if (msg.type === 'event') {
-    const orgBilling = msg.billing === undefined && msg.organization !== '' ? await deps.organizationBilling(msg.cluster, msg.organization) : {};
-    rows = [buildRow(msg, orgBilling, recordedAt)];
-  } else {
-    rows = await deletionsMissingFromSnapshot(deps.sink.openNamespaces(msg.cluster), msg, recordedAt, deps.snapshotGraceMs);
-    if (rows.length > 0) deps.log.log('INFO', 'snapshot: namespaces deleted while unwatched', { cluster: msg.cluster, takenAt: msg.takenAt, namespaces: rows.map((r) => r.namespace) });
-  }
-  const outcome = await write(deps, rows);
+  const { rows, outcome } = msg.type === 'event' ? await recordEvent(deps, msg, recordedAt) : await recordSnapshotEnd(deps, msg, recordedAt);
   return { rows: rows.length, inserted: outcome.inserted, duplicates: outcome.duplicates, refused: outcome.failed.length, ...(msg.type === 'event' ? { eventId: rows[0]!.event_id } : {}) };
 }
 

@@ -1,6 +1,6 @@
 // `furnish billing report`: namespace-days per organization (or cost center) over a range of UTC
 // days, computed from de-duplicated rows. A namespace counts on every day from the day of its
-// first row through the day of its deletion, both included; each day goes to the organization
+// first row through the day of its earliest deletion, both included; each day goes to the organization
 // (and billing fields) of its latest non-deletion row on or before that day. README "Billing"
 // has the same rule in BigQuery SQL.
 import { dayOf } from './event.ts';

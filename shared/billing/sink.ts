@@ -1,8 +1,8 @@
 // Where billing rows go: one small interface, two sinks (SQLite, the default; BigQuery in the
 // cloud), chosen by one setting, FURNISH_BILLING: `sqlite:<file>` or `bigquery:<project>.<dataset>.<table>`.
 import { ConfigError, readSetting } from '../config/settings.ts';
-import type { OpenNamespace } from './snapshot.ts';
-import type { BillingRow } from './types.ts';
+import type { OpenNamespace, SnapshotListing } from './snapshot.ts';
+import type { BillingRow, SnapshotEndMessage } from './types.ts';
 
 export interface FailedRow {
   row: BillingRow;
@@ -28,6 +28,10 @@ export interface BillingSink {
    * check holds only the deletions it finds, never every namespace of the cluster at once.
    */
   openNamespaces(cluster: string): AsyncIterable<OpenNamespace>;
+  /** Keeps a complete snapshot (when it was taken, which uids it listed); one older than the latest kept changes nothing. */
+  saveSnapshot(end: SnapshotEndMessage, recordedAt: Date): Promise<void>;
+  /** The cluster's latest complete snapshot, when taken after `after`, and whether it listed `uid`. */
+  latestSnapshot(cluster: string, uid: string, after: string): Promise<SnapshotListing | undefined>;
   /** De-duplicated rows that can bill a day of [from, to] (UTC days): up to `to`, namespaces deleted before `from` left out. */
   reportRows(from: string, to: string): Promise<BillingRow[]>;
   close(): Promise<void>;
@@ -60,6 +64,11 @@ export function parseSinkSpec(spec: string | undefined, setting = 'FURNISH_BILLI
 /** The de-duplicating view next to a table (Terraform creates it under this name). */
 export function viewName(table: string): string {
   return `${table}_dedup`;
+}
+
+/** The table of complete snapshots next to a table (Terraform creates it under this name). */
+export function snapshotsTableName(table: string): string {
+  return `${table}_snapshots`;
 }
 
 export interface SinkOptions {

@@ -1,12 +1,22 @@
 // The snapshot diff: a namespace the sink believes alive, absent from a complete list of the
-// cluster, was deleted while nobody watched (the relay was down, or its message was lost).
-import { eventId, isoTime } from './event.ts';
+// cluster, was deleted while nobody watched (the relay was down, or its message was lost). And its
+// mirror: an event that arrives after a complete list that lacked its namespace (a late `created`:
+// Pub/Sub redelivery, or another ordering key than the snapshot's) opens nothing that list already
+// closed.
+import { impliedDeletionId, isoTime } from './event.ts';
 import type { BillingRow, SnapshotEndMessage } from './types.ts';
 
 /** A namespace with rows and no deletion: its latest row and the time of its first. */
 export interface OpenNamespace {
   last: BillingRow;
   firstEventTime: string;
+}
+
+/** What the sink remembers of a cluster's latest complete snapshot, asked about one namespace uid. */
+export interface SnapshotListing {
+  takenAt: string;
+  /** The snapshot listed the uid (the namespace was alive at takenAt). */
+  listed: boolean;
 }
 
 /**
@@ -16,6 +26,17 @@ export interface OpenNamespace {
  * snapshot.
  */
 export const SNAPSHOT_GRACE_MS = 2 * 60 * 1000;
+
+/** The deletion of the namespace of `last`, implied by the snapshot taken at `takenAt` (noticed then). */
+function deletionAt(last: BillingRow, takenAt: string, recordedAt: Date): BillingRow {
+  return {
+    ...last,
+    event: 'deleted',
+    event_id: impliedDeletionId(last.cluster, last.namespace_uid, takenAt),
+    event_time: isoTime(takenAt),
+    recorded_time: isoTime(recordedAt),
+  };
+}
 
 /**
  * The deletion rows a complete snapshot implies, noticed at the snapshot's time. `open` is read
@@ -27,13 +48,32 @@ export async function deletionsMissingFromSnapshot(open: AsyncIterable<OpenNames
   const deleted: BillingRow[] = [];
   for await (const o of open) {
     if (o.last.cluster !== end.cluster || live.has(o.last.namespace_uid) || Date.parse(o.firstEventTime) >= judgedBefore) continue;
-    deleted.push({
-      ...o.last,
-      event: 'deleted',
-      event_id: eventId({ cluster: o.last.cluster, uid: o.last.namespace_uid, event: 'deleted', eventTime: end.takenAt }),
-      event_time: isoTime(end.takenAt),
-      recorded_time: isoTime(recordedAt),
-    });
+    deleted.push(deletionAt(o.last, end.takenAt, recordedAt));
   }
   return deleted;
+}
+
+/**
+ * The time after which a complete snapshot lacking this row's namespace contradicts it (the same
+ * grace as the diff's), or null when no snapshot can: a deletion, or an event too recent for any
+ * snapshot read so far to be that much younger (a snapshot is taken before it is recorded; only
+ * a relay clock ahead of record-billing's by more than the grace escapes, to the next snapshot).
+ */
+export function contradictableAfter(row: BillingRow, recordedAt: Date, graceMs = SNAPSHOT_GRACE_MS): string | null {
+  if (row.event === 'deleted') return null;
+  const after = Date.parse(row.event_time) + graceMs;
+  return after < recordedAt.getTime() ? isoTime(after) : null;
+}
+
+/**
+ * The deletion a late event implies: its namespace was alive at the event, and the latest complete
+ * snapshot, taken after it (see contradictableAfter), did not list it, so it was gone by then. The
+ * event is billed, with its deletion at that snapshot's time, instead of reopening the namespace
+ * until the next snapshot. Its id is the snapshot's (impliedDeletionId): a redelivery adds nothing,
+ * and the namespace's own `deleted`, if it follows, is stored too (the report counts the earlier).
+ */
+export function deletionContradicting(row: BillingRow, latest: SnapshotListing | undefined, recordedAt: Date, graceMs = SNAPSHOT_GRACE_MS): BillingRow | null {
+  const after = contradictableAfter(row, recordedAt, graceMs);
+  if (after === null || !latest || latest.listed || Date.parse(latest.takenAt) <= Date.parse(after)) return null;
+  return deletionAt(row, latest.takenAt, recordedAt);
 }

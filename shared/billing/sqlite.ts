@@ -5,8 +5,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { BillingSink, InsertOutcome } from './sink.ts';
-import type { OpenNamespace } from './snapshot.ts';
-import type { BillingEventType, BillingRow } from './types.ts';
+import { isoTime } from './event.ts';
+import type { OpenNamespace, SnapshotListing } from './snapshot.ts';
+import type { BillingEventType, BillingRow, SnapshotEndMessage } from './types.ts';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS billing_events (
@@ -24,6 +25,17 @@ CREATE TABLE IF NOT EXISTS billing_events (
 );
 CREATE INDEX IF NOT EXISTS billing_events_namespace ON billing_events (cluster, namespace_uid, event_time);
 CREATE INDEX IF NOT EXISTS billing_events_time ON billing_events (event_time);
+-- The latest complete snapshot of each cluster: when it was taken, and the uids it listed.
+CREATE TABLE IF NOT EXISTS billing_snapshots (
+  cluster TEXT PRIMARY KEY,
+  taken_at TEXT NOT NULL,
+  recorded_time TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS billing_snapshot_uids (
+  cluster TEXT NOT NULL,
+  uid TEXT NOT NULL,
+  PRIMARY KEY (cluster, uid)
+) WITHOUT ROWID;
 `;
 
 const COLUMNS = ['event_id', 'event', 'event_time', 'recorded_time', 'cluster', 'namespace', 'namespace_uid', 'organization', 'creator', 'billing', 'resource_version'] as const;
@@ -145,6 +157,29 @@ function groupCommitter(db: DatabaseSync, insert: StatementSync) {
   };
 }
 
+/**
+ * Replaces the cluster's kept snapshot by `end` unless the kept one is as recent (a redelivered or
+ * older snapshot-end). One synchronous transaction: no group commit is open meanwhile (those run
+ * whole inside one turn of the event loop).
+ */
+function keepLatestSnapshot(db: DatabaseSync, end: SnapshotEndMessage, recordedAt: Date): void {
+  const takenAt = isoTime(end.takenAt);
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const kept = db.prepare('SELECT taken_at FROM billing_snapshots WHERE cluster = ?').get(end.cluster) as { taken_at: string } | undefined;
+    if (!kept || kept.taken_at < takenAt) {
+      db.prepare('INSERT INTO billing_snapshots (cluster, taken_at, recorded_time) VALUES (?, ?, ?) ON CONFLICT (cluster) DO UPDATE SET taken_at = excluded.taken_at, recorded_time = excluded.recorded_time').run(end.cluster, takenAt, isoTime(recordedAt));
+      db.prepare('DELETE FROM billing_snapshot_uids WHERE cluster = ?').run(end.cluster);
+      const listed = db.prepare('INSERT OR IGNORE INTO billing_snapshot_uids (cluster, uid) VALUES (?, ?)');
+      for (const uid of end.uids) listed.run(end.cluster, uid);
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
 export async function openSqliteSink(path: string): Promise<BillingSink> {
   const { DatabaseSync } = await loadSqlite();
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -163,9 +198,19 @@ export async function openSqliteSink(path: string): Promise<BillingSink> {
   const report = db.prepare(`
     SELECT * FROM billing_events e WHERE event_time < :end
       AND NOT EXISTS (SELECT 1 FROM billing_events d WHERE d.cluster = e.cluster AND d.namespace_uid = e.namespace_uid AND d.event = 'deleted' AND d.event_time < :start)`);
+  const latest = db.prepare(`
+    SELECT s.taken_at, EXISTS (SELECT 1 FROM billing_snapshot_uids u WHERE u.cluster = s.cluster AND u.uid = :uid) AS listed
+    FROM billing_snapshots s WHERE s.cluster = :cluster AND s.taken_at > :after`);
   return {
     kind: 'sqlite',
     insert: committer.insert,
+    async saveSnapshot(end, recordedAt) {
+      keepLatestSnapshot(db, end, recordedAt);
+    },
+    async latestSnapshot(cluster, uid, after): Promise<SnapshotListing | undefined> {
+      const r = latest.get({ cluster, uid, after: isoTime(after) }) as { taken_at: string; listed: number } | undefined;
+      return r && { takenAt: r.taken_at, listed: r.listed === 1 };
+    },
     async *openNamespaces(cluster): AsyncGenerator<OpenNamespace> {
       // Row by row (iterate, not all): 10,000 namespaces read at once were a burst of ~30 MB of
       // heap that stayed in RSS. Same-time rows of one namespace, adjacent (ordered by uid): any

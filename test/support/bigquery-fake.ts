@@ -12,8 +12,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 
 export interface Field {
   name: string;
-  type: 'STRING' | 'TIMESTAMP' | 'JSON' | 'INTEGER';
-  mode: 'REQUIRED' | 'NULLABLE';
+  type: 'STRING' | 'TIMESTAMP' | 'JSON' | 'INTEGER' | 'BOOLEAN';
+  mode: 'REQUIRED' | 'NULLABLE' | 'REPEATED';
 }
 
 export interface InsertAllRequest {
@@ -31,8 +31,8 @@ export interface QueryRequest {
 
 export interface FakeBigQuery {
   url: string;
-  /** Every stored row, in insertion order (duplicates included when insertIds were forgotten). */
-  stored: Array<{ insertId?: string; json: Record<string, unknown> }>;
+  /** Every stored row, in insertion order (duplicates included when insertIds were forgotten), with its table. */
+  stored: Array<{ table: string; insertId?: string; json: Record<string, unknown> }>;
   requests: InsertAllRequest[];
   queries: QueryRequest[];
   /** insertId → how many more times it fails with this transient reason. */
@@ -48,6 +48,19 @@ export interface FakeBigQuery {
   stop(): Promise<void>;
 }
 
+function valueProblem(f: Field, v: unknown): string | undefined {
+  if (typeof v !== 'string') return `Cannot convert value to ${f.type.toLowerCase()}.`;
+  if (f.type === 'TIMESTAMP' && Number.isNaN(Date.parse(v))) return `Could not parse '${v}' as a timestamp.`;
+  if (f.type === 'JSON') {
+    try {
+      JSON.parse(v);
+    } catch {
+      return `Could not parse '${v}' as JSON.`;
+    }
+  }
+  return undefined;
+}
+
 function problem(schema: readonly Field[], json: Record<string, unknown>, ignoreUnknown: boolean): { location: string; message: string } | undefined {
   const known = new Set(schema.map((f) => f.name));
   if (!ignoreUnknown) for (const k of Object.keys(json)) if (!known.has(k)) return { location: k, message: 'no such field.' };
@@ -57,14 +70,10 @@ function problem(schema: readonly Field[], json: Record<string, unknown>, ignore
       if (f.mode === 'REQUIRED') return { location: f.name, message: `Missing required field: ${f.name}.` };
       continue;
     }
-    if (typeof v !== 'string') return { location: f.name, message: `Cannot convert value to ${f.type.toLowerCase()}.` };
-    if (f.type === 'TIMESTAMP' && Number.isNaN(Date.parse(v))) return { location: f.name, message: `Could not parse '${v}' as a timestamp.` };
-    if (f.type === 'JSON') {
-      try {
-        JSON.parse(v);
-      } catch {
-        return { location: f.name, message: `Could not parse '${v}' as JSON.` };
-      }
+    if (f.mode === 'REPEATED' && !Array.isArray(v)) return { location: f.name, message: 'Array specified for non-repeated field.' };
+    for (const item of f.mode === 'REPEATED' ? (v as unknown[]) : [v]) {
+      const message = valueProblem(f, item);
+      if (message) return { location: f.name, message };
     }
   }
   return undefined;
@@ -77,13 +86,16 @@ async function body(req: IncomingMessage): Promise<unknown> {
 }
 
 /** A cell as BigQuery sends it: TIMESTAMP as int64 microseconds (formatOptions.useInt64Timestamp), the rest as strings. */
-function cell(f: Field, v: unknown): { v: string | null } {
-  if (v === undefined || v === null) return { v: null };
+function cell(f: Field, v: unknown): { v: string | null | Array<{ v: string | null }> } {
+  if (v === undefined || v === null) return { v: f.mode === 'REPEATED' ? [] : null };
+  if (f.mode === 'REPEATED') return { v: (v as unknown[]).map((item) => cell({ ...f, mode: 'NULLABLE' }, item) as { v: string | null }) };
+  if (f.type === 'BOOLEAN') return { v: v ? 'true' : 'false' };
   if (f.type === 'TIMESTAMP') return { v: String(Date.parse(String(v)) * 1000) };
   return { v: typeof v === 'string' ? v : JSON.stringify(v) };
 }
 
-export async function startFakeBigQuery(schema: readonly Field[]): Promise<FakeBigQuery> {
+/** `schema` is every table's, but for the tables `others` names (by table id) with their own. */
+export async function startFakeBigQuery(schema: readonly Field[], others: Record<string, readonly Field[]> = {}): Promise<FakeBigQuery> {
   const server: Server = createServer();
   const fake: FakeBigQuery = {
     url: '',
@@ -114,13 +126,15 @@ export async function startFakeBigQuery(schema: readonly Field[]): Promise<FakeB
         fake.failRequests.times -= 1;
         return send(fake.failRequests.status, { error: { code: fake.failRequests.status, message: 'injected', errors: [{ reason: 'backendError', message: 'injected' }] } });
       }
-      if (req.method === 'POST' && /^\/bigquery\/v2\/projects\/[^/]+\/datasets\/[^/]+\/tables\/[^/]+\/insertAll$/.test(path)) {
+      const insertAll = /^\/bigquery\/v2\/projects\/[^/]+\/datasets\/[^/]+\/tables\/([^/]+)\/insertAll$/.exec(path);
+      if (req.method === 'POST' && insertAll) {
+        const table = insertAll[1]!;
         const b = (await body(req)) as InsertAllRequest['body'];
         fake.requests.push({ path, authorization: req.headers.authorization, body: b });
         if (!Array.isArray(b.rows) || b.rows.length === 0) return send(400, { error: { code: 400, message: 'No rows present in the request.', errors: [{ reason: 'invalid' }] } });
         const errors = new Map<number, { reason: string; location?: string; message: string }>();
         b.rows.forEach((r, index) => {
-          const p = problem(schema, r.json ?? {}, b.ignoreUnknownValues === true);
+          const p = problem(others[table] ?? schema, r.json ?? {}, b.ignoreUnknownValues === true);
           if (p) return void errors.set(index, { reason: 'invalid', ...p });
           const fail = r.insertId ? fake.failTransiently.get(r.insertId) : undefined;
           if (fail && fail.times > 0) {
@@ -132,9 +146,11 @@ export async function startFakeBigQuery(schema: readonly Field[]): Promise<FakeB
         if (invalid && !b.skipInvalidRows) b.rows.forEach((_, index) => errors.has(index) || errors.set(index, { reason: 'stopped', message: '' }));
         b.rows.forEach((r, index) => {
           if (errors.has(index)) return;
-          if (r.insertId && seenIds.has(r.insertId) && !fake.forgetInsertIds) return;
-          if (r.insertId) seenIds.add(r.insertId);
-          fake.stored.push(r);
+          // insertIds are a table's own.
+          const id = r.insertId && `${table}/${r.insertId}`;
+          if (id && seenIds.has(id) && !fake.forgetInsertIds) return;
+          if (id) seenIds.add(id);
+          fake.stored.push({ table, ...r });
         });
         const insertErrors = [...errors].map(([index, e]) => ({ index, errors: [{ reason: e.reason, location: e.location ?? '', debugInfo: '', message: e.message }] }));
         return send(200, { kind: 'bigquery#tableDataInsertAllResponse', ...(insertErrors.length > 0 ? { insertErrors } : {}) });

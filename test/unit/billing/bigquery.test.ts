@@ -3,14 +3,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { createBigQuerySink, emulatorOptions } from '../../../shared/billing/bigquery.ts';
+import { createBigQuerySink, emulatorOptions, snapshotRaw } from '../../../shared/billing/bigquery.ts';
 import { namespaceDays } from '../../../shared/billing/report.ts';
 import type { BillingSink } from '../../../shared/billing/sink.ts';
 import type { BillingRow } from '../../../shared/billing/types.ts';
 import { startFakeBigQuery, type FakeBigQuery, type Field } from '../../support/bigquery-fake.ts';
 import { collect, row } from './helpers.ts';
 
-const SCHEMA = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', '..', 'terraform', 'billing-schema.json'), 'utf8')) as Field[];
+const schema = (file: string) => JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', '..', 'terraform', file), 'utf8')) as Field[];
+const SCHEMA = schema('billing-schema.json');
+const SNAPSHOTS = schema('billing-snapshots-schema.json');
 const ROWS: BillingRow[] = [
   row('created', 'a', '2026-03-01T10:00:00Z', { billing: { costCenter: '1' } }),
   row('created', 'b', '2026-03-02T10:00:00Z'),
@@ -22,7 +24,7 @@ let sink: BillingSink;
 const slept: number[] = [];
 
 beforeAll(async () => {
-  fake = await startFakeBigQuery(SCHEMA);
+  fake = await startFakeBigQuery(SCHEMA, { namespace_events_snapshots: SNAPSHOTS });
 });
 afterAll(async () => {
   await fake.stop();
@@ -118,5 +120,39 @@ describe('BigQuery sink: reads through the de-duplicating view', () => {
       { organization: 'acme', namespaceDays: 6, namespaces: 2 },
       { organization: 'globex', namespaceDays: 3, namespaces: 1 },
     ]);
+  });
+});
+
+describe('BigQuery sink: complete snapshots', () => {
+  const end = { v: 1 as const, type: 'snapshot-end' as const, cluster: 'c1', takenAt: '2026-03-02T11:00:00Z', uids: ['uid-a', 'uid-b'] };
+
+  it('saveSnapshot streams one row into <table>_snapshots (the terraform schema), its insertId the cluster and time', async () => {
+    const recordedAt = new Date('2026-03-02T12:00:00Z');
+    await sink.saveSnapshot(end, recordedAt);
+    await sink.saveSnapshot({ ...end, takenAt: '2026-03-02T11:00:00.000Z' }, recordedAt);
+    expect(SNAPSHOTS.map((f) => f.name).sort()).toEqual(Object.keys(snapshotRaw(end, recordedAt).json).sort());
+    expect(fake.requests.map((r) => r.path)).toEqual(Array(2).fill('/bigquery/v2/projects/proj/datasets/furnish/tables/namespace_events_snapshots/insertAll'));
+    expect(fake.stored).toEqual([{ table: 'namespace_events_snapshots', insertId: snapshotRaw(end, recordedAt).insertId, json: { cluster: 'c1', taken_at: '2026-03-02T11:00:00.000Z', recorded_time: '2026-03-02T12:00:00.000Z', uids: ['uid-a', 'uid-b'] } }]);
+  });
+
+  it('a snapshot refused for good is an error; one still failing after its attempts is transient (redelivered)', async () => {
+    fake.failTransiently.set(snapshotRaw(end, new Date(0)).insertId, { reason: 'backendError', times: 99 });
+    await expect(sink.saveSnapshot(end, new Date(0))).rejects.toMatchObject({ name: 'TransientError' });
+    await expect(sink.saveSnapshot({ ...end, uids: [1 as unknown as string] }, new Date(0))).rejects.toThrow(/snapshot refused by namespace_events_snapshots: invalid/);
+  });
+
+  it('latestSnapshot asks the newest snapshot after a TIMESTAMP, and whether it listed the uid', async () => {
+    fake.onQuery = () => ({ schema: [SNAPSHOTS[1]!, { name: 'listed', type: 'BOOLEAN', mode: 'NULLABLE' }], rows: [{ taken_at: '2026-03-02T11:00:00.000Z', listed: false }] });
+    expect(await sink.latestSnapshot('c1', 'uid-z', '2026-03-01T10:02:00.000Z')).toEqual({ takenAt: '2026-03-02T11:00:00.000Z', listed: false });
+    const q = fake.queries[0]!;
+    expect(q.query).toContain('`proj.furnish.namespace_events_snapshots`');
+    expect(q.query).toMatch(/ORDER BY taken_at DESC LIMIT 1/);
+    expect(q.queryParameters).toEqual(expect.arrayContaining([
+      { name: 'cluster', parameterType: { type: 'STRING' }, parameterValue: { value: 'c1' } },
+      { name: 'uid', parameterType: { type: 'STRING' }, parameterValue: { value: 'uid-z' } },
+      expect.objectContaining({ name: 'after', parameterType: { type: 'TIMESTAMP' } }),
+    ]));
+    fake.onQuery = () => ({ schema: [], rows: [] });
+    expect(await sink.latestSnapshot('c1', 'uid-z', '2026-03-01T10:02:00.000Z')).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { billingState, buildRow, decodeBillingMessage, deriveEvent, encodeBillingMessage, eventId } from '../../../shared/billing/event.ts';
-import { deletionsMissingFromSnapshot, SNAPSHOT_GRACE_MS } from '../../../shared/billing/snapshot.ts';
+import { billingState, buildRow, decodeBillingMessage, deriveEvent, encodeBillingMessage, eventId, impliedDeletionId } from '../../../shared/billing/event.ts';
+import { contradictableAfter, deletionContradicting, deletionsMissingFromSnapshot, SNAPSHOT_GRACE_MS } from '../../../shared/billing/snapshot.ts';
 import type { SnapshotEndMessage } from '../../../shared/billing/types.ts';
 import { message, namespace, row } from './helpers.ts';
 
@@ -68,6 +68,12 @@ describe('eventId: deterministic', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids[0]).toMatch(/^[0-9a-f]{32}$/);
   });
+
+  it('a deletion a snapshot implies: one per snapshot, never the watched deletion\'s id', () => {
+    expect(impliedDeletionId('c1', 'uid-a', '2026-03-02T11:00:00Z')).toBe(impliedDeletionId('c1', 'uid-a', '2026-03-02T11:00:00.000Z'));
+    const ids = [impliedDeletionId('c1', 'uid-a', '2026-03-02T11:00:00Z'), impliedDeletionId('c1', 'uid-a', '2026-03-03T11:00:00Z'), impliedDeletionId('c2', 'uid-a', '2026-03-02T11:00:00Z'), eventId(message('deleted', 'a', '2026-03-02T11:00:00Z'))];
+    expect(new Set(ids).size).toBe(ids.length);
+  });
 });
 
 describe('buildRow', () => {
@@ -123,12 +129,43 @@ describe('deletionsMissingFromSnapshot', () => {
 
   it('records the deletion, at the snapshot time, of every open namespace the snapshot no longer lists', async () => {
     const rows = await deletionsMissingFromSnapshot([open('a', '2026-03-01T00:00:00.000Z'), open('b', '2026-03-01T00:00:00.000Z')], end(['uid-a']), now);
-    expect(rows).toEqual([{ ...open('b', '2026-03-01T00:00:00.000Z').last, event: 'deleted', event_id: eventId(message('deleted', 'b', takenAt)), event_time: takenAt, recorded_time: now.toISOString() }]);
+    expect(rows).toEqual([{ ...open('b', '2026-03-01T00:00:00.000Z').last, event: 'deleted', event_id: impliedDeletionId('c1', 'uid-b', takenAt), event_time: takenAt, recorded_time: now.toISOString() }]);
   });
 
   it('does not judge a namespace younger than the grace period (created while the list ran) nor another cluster\'s', async () => {
     const young = new Date(Date.parse(takenAt) - SNAPSHOT_GRACE_MS + 1000).toISOString();
     const other = { ...open('c', '2026-03-01T00:00:00.000Z'), last: { ...open('c', '2026-03-01T00:00:00.000Z').last, cluster: 'c2' } };
     expect(await deletionsMissingFromSnapshot([open('a', young), other], end([]), now)).toEqual([]);
+  });
+});
+
+describe('deletionContradicting: a late event after a snapshot that lacked its namespace', () => {
+  const takenAt = '2026-03-02T11:00:00.000Z';
+  const late = row('created', 'gone', '2026-03-01T10:00:00.000Z', { org: 'acme', billing: { costCenter: '300' } });
+
+  it('is recorded with its namespace\'s deletion at the snapshot\'s time, under the one deletion id of the namespace', () => {
+    expect(deletionContradicting(late, { takenAt, listed: false }, now)).toEqual({ ...late, event: 'deleted', event_id: impliedDeletionId('c1', 'uid-gone', takenAt), event_time: takenAt, recorded_time: now.toISOString() });
+    const lateSnapshot = row('snapshot', 'gone', '2026-03-01T00:05:00.000Z');
+    expect(deletionContradicting(lateSnapshot, { takenAt, listed: false }, now)).toMatchObject({ event: 'deleted', event_time: takenAt, event_id: impliedDeletionId('c1', 'uid-gone', takenAt) });
+  });
+
+  it('nothing when the snapshot listed it, when there is none, or for a deletion', () => {
+    expect(deletionContradicting(late, { takenAt, listed: true }, now)).toBeNull();
+    expect(deletionContradicting(late, undefined, now)).toBeNull();
+    expect(deletionContradicting(row('deleted', 'gone', '2026-03-01T10:00:00.000Z'), { takenAt, listed: false }, now)).toBeNull();
+  });
+
+  it('an event within the grace before the snapshot (created while the list ran) is left to the next snapshot', () => {
+    const young = row('created', 'gone', new Date(Date.parse(takenAt) - SNAPSHOT_GRACE_MS + 1000).toISOString());
+    expect(deletionContradicting(young, { takenAt, listed: false }, now)).toBeNull();
+    const old = row('created', 'gone', new Date(Date.parse(takenAt) - SNAPSHOT_GRACE_MS - 1000).toISOString());
+    expect(deletionContradicting(old, { takenAt, listed: false }, now)).not.toBeNull();
+  });
+
+  it('contradictableAfter: the grace after the event; null when no snapshot recorded by now can be that much younger, or for a deletion', () => {
+    expect(contradictableAfter(late, now)).toBe('2026-03-01T10:02:00.000Z');
+    expect(contradictableAfter(row('created', 'a', new Date(now.getTime() - SNAPSHOT_GRACE_MS).toISOString()), now)).toBeNull();
+    expect(contradictableAfter(row('created', 'a', new Date(now.getTime() - SNAPSHOT_GRACE_MS - 1).toISOString()), now)).not.toBeNull();
+    expect(contradictableAfter(row('deleted', 'a', '2026-03-01T10:00:00.000Z'), now)).toBeNull();
   });
 });
