@@ -4,8 +4,8 @@
 // size (1,000 namespaces: about what the batch's GETs cost; 5,000: 3x them, every batch). They are
 // reconciled together (the client's pacing bounds the calls in flight, not a
 // fixed number of namespaces), the templates are read once for all of them, and reconcile-template
-// hears once which templates changed state; when a namespace names a template for the first time,
-// the templates are listed once more after the writes, once for the batch (recheck.ts). A
+// hears once which templates changed state; when a namespace wrote objects or named a template for
+// the first time, the templates are listed once more after the writes, once for the batch (recheck.ts). A
 // transient failure in any namespace fails the delivery, so Pub/Sub redelivers the batch with its
 // backoff; the namespaces that had converged cost a read (and at most a repeated, idempotent
 // apply) the second time.
@@ -90,7 +90,7 @@ export async function reconcileBatch(deps: NamespaceDeps, request: BatchRequest)
   const { result, transient } = summariseBatch(outcomes);
   deps.log.log(result.failed.length > 0 || transient ? 'WARNING' : 'INFO', 'fan-out batch reconciled', { template: request.template, namespaces: result.namespaces, ...result.counts, writes: result.writes, transient: transient?.message });
   if (transient) throw transient;
-  // A namespace that named a template for the first time: the templates once more, for them all (recheck.ts).
+  // A namespace that wrote objects or named a template for the first time: the templates once more, for them all (recheck.ts).
   await confirmTemplates(deps, planned, `fan-out batch of template ${request.template}`);
   return result;
 }

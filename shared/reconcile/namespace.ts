@@ -14,8 +14,8 @@
 // lists), and judges ownership on the objects; a first population lists only the kinds whose
 // absence lets a template skip its dry run (plan.ts unpopulated, kindsAbsenceDecides), then
 // writes each object, the parent once, the namespace once, and posts one Event. Naming a template
-// in a ready namespace's parent for the first time costs one more list of the templates, after the
-// writes (recheck.ts); a batch makes it once for all its namespaces.
+// in a ready namespace's parent for the first time, or writing objects there, costs one more list
+// of the templates, after the writes (recheck.ts); a batch makes it once for all its namespaces.
 import { KEY } from '../keys.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -168,14 +168,15 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
     after.namespacePatch ? patchNamespace(deps, name, after.namespacePatch) : null,
   ]);
   writes += posted.reduce((a, n) => a + n, 0) + (after.namespacePatch ? 1 : 0);
-  // After every write, the record included (a redelivery planned from the record must know what is there).
-  if (recheckNeeded(ns, newly)) await recheck(deps, name, templates);
-  if (why) return { result: 'failed', namespace: name, writes, outcome, reason: `set phase: ${why}` };
   if (writes > 0 && deps.notifyTemplates) {
     const released = [...plan.prune, ...plan.orphan].map((r) => r.template);
     const touched = sortedUnique([...desired.matched, ...after.failedTemplates, ...released, ...input.record.applied, ...input.record.failed, ...splitList(input.parent?.metadata.annotations?.[KEY.appliedTemplates])].filter((t) => t !== ''));
     await deps.notifyTemplates(touched).catch((e: unknown) => deps.log.log('WARNING', 'could not notify reconcile-template', { namespace: name, error: String(e) }));
   }
+  // After every write, the record and the notice included: a redelivery planned from the record
+  // must know what is there, and one that finds nothing left to write would notify nobody.
+  if (recheckNeeded(ns, { newlyNamed: newly, objectsChanged: changed })) await recheck(deps, name, templates);
+  if (why) return { result: 'failed', namespace: name, writes, outcome, reason: `set phase: ${why}` };
   deps.log.log(hasFailures ? 'WARNING' : 'INFO', hasFailures ? 'namespace reconciled with failures' : 'namespace reconciled', {
     namespace: name, phase: phase.phase, matched: desired.matched, applied: outcome.applied, created: outcome.created, pruned: outcome.pruned, orphaned: outcome.orphaned, unchanged: outcome.unchanged, failures: outcome.failures.length, writes,
     observed: input.observed !== null,

@@ -5,11 +5,17 @@
 // made the template select it, a template was created) may write that parent after a fan-out of
 // the template's next version read the parents, having planned from the version before: the
 // fan-out passes the namespace by, or its batch writes first and this reconcile's older objects
-// land after it. So such a reconcile lists the templates once more after its writes and fails the
-// delivery when they moved; the redelivery plans from them as they are then. Either the fan-out
-// read the parent, or this list sees the change (lists are linearizable). A pending namespace
-// needs no second list: every fan-out messages it alone, after the reconcile in flight
-// (fanout.ts notFurnishedYet). A fan-out batch lists the templates once for all its namespaces.
+// land after it. The same holds for any reconcile that writes or prunes objects of a template it
+// planned from its version before (a drift repair, an organization transfer re-rendering, another
+// fan-out batch of the same namespace running at the same time): a batch of the next version may
+// have written in between. So such a reconcile lists the templates once more after its writes
+// and fails the delivery when they moved; the redelivery plans from them as they are then. Either
+// the fan-out read the parent (and its batch comes after this reconcile's list), or this list
+// sees the change (lists are linearizable). A reconcile that writes nothing lists nothing more. A
+// pending namespace needs no second list: every fan-out messages it alone, after the reconcile in
+// flight (fanout.ts notFurnishedYet). A fan-out batch lists the templates once for all its
+// namespaces. Any template's change moves the digest compared, so a batch may be redelivered for a
+// change that did not concern it: it then re-applies nothing that is already in place.
 import { KEY, PHASE } from '../keys.ts';
 import { TransientError } from '../kube/errors.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -34,9 +40,12 @@ export function newlyNamed(before: readonly string[], written: readonly (KubeObj
   return [...new Set(written.flatMap((p) => (p ? parentNames(p) : [])))].filter((t) => t !== '' && !had.has(t)).sort();
 }
 
-/** Whether the templates must be listed again after the writes: a template newly named in a namespace that is not pending. */
-export function recheckNeeded(ns: KubeObject, newly: readonly string[]): boolean {
-  return newly.length > 0 && ns.metadata.labels?.[KEY.phase] !== PHASE.pending;
+/**
+ * Whether the templates must be listed again after the writes: in a namespace that is not pending,
+ * a template newly named, or objects written or released (applied, created, pruned, orphaned).
+ */
+export function recheckNeeded(ns: KubeObject, done: { newlyNamed: readonly string[]; objectsChanged: boolean }): boolean {
+  return (done.newlyNamed.length > 0 || done.objectsChanged) && ns.metadata.labels?.[KEY.phase] !== PHASE.pending;
 }
 
 /** Whether the templates as listed now (their digest, templatesDigest) are not every one of those planned from. */
@@ -53,10 +62,10 @@ export async function confirmTemplates(deps: { kube: KubeClient; log: Logger }, 
   if (planned.size === 0) return;
   const listed = await readTemplates(deps.kube);
   if (!listed.ok) {
-    deps.log.log('WARNING', 'could not list the templates again after naming one for the first time', { what, reason: listed.reason });
+    deps.log.log('WARNING', 'could not list the templates again after writing', { what, reason: listed.reason });
     return;
   }
   if (templatesMoved(planned, templatesDigest(listed.value.templates))) {
-    throw new TransientError(`${what}: the templates changed while it named one for the first time; planned again from them as they are now`, { status: 503 });
+    throw new TransientError(`${what}: the templates changed while it wrote; planned again from them as they are now`, { status: 503 });
   }
 }

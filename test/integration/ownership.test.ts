@@ -2,7 +2,8 @@
 // (FURNISH_TEST_KUBECONFIG): ownership is read from the objects (the template label, or the
 // fields Furnish's field manager still owns in managedFields), never from an annotation tenants
 // can edit; a fan-out reconcile costs at most (objects that changed) + 2 calls per namespace (in
-// fact the namespace's GET and the changed objects' writes) and lists the templates once. Calls are counted at the reconcilers' client seam, the same on both
+// fact the namespace's GET and the changed objects' writes) and lists the templates three times in
+// all (reconcile-template; the batch as it runs and after its writes). Calls are counted at the reconcilers' client seam, the same on both
 // servers.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { KEY } from '../../shared/keys.ts';
@@ -122,7 +123,7 @@ describe('ownership is not an annotation tenants can edit', () => {
 });
 
 describe('calls per namespace reconcile', () => {
-  it('a fan-out of a one-object change costs at most changed + 2 calls per namespace, and lists the templates at most twice in all', async () => {
+  it('a fan-out of a one-object change costs at most changed + 2 calls per namespace, and lists the templates at most three times in all', async () => {
     const label = uniq('calls');
     const name = uniq('calls');
     const n = 6;
@@ -152,7 +153,8 @@ describe('calls per namespace reconcile', () => {
     const theirs = otherNamespaces + otherTemplates;
     process.stdout.write(`calls per namespace for a one-object fan-out (${cluster.isSimulated ? 'kube-sim' : 'real server'}): ${perNamespace.join(', ')}; template lists: ${templateLists}, of other suites' reconciles meanwhile: ${theirs}\n`);
     for (const calls of perNamespace) expect(calls).toBeLessThanOrEqual(1 + 2);
-    expect(templateLists - theirs).toBeLessThanOrEqual(2);
+    // reconcile-template's, and its one batch's: as it runs and after its writes (recheck.ts).
+    expect(templateLists - theirs).toBeLessThanOrEqual(3);
     if (cluster.isSimulated) expect(theirs).toBe(0);
     // Writes are the changed object alone: the record holds nothing a clean apply changes, so the namespace is not written.
     for (const ns of names) {

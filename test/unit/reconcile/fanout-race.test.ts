@@ -187,4 +187,42 @@ describe('a template change while a reconcile of a ready namespace that holds it
     // It found the batch's write newer than its list, listed them again, and had nothing left to write.
     expect(r.writes).toBe(0);
   });
+
+  it('a drift repair that listed the templates before the change and writes after the fan-out\'s batch fails its delivery, and its redelivery keeps the new version', async () => {
+    const { api, deps } = setup();
+    expect((await reconcileNamespace(deps, 'a')).result).toBe('converged');
+    // A tenant edits t-cm; the drift watch's reconcile lists t v1, reads the objects, and is held at its repair.
+    api.put({ ...api.get('v1', 'ConfigMap', 'a', 't-cm')!, data: { a: 'tenant' } });
+    const repair = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/configmaps/t-cm'), true);
+    api.hold = repair.hold;
+    const reconcile = delivered(() => reconcileNamespace(deps, 'a'));
+    await repair.reached;
+    api.hold = undefined;
+    // t v2; its fan-out's batch writes a before the held repair does.
+    api.put(tpl('x', '2'));
+    for (const { message } of await fanOut(deps, 't')) await delivered(() => answer(deps, message));
+    expect(data(api)).toEqual({ a: '2' });
+    repair.open();
+    // The repair wrote v1 over it, then its list after the writes saw v2: redelivered, it puts v2 back.
+    expect(await reconcile).toBe(2);
+    expect(data(api)).toEqual({ a: '2' });
+  });
+
+  it('a reconcile whose list after its writes fails the delivery has told reconcile-template first (its redelivery may find nothing left to write)', async () => {
+    const { api } = setup();
+    const notified: string[][] = [];
+    const deps: NamespaceDeps = { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger, notifyTemplates: async (t) => void notified.push(t) };
+    await readyThenSelected(api, deps);
+    notified.length = 0;
+    const first = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'), true);
+    api.hold = first.hold;
+    const reconcile = delivered(() => reconcileNamespace(deps, 'a'));
+    await first.reached;
+    api.hold = undefined;
+    // Another template changes meanwhile: the digest moves, the delivery fails after its writes.
+    api.put({ ...tpl('other'), metadata: { name: 'u' } });
+    first.open();
+    expect(await reconcile).toBe(2);
+    expect(notified[0]).toContain('t');
+  });
 });

@@ -48,16 +48,21 @@ describe('newlyNamed', () => {
 });
 
 describe('recheckNeeded', () => {
+  const named = (newlyNamed: string[], objectsChanged = false) => ({ newlyNamed, objectsChanged });
   it('lists again when a template is newly named in a namespace that is ready, failed, or has no phase', () => {
-    for (const phase of ['ready', 'failed', undefined]) expect(recheckNeeded(ns(phase), ['t'])).toBe(true);
+    for (const phase of ['ready', 'failed', undefined]) expect(recheckNeeded(ns(phase), named(['t']))).toBe(true);
+  });
+
+  it('lists again when objects were written or released there (a drift repair, a batch beside another batch of the same namespace)', () => {
+    for (const phase of ['ready', 'failed', undefined]) expect(recheckNeeded(ns(phase), named([], true))).toBe(true);
   });
 
   it('never for a pending namespace: every fan-out messages it alone, after the reconcile in flight', () => {
-    expect(recheckNeeded(ns('pending'), ['t'])).toBe(false);
+    expect(recheckNeeded(ns('pending'), named(['t'], true))).toBe(false);
   });
 
-  it('never when nothing is newly named (a fan-out of a change, a resync, drift)', () => {
-    expect(recheckNeeded(ns('ready'), [])).toBe(false);
+  it('never when nothing is newly named and no object changed (a no-op fan-out, a no-op resync)', () => {
+    expect(recheckNeeded(ns('ready'), named([]))).toBe(false);
   });
 });
 
