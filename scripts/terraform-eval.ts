@@ -6,7 +6,7 @@
 // an Unknown, which fails the moment anything uses it; a computed attribute Furnish relies on
 // (a service account's e-mail) is derived the way Google derives it.
 import { getExpressionAst } from '@cdktn/hcl2json';
-import { Document, visit, type Scalar, type ScalarTag } from 'yaml';
+import { Document, type ScalarTag } from 'yaml';
 import { expressionAst, loadModule, type Hcl } from './terraform-check.ts';
 
 /** A value only `terraform apply` knows; using it in an expression is an error naming why. */
@@ -86,41 +86,82 @@ function decimal(n: number): string {
 /** Numbers in yamlencode's output, written as `decimal` does. */
 const DECIMAL_TAG: ScalarTag = { identify: (v) => typeof v === 'number', default: true, tag: 'tag:yaml.org,2002:float', test: /^-?\d+(?:\.\d+)?$/, resolve: Number, stringify: ({ value }) => decimal(value as number) };
 
-/**
- * Whether libyaml (Terraform's emitter) writes a string as a literal block: it has a line break,
- * and no space before a break or at its end and no control character, which only double quotes
- * carry.
- */
-const literalBlock = (s: string): boolean => s.includes('\n') && !/ \n| $|[^\P{Cc}\n]/u.test(s);
+/** A line break to libyaml's emitter besides `\n` (CR and NEL are unprintable, so only ever escaped). */
+const BREAKS = '\n\u2028\u2029';
+
+/** What go-yaml's emitter prints (its is_printable): not other controls, a BOM, nor astral characters. */
+const PRINTABLE = String.raw`\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd`;
+const UNPRINTABLE = new RegExp(`[^${PRINTABLE}]`, 'u');
+/** What go-yaml escapes in double quotes: the unprintable, breaks, `"` and `\`. */
+const ESCAPED = new RegExp(String.raw`[^${PRINTABLE}]|[\n"\\\u2028\u2029]`, 'gu');
+
+/** How go-yaml escapes a character in double quotes; `\uFEFF`, `\x01`, `\U0001F600` otherwise. */
+const ESCAPES: Record<string, string> = {
+  '\0': '0', '\x07': 'a', '\b': 'b', '\t': 't', '\n': 'n', '\v': 'v', '\f': 'f', '\r': 'r', '\x1b': 'e',
+  '"': '"', '\\': '\\', '\x85': 'N', '\u2028': 'L', '\u2029': 'P',
+};
+
+function escape(c: string): string {
+  const named = ESCAPES[c];
+  if (named !== undefined) return `\\${named}`;
+  const code = c.codePointAt(0) ?? 0;
+  const [letter, width] = code <= 0xff ? ['x', 2] : code <= 0xffff ? ['u', 4] : ['U', 8];
+  return `\\${letter}${code.toString(16).toUpperCase().padStart(width, '0')}`;
+}
+
+/** A double-quoted string as go-yaml writes it. */
+const doubleQuoted = (s: string): string => `"${s.replace(ESCAPED, escape)}"`;
 
 /**
- * yamlencode as Terraform writes it (go-cty-yaml over libyaml): YAML 1.2 block style, no explicit
- * tags; map keys in lexical order; every key and string double-quoted, but a multi-line string as a
- * literal block (`|`, `|-`, `|+`); empty collections as `[]` and `{}`; a sequence in a mapping not
- * indented; and the document end marker `...` after a lone plain scalar (or a last block kept with
- * `|+`), as libyaml's emitter leaves it. Two differences, both parsing to the same value: a
- * double-quoted string past column 80 is never folded at a space, and a control character is
- * escaped as JSON does (`\u0001`, where libyaml writes `\x01`).
+ * Whether go-yaml writes a string as a literal block (go-cty-yaml asks for one when it has a `\n`):
+ * not when a character is unprintable, a space comes before a break or the string ends with one.
+ */
+const literalBlock = (s: string): boolean => s.includes('\n') && !UNPRINTABLE.test(s) && !/ [\n\u2028\u2029]| $/.test(s);
+
+/**
+ * A literal block as libyaml writes it, with content at `indent` (two spaces at the root too): the
+ * indentation indicator 2 when the first line starts with a space or a break; chomping `-` without
+ * a final break, `+` with more than one; empty lines not indented. The last `\n` is the caller's.
+ */
+function literalBlockText(s: string, indent: string): string {
+  const isBreak = (c: string | undefined): boolean => c !== undefined && BREAKS.includes(c);
+  const indicator = s.startsWith(' ') || isBreak(s[0]) ? '2' : '';
+  const chomp = !isBreak(s.at(-1)) ? '-' : s.length === 1 || isBreak(s.at(-2)) ? '+' : '';
+  const body = s.replace(/\n$/, '').replace(/(^|[\n\u2028\u2029])(?=[^\n\u2028\u2029])/g, `$1${indent}`);
+  return `|${indicator}${chomp}\n${body}`;
+}
+
+/** Strings in yamlencode's output: a literal block when go-yaml writes one, else double-quoted (keys always). */
+const STRING_TAG: ScalarTag = {
+  identify: (v) => typeof v === 'string', default: true, tag: 'tag:yaml.org,2002:str', resolve: (s) => s,
+  stringify: ({ value }, ctx) => {
+    const s = String(value);
+    return !ctx.implicitKey && literalBlock(s) ? literalBlockText(s, ctx.indent || '  ') : doubleQuoted(s);
+  },
+};
+
+/**
+ * yamlencode as Terraform 1.11 writes it (go-cty-yaml over go-yaml's port of libyaml), checked
+ * byte for byte against `terraform console`: YAML 1.2 block style, no explicit tags; map keys in
+ * lexical order; every key and string double-quoted, with go-yaml's escapes (`\x01`, `\N`, `\L`,
+ * `\P`, `\U0001F600`), but a multi-line string as a literal block (`|`, `|-`, `|+`, `|2-` when it
+ * starts with a space or a break); empty collections as `[]` and `{}`; a sequence in a mapping not
+ * indented; and the document end marker `...` after a lone plain scalar only. Known differences,
+ * the first three parsing to the same value: a double-quoted string past column 80 is never folded
+ * at a space; a key with a line break stays double-quoted (Terraform: a complex key, `? |-`);
+ * Terraform also escapes the character after a leading BOM; and a block ending in U+2028 or
+ * U+2029, which Terraform leaves without its final newline, gets one here.
  */
 function yamlEncode(value: unknown): string {
   const unknowns = unknownsIn(value);
   if (unknowns.length > 0) throw new Error(`yamlencode: ${unknowns.join('; ')}`);
   const doc = new Document(value, {
     sortMapEntries: true,
-    customTags: (tags) => [DECIMAL_TAG, ...tags],
-  });
-  let keptLast = false;
-  visit(doc, {
-    Scalar(key, node: Scalar) {
-      if (typeof node.value !== 'string') return;
-      const block = key !== 'key' && literalBlock(node.value);
-      node.type = block ? 'BLOCK_LITERAL' : 'QUOTE_DOUBLE';
-      if (block) keptLast = /(^|\n)\n$/.test(node.value);
-    },
+    customTags: (tags) => [DECIMAL_TAG, STRING_TAG, ...tags],
   });
   const rootPlain = value === null || typeof value === 'number' || typeof value === 'boolean';
-  const text = doc.toString({ indentSeq: false, lineWidth: 0, doubleQuotedAsJSON: true });
-  return rootPlain || keptLast ? `${text}...\n` : text;
+  const text = doc.toString({ indentSeq: false, lineWidth: 0 });
+  return rootPlain ? `${text}...\n` : text;
 }
 
 const FUNCTIONS: Record<string, (args: unknown[]) => unknown> = {

@@ -52,12 +52,13 @@ function logTo(io: CliIo) {
 }
 
 /** The flags and the vars file, reconciled: what both name must agree (install_vars is the one source). */
-function installValues(values: OptionValues, io: CliIo): { options: OptionValues; vars: InstallVars } {
+function installValues(values: OptionValues, io: CliIo): { options: OptionValues; vars: InstallVars; where: string } {
   const file = readVarsOption(values, io);
   const options = agreedOptions(values, file, { ...REGISTRATION_VARS, project: 'FURNISH_PROJECT', 'relay-service-account': 'FURNISH_RELAY_SERVICE_ACCOUNT' });
   const project = requiredString(options, 'project');
   return {
     options,
+    where: file.where,
     vars: {
       ...file.vars,
       FURNISH_RELAY_IMAGE: relayImage(values),
@@ -69,8 +70,8 @@ function installValues(values: OptionValues, io: CliIo): { options: OptionValues
 }
 
 export async function runInstall(values: OptionValues, io: CliIo): Promise<number> {
-  const { options, vars } = installValues(values, io);
-  const registration = registrationOptions(options, io.env, vars);
+  const { options, vars, where } = installValues(values, io);
+  const registration = registrationOptions(options, io.env, { vars, where });
   const conn = await clusterConnection(values);
   const kube = client(conn);
   const probeKube = client(impersonating(conn, PROBE_USER));

@@ -1,10 +1,11 @@
 // `furnish webhooks`: the admission webhook registrations for one cluster, in either trust mode.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
 import { registrationYaml, type RegistrationOptions } from '../webhooks/registration.ts';
-import type { InstallVars } from '../install/vars.ts';
+import { agreedValue, type Comparison } from '../install/vars.ts';
 import { CliError, EXIT, requiredString, stringOption, type CliIo, type Command, type OptionSpec, type OptionValues } from './command.ts';
-import { agreedOptions, readVarsOption, varsOption } from './vars-option.ts';
+import { agreedOptions, readVarsOption, varsOption, type VarsFile } from './vars-option.ts';
 
 function pathCredential(values: OptionValues, env: CliIo['env']): { cluster: string; credential: string } | undefined {
   const variable = stringOption(values, 'credential-env');
@@ -29,23 +30,41 @@ function caBundle(values: OptionValues): string | undefined {
   return Buffer.from(pem).toString('base64');
 }
 
+/** A CA bundle's PEM, whatever its line ends and surrounding whitespace (install_vars holds it base64). */
+const bundlePem = (base64: string): string => Buffer.from(base64, 'base64').toString('utf8').replace(/\r\n/g, '\n').trim();
+
+/** CA bundles (base64) compare by their PEM, and show as a short digest of it rather than kilobytes. */
+const CA_BUNDLE: Comparison = {
+  key: bundlePem,
+  shown: (b) => `(PEM sha256:${createHash('sha256').update(bundlePem(b)).digest('hex').slice(0, 12)})`,
+};
+
+/** --ca-bundle agreed with the file's FURNISH_CA_BUNDLE (Terraform's is empty: Cloud Functions are publicly trusted). */
+function agreedCaBundle(values: OptionValues, { vars, where }: VarsFile): string | undefined {
+  try {
+    return agreedValue('ca-bundle', caBundle(values), 'FURNISH_CA_BUNDLE', vars, where, CA_BUNDLE);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+}
+
 /** The registration flags that install_vars also holds: option → variable (--vars). */
 export const REGISTRATION_VARS = { url: 'FURNISH_FUNCTIONS_URL', cluster: 'FURNISH_CLUSTER_ID' } as const;
 
 /**
  * What --url, --cluster, --credential-env and --ca-bundle say (shared with `furnish install`), the
- * first two already agreed with the vars file; without --ca-bundle, the file's CA bundle (base64,
- * as infra/ takes it; Terraform's is empty: Cloud Functions are publicly trusted).
+ * first two already agreed with the vars file; --ca-bundle agreed with the file's CA bundle (base64,
+ * as infra/ takes it), which it fills when the file has none.
  */
-export function registrationOptions(values: OptionValues, env: CliIo['env'], vars: Readonly<InstallVars> = {}): RegistrationOptions {
+export function registrationOptions(values: OptionValues, env: CliIo['env'], file: VarsFile = { vars: {}, where: '' }): RegistrationOptions {
   const url = requiredString(values, 'url');
   if (!/^https:\/\/[^/]/.test(url)) throw new CliError(`--url: kube-apiserver calls webhooks over HTTPS only, got ${JSON.stringify(url)}`);
-  return { functionsUrl: url, pathCredential: pathCredential(values, env), caBundle: caBundle(values) ?? (vars.FURNISH_CA_BUNDLE || undefined) };
+  return { functionsUrl: url, pathCredential: pathCredential(values, env), caBundle: agreedCaBundle(values, file) };
 }
 
 export function runWebhooks(values: OptionValues, io: CliIo): number {
   const file = readVarsOption(values, io);
-  io.stdout(registrationYaml(registrationOptions(agreedOptions(values, file, REGISTRATION_VARS), io.env, file.vars)));
+  io.stdout(registrationYaml(registrationOptions(agreedOptions(values, file, REGISTRATION_VARS), io.env, file)));
   return EXIT.ok;
 }
 

@@ -50,14 +50,24 @@ export function defaultTopicVars(): InstallVars {
   return Object.fromEntries(Object.entries(TOPIC_VARS).map(([name, setting]) => [name, SETTINGS[setting].default]));
 }
 
+/** How agreedValue compares a flag with the file's value and shows each in its error. */
+export interface Comparison {
+  key(value: string): string;
+  shown(value: string): string;
+}
+
+/** Values compared and shown as they are. */
+const AS_GIVEN: Comparison = { key: (v) => v, shown: (v) => JSON.stringify(v) };
+
 /**
- * One value given both as a flag and in the vars file: the flag fills what the file lacks; where
- * both say something they must agree. Undefined when neither says anything.
+ * One value given both as a flag and in the vars file: the flag fills what the file lacks (or
+ * leaves empty); where both say something they must agree, as `as` compares them. Undefined when
+ * neither says anything.
  */
-export function agreedValue(option: string, flag: string | undefined, variable: string, vars: Readonly<InstallVars>, where: string): string | undefined {
+export function agreedValue(option: string, flag: string | undefined, variable: string, vars: Readonly<InstallVars>, where: string, as: Comparison = AS_GIVEN): string | undefined {
   const fromFile = vars[variable] || undefined;
-  if (flag !== undefined && fromFile !== undefined && flag !== fromFile) {
-    throw new Error(`--${option} ${JSON.stringify(flag)} contradicts ${variable}=${JSON.stringify(fromFile)} in ${where}: drop the flag, or give the vars of that deployment`);
+  if (flag !== undefined && fromFile !== undefined && as.key(flag) !== as.key(fromFile)) {
+    throw new Error(`--${option} ${as.shown(flag)} contradicts ${variable}=${as.shown(fromFile)} in ${where}: drop the flag, or give the vars of that deployment`);
   }
   return flag ?? fromFile;
 }

@@ -52,7 +52,8 @@ output "unknown" {
 `;
 
 // yamlencode's expected outputs are Terraform's: the examples of its documentation
-// (developer.hashicorp.com/terraform/language/functions/yamlencode) and go-cty-yaml's encoder tests.
+// (developer.hashicorp.com/terraform/language/functions/yamlencode), and every other one the bytes
+// `terraform console` (1.11.4) printed for the same expression.
 const YAML_MODULE = String.raw`
 variable "pem" {
   description = "p"
@@ -71,6 +72,11 @@ locals {
   escapes     = yamlencode({ quote = "say \"hi\"\\", tab = "a\tb", tabbed = "a\tb\nc", dollar = "$${'$'}{x}" })
   blocks      = yamlencode({ pem = var.pem, clipped = "a\nb", kept = "a\n\n", spaced = "a \nb", items = [{ pem = var.pem }] })
   kept_last   = yamlencode({ a = "x\n", z = "y\n\n" })
+  kept_root   = yamlencode("y\n\n")
+  lone_break  = yamlencode("\n")
+  leading     = yamlencode({ newline = "\nx", newline_kept = "\nx\n\n", space = " x\ny", space_clip = " x\ny\n", lone = "\n" })
+  unprintable = yamlencode(["\u0000\u0007\u0008\t\u000b\u000c\r\u001b\u007f\u0086\u009f\u00a0\ufffe\uffff\ue000\U0001F600", "\u00a0\n", "a\u2028b\nc", "\u2028x\ny", "a\u2029 b\nc"])
+  separators  = yamlencode({ nel = "a\u0085b", ls = "a\u2028b", ps = "a\u2029b", nel_lines = "x\u0085y\nz" })
   unknown     = yamlencode({ n = data.google_project.p.number })
   generated   = yamlencode({ key = random_password.key["a"].result })
 }
@@ -146,8 +152,39 @@ describe('TerraformModel', () => {
         '"pem": |', '  -----BEGIN CERTIFICATE-----', '  MIIB', '  -----END CERTIFICATE-----',
         '"spaced": "a \\nb"', '',
       ].join('\n'));
-      // A kept block last leaves the document open, so libyaml closes it.
-      expect(await yaml('kept_last')).toBe('"a": |\n  x\n"z": |+\n  y\n\n...\n');
+      // A kept block last, even at the root, gets no document end marker (Terraform 1.11.4).
+      expect(await yaml('kept_last')).toBe('"a": |\n  x\n"z": |+\n  y\n\n');
+      expect(await yaml('kept_root')).toBe('|+\n  y\n\n');
+    });
+
+    it('gives a block whose first line starts with a space or is empty an indentation indicator', async () => {
+      expect(await yaml('leading')).toBe([
+        '"lone": |2+', '',
+        '"newline": |2-', '', '  x',
+        '"newline_kept": |2+', '', '  x', '',
+        '"space": |2-', '   x', '  y',
+        '"space_clip": |2', '   x', '  y', '',
+      ].join('\n'));
+      expect(await yaml('lone_break')).toBe('|2+\n\n');
+      expect(parse(String(await yaml('leading')))).toEqual({ lone: '\n', newline: '\nx', newline_kept: '\nx\n\n', space: ' x\ny', space_clip: ' x\ny\n' });
+    });
+
+    it('escapes the Unicode line separators in double quotes, and double-quotes a multi-line string with NEL', async () => {
+      expect(await yaml('separators')).toBe('"ls": "a\\Lb"\n"nel": "a\\Nb"\n"nel_lines": "x\\Ny\\nz"\n"ps": "a\\Pb"\n');
+      expect(parse(String(await yaml('separators')))).toEqual({ ls: 'a\u2028b', nel: 'a\u0085b', nel_lines: 'x\u0085y\nz', ps: 'a\u2029b' });
+    });
+
+    it('escapes what go-yaml cannot print as it does, and indents a block after U+2028 and U+2029 as after a break', async () => {
+      // The bytes of Terraform 1.11.4's output: U+2028 and U+2029 end a line in a block, so it indents after them.
+      expect(await yaml('unprintable')).toBe([
+        '- "\\0\\a\\b\\t\\v\\f\\r\\e\\x7F\\x86\\x9F\u00a0\\uFFFE\\uFFFF\ue000\\U0001F600"',
+        '- |', '  \u00a0',
+        '- |-', '  a\u2028  b', '  c',
+        '- |2-', '\u2028  x', '  y',
+        '- |-', '  a\u2029   b', '  c', '',
+      ].join('\n'));
+      // (A YAML 1.2 parser, where U+2028 is no break, cannot read the fourth item back, as from Terraform.)
+      expect(parse(String(await yaml('unprintable')).slice(2).split('\n')[0] ?? '')).toBe('\u0000\u0007\u0008\t\u000b\u000c\r\u001b\u007f\u0086\u009f\u00a0\ufffe\uffff\ue000\u{1F600}');
     });
 
     it('parses back to the value it encoded, and refuses what only apply knows', async () => {

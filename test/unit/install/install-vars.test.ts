@@ -85,6 +85,17 @@ describe('furnish install --vars', () => {
     expect(r.stderr).toContain(`--cluster "staging" contradicts FURNISH_CLUSTER_ID="prod" in ${file}`);
   });
 
+  it('refuses a --ca-bundle that contradicts the file\'s before touching the cluster, as webhooks does', async () => {
+    const withBundle = join(dir, 'ca.json');
+    writeFileSync(withBundle, JSON.stringify({ ...FROM_TERRAFORM, FURNISH_CA_BUNDLE: Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64') }));
+    const pem = join(dir, 'other.pem');
+    writeFileSync(pem, '-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n');
+    const r = await cli(['--vars', withBundle, '--ca-bundle', pem, '--relay-image', DIGEST, '--kubeconfig', join(dir, 'no-kubeconfig')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`contradicts FURNISH_CA_BUNDLE=(PEM sha256:`);
+    expect(r.stderr).not.toContain('--kubeconfig/--context');
+  });
+
   it('names a file it cannot read', async () => {
     const r = await cli(['--vars', join(dir, 'missing.json'), '--relay-image', DIGEST]);
     expect(r.code).toBe(2);
@@ -123,6 +134,28 @@ describe('furnish webhooks --vars', () => {
     const r = await cli(['--vars', write('ca.json', { ...FROM_TERRAFORM, FURNISH_CA_BUNDLE: bundle })]);
     expect(r.code).toBe(0);
     expect(new Set(r.clientConfigs.map((c) => c.caBundle))).toEqual(new Set([bundle]));
+  });
+
+  it('refuses a --ca-bundle that contradicts the file\'s, but takes one the same PEM or given where Terraform left it empty', async () => {
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const bundle = Buffer.from(pem).toString('base64');
+    const withBundle = write('ca.json', { ...FROM_TERRAFORM, FURNISH_CA_BUNDLE: bundle });
+    const pemFile = (name: string, text: string) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    const other = pemFile('other.pem', pem.replace('MIIB', 'MIIC'));
+    const contradicted = await cli(['--vars', withBundle, '--ca-bundle', other]);
+    expect(contradicted.code).toBe(2);
+    expect(contradicted.stderr).toMatch(new RegExp(`--ca-bundle \\(PEM sha256:[0-9a-f]{12}\\) contradicts FURNISH_CA_BUNDLE=\\(PEM sha256:[0-9a-f]{12}\\) in ${withBundle}: drop the flag`));
+    // The same certificate, with CRLF line ends and no final newline, is no contradiction.
+    const same = await cli(['--vars', withBundle, '--ca-bundle', pemFile('same.pem', pem.trim().replace(/\n/g, '\r\n'))]);
+    expect(same.code).toBe(0);
+    expect(same.clientConfigs.length).toBeGreaterThan(0);
+    // Terraform's install_vars has an empty bundle (a public CA): the flag fills it.
+    const filled = await cli(['--vars', file, '--ca-bundle', other]);
+    expect(filled.code).toBe(0);
+    expect(new Set(filled.clientConfigs.map((c) => c.caBundle))).toEqual(new Set([Buffer.from(pem.replace('MIIB', 'MIIC')).toString('base64')]));
   });
 
   it('refuses a flag that contradicts the file, and a file install would refuse', async () => {
