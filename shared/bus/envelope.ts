@@ -32,6 +32,11 @@ export interface ReconcileMessage {
    * the batch), each with what it holds of the template that changed. Absent: `name` is the namespace.
    */
   targets?: FanoutTarget[];
+  /**
+   * FANOUT in batches: read the batch's namespaces by one labelled list, not a GET each (a cluster
+   * small enough that the list, which costs the cluster's size, is the cheaper: fanout.ts batchesList).
+   */
+  listTargets?: boolean;
   /** FANOUT in batches: the template that changed (the one `targets[].h` describe). */
   template?: string;
   /**
@@ -133,6 +138,7 @@ export function decodeMessage(data: Buffer | string | undefined): Decoded {
     message.targets = targets;
     if (typeof m.template !== 'string' || m.template === '' || m.template.length > 253) return { ok: false, reason: 'a FANOUT batch must name its template' };
     message.template = m.template;
+    if (m.listTargets === true) message.listTargets = true;
   }
   return { ok: true, message };
 }

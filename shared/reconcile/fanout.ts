@@ -86,6 +86,21 @@ export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespa
   return { batched: [...targets].filter((n) => !alone.has(n)).sort(), alone: [...alone].sort() };
 }
 
+/**
+ * Namespaces in the cluster per namespace of a batch up to which the batch reads its namespaces by
+ * one labelled list rather than a GET each. The API server reads such a list whole from etcd and
+ * filters it afterwards, so the list costs the cluster's size and the GETs the batch's: 22 batches
+ * of 50 on kube-apiserver 1.26.3 (2 cores) cost the server and etcd 200-440 ms of CPU by lists
+ * against 390-750 ms by GETs (and the client 170-240 ms more) with 1,100 namespaces, and
+ * 980-1,400 ms against 580-980 ms with 5,000.
+ */
+export const LIST_WHILE_NAMESPACES_PER_TARGET = 50;
+
+/** Whether a fan-out's batches read their namespaces by one list each (a small cluster) or by a GET each. */
+export function batchesList(namespacesInCluster: number, batchSize: number): boolean {
+  return namespacesInCluster <= batchSize * LIST_WHILE_NAMESPACES_PER_TARGET;
+}
+
 export function chunk<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));

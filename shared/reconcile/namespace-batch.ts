@@ -1,7 +1,8 @@
-// A fan-out batch: one delivery asks many namespaces to converge on a template change. Each is
-// read by a GET of its own, not by one list of the batch's names: the API server reads a labelled
-// list of namespaces from etcd whole and filters it afterwards, so such a list costs the cluster's
-// size (1,000 namespaces: about what the batch's GETs cost; 5,000: 3x them, every batch). They are
+// A fan-out batch: one delivery asks many namespaces to converge on a template change. They are
+// read with one list (by the label `kubernetes.io/metadata.name`, which the API server keeps on
+// every namespace) in a small cluster, by a GET each in a large one: the API server reads a
+// labelled list of namespaces whole from etcd and filters it afterwards, so the list costs the
+// cluster's size and the GETs the batch's (the fan-out decides: fanout.ts batchesList). They are
 // reconciled together (the client's pacing bounds the calls in flight, not a
 // fixed number of namespaces), the templates are read once for all of them, and reconcile-template
 // hears once which templates changed state; when a namespace wrote objects or named a template for
@@ -9,8 +10,14 @@
 // transient failure in any namespace fails the delivery, so Pub/Sub redelivers the batch with its
 // backoff; the namespaces that had converged cost a read (and at most a repeated, idempotent
 // apply) the second time.
-import type { FanoutTarget } from '../bus/envelope.ts';
+import type { FanoutTarget, ReconcileMessage } from '../bus/envelope.ts';
+import { KEY } from '../keys.ts';
+import { listEach, NAMESPACES } from '../kube/api.ts';
+import type { KubeClient } from '../kube/client.ts';
 import { TransientError } from '../kube/errors.ts';
+import { resourcePath } from '../kube/resources.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { Logger } from '../log.ts';
 import { mapLimit } from './concurrency.ts';
 import { templatesDigest } from './fingerprints.ts';
 import { readTemplates } from './namespace-reads.ts';
@@ -24,6 +31,13 @@ export interface BatchRequest {
   /** The fan-out's digest of every template (templatesDigest); the batch plans from the templates as they are when it runs. */
   templates?: string;
   targets: readonly FanoutTarget[];
+  /** Read the namespaces by one list (fanout.ts batchesList), not a GET each. */
+  listTargets?: boolean;
+}
+
+/** The batch a FANOUT message asks for, or null when it names one namespace. */
+export function batchRequest(m: ReconcileMessage): BatchRequest | null {
+  return m.targets && m.template ? { template: m.template, templates: m.templates, targets: m.targets, listTargets: m.listTargets } : null;
 }
 
 export interface BatchResult {
@@ -55,6 +69,32 @@ export function summariseBatch(outcomes: readonly (NamespaceResult | { transient
   return { result, transient: error };
 }
 
+/** Names per list: a selector of a hundred names of at most 63 characters stays well inside any URL limit. */
+const NAMES_PER_LIST = 100;
+
+/** The label selector that lists exactly these namespaces. */
+export function namespacesSelector(names: readonly string[]): string {
+  return `${KEY.metadataName} in (${names.join(',')})`;
+}
+
+/**
+ * The batch's namespaces, one list per hundred names. A namespace not listed (gone, or a cluster
+ * without the label) or a list that fails is read by its own reconcile, which tells gone from
+ * failed; a list is a read as fresh as a get.
+ */
+export async function readBatchNamespaces(kube: KubeClient, names: readonly string[], log: Logger): Promise<Map<string, KubeObject>> {
+  const found = new Map<string, KubeObject>();
+  for (let i = 0; i < names.length; i += NAMES_PER_LIST) {
+    const some = names.slice(i, i + NAMES_PER_LIST);
+    const listed = await listEach(kube, resourcePath(NAMESPACES), { labelSelector: namespacesSelector(some), limit: NAMES_PER_LIST }, (ns) => {
+      const name = ns.metadata.name ?? '';
+      if (some.includes(name)) found.set(name, { ...ns, apiVersion: 'v1', kind: 'Namespace' });
+    });
+    if (!listed.ok) log.log('WARNING', 'could not list a fan-out batch\'s namespaces; reading them one by one', { status: listed.status, error: listed.error });
+  }
+  return found;
+}
+
 /**
  * The templates as they are now, listed once for the batch: the digest its namespaces plan with (the
  * snapshot this instance then holds). A batch delivered late (redelivered, or overtaken by a later
@@ -72,13 +112,14 @@ async function currentTemplates(deps: NamespaceDeps, request: BatchRequest): Pro
 }
 
 export async function reconcileBatch(deps: NamespaceDeps, request: BatchRequest): Promise<BatchResult> {
-  const templates = await currentTemplates(deps, request);
+  const none = new Map<string, KubeObject>();
+  const [read, templates] = await Promise.all([request.listTargets ? readBatchNamespaces(deps.kube, request.targets.map((t) => t.n), deps.log) : none, currentTemplates(deps, request)]);
   const touched = new Set<string>();
   const planned = new Set<string>();
   const collect = { ...deps, notifyTemplates: async (templates: string[]) => void templates.forEach((t) => touched.add(t)), recheckTemplates: (digest: string) => void planned.add(digest) };
   const outcomes = await mapLimit(request.targets, BATCH_CONCURRENCY, async (t) => {
     try {
-      return await reconcileNamespace(collect, t.n, { fanout: true, templates, held: t.h ? { template: request.template, hashes: t.h } : undefined });
+      return await reconcileNamespace(collect, t.n, { fanout: true, templates, held: t.h ? { template: request.template, hashes: t.h } : undefined, namespace: read.get(t.n) });
     } catch (e) {
       // A crash fails the delivery too (it is redelivered, as a crash of one namespace's message is), after the others are done.
       return { transient: e instanceof TransientError ? e.message : `crashed: ${(e as Error).stack ?? String(e)}`, namespace: t.n };

@@ -4,8 +4,8 @@
 // TransientError (the delivery fails, Pub/Sub redelivers); permanent ones are reported once and
 // the delivery is acknowledged.
 //
-// Calls: a fan-out reconcile reads the namespace (by its GET: namespace-batch.ts says why not a
-// list) and, once per batch, the templates; the message
+// Calls: a fan-out reconcile reads the namespace (in its batch's list in a small cluster, by a GET
+// in a large one: namespace-batch.ts) and, per batch, the templates; the message
 // says what the namespace holds of the template that changed (read cluster-wide once), its record
 // says the rest; it writes each object that changed, and the namespace only when its record or
 // phase changed (a clean apply changes neither). Anything else (a new namespace, drift the relay
@@ -71,7 +71,7 @@ export interface NamespaceRequest {
   templates?: string;
   /** The fan-out's word on what this namespace holds of the template that changed; without it the objects are read. */
   held?: HeldObjects;
-  /** The namespace as read just now (a reconcile that starts again with fresher templates); absent: read here. */
+  /** The namespace as read just now (its batch's list, or a reconcile that starts again with fresher templates); absent: read here. */
   namespace?: KubeObject;
   /** Set by the reconcile itself when it lists the templates again (heldSnapshotOutdated): not a second time. */
   relisted?: boolean;

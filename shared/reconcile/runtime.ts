@@ -12,7 +12,7 @@ import type { Logger } from '../log.ts';
 import { coalescer } from './concurrency.ts';
 import { encodeMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { reconcileNamespace, type NamespaceResult } from './namespace.ts';
-import { reconcileBatch, type BatchResult } from './namespace-batch.ts';
+import { batchRequest, reconcileBatch, type BatchResult } from './namespace-batch.ts';
 import { reconcileTemplate, type TemplateResult } from './template.ts';
 
 export interface ClusterHandle {
@@ -89,7 +89,8 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
       const c = await clients(msg.cluster || config.cluster);
       const cluster = msg.cluster || config.cluster;
       const deps = { kube: c.kube, resolver: c.resolver, authorizer: c.authorizer, systemNamespaces: config.systemNamespaces, applyConcurrency: config.applyConcurrency, readyDespiteFailures: config.readyDespiteFailures, notifyTemplates: notifyTemplates(cluster, msg.name), log };
-      if (msg.targets && msg.template) return reconcileBatch(deps, { template: msg.template, templates: msg.templates, targets: msg.targets });
+      const batch = batchRequest(msg);
+      if (batch) return reconcileBatch(deps, batch);
       return reconcileNamespace(deps, msg.name, { fanout: msg.type === 'FANOUT', templates: msg.templates });
     },
     async template(msg) {

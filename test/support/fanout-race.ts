@@ -8,7 +8,7 @@ import type { KubeClient, KubeRequest } from '../../shared/kube/client.ts';
 import { TransientError } from '../../shared/kube/errors.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../shared/reconcile/namespace.ts';
-import { reconcileBatch } from '../../shared/reconcile/namespace-batch.ts';
+import { batchRequest, reconcileBatch } from '../../shared/reconcile/namespace-batch.ts';
 import { reconcileTemplate } from '../../shared/reconcile/template.ts';
 
 export type Hold = (req: KubeRequest) => Promise<void> | undefined;
@@ -72,7 +72,8 @@ export async function fanOut(deps: NamespaceDeps, template: string): Promise<Sen
 
 /** As the runtime answers a namespace message. */
 export function answer(deps: NamespaceDeps, m: ReconcileMessage): Promise<unknown> {
-  return m.targets && m.template ? reconcileBatch(deps, { template: m.template, templates: m.templates, targets: m.targets }) : reconcileNamespace(deps, m.name, { fanout: m.type === 'FANOUT', templates: m.templates });
+  const batch = batchRequest(m);
+  return batch ? reconcileBatch(deps, batch) : reconcileNamespace(deps, m.name, { fanout: m.type === 'FANOUT', templates: m.templates });
 }
 
 /** As the bus delivers: a delivery that fails transiently is delivered again (here at once); the number of deliveries it took. */

@@ -13,7 +13,7 @@ import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
-import { reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
+import { batchRequest, reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
 import { reconcileTemplate } from '../../../shared/reconcile/template.ts';
 import { templatesDigest } from '../../../shared/reconcile/fingerprints.ts';
 import { memoryApi, type MemoryApi } from './memory-api.ts';
@@ -44,7 +44,10 @@ async function fanOut(api: MemoryApi, deps: NamespaceDeps, template: string): Pr
   await bus.idle();
   const before = api.client.metrics.requests;
   const listsBefore = api.requests.filter((r) => r.path === TEMPLATES_PATH).length;
-  await Promise.all(messages.map((m) => (m.targets && m.template ? reconcileBatch(deps, { template: m.template, templates: m.templates, targets: m.targets }) : reconcileNamespace(deps, m.name, { fanout: m.type === 'FANOUT', templates: m.templates }))));
+  await Promise.all(messages.map((m) => {
+    const batch = batchRequest(m);
+    return batch ? reconcileBatch(deps, batch) : reconcileNamespace(deps, m.name, { fanout: m.type === 'FANOUT', templates: m.templates });
+  }));
   return { calls: api.client.metrics.requests - before, templateLists: api.requests.filter((r) => r.path === TEMPLATES_PATH).length - listsBefore, messages };
 }
 
@@ -234,12 +237,12 @@ describe('calls per namespace reconcile', () => {
     const r = await fanOut(api, deps, 'base');
     expect(r.messages).toHaveLength(1);
     expect(r.messages[0]!.templates).toMatch(/^[0-9a-f]{32}$/);
-    // The namespace's GET and the batch's list of the templates.
+    // The batch's list of its namespaces and its list of the templates.
     expect(r.calls).toBeLessThanOrEqual(2);
     expect(api.writes().slice(written).filter((w) => w.path.includes('/namespaces/a'))).toHaveLength(0);
   });
 
-  it('one object changed: the namespace\'s GET and that object\'s apply, nothing else', async () => {
+  it('one object changed: that object\'s apply and nothing else, the batch listing its namespaces at once in a small cluster', async () => {
     const { api, deps } = setup();
     api.put(ns('a'));
     api.put(tpl('base', [quota('50'), cm('owner')]));
@@ -250,10 +253,9 @@ describe('calls per namespace reconcile', () => {
     const r = await fanOut(api, deps, 'base');
     const mine = api.requests.slice(sent).filter((q) => q.path.includes('/namespaces/a'));
     expect(r.calls - r.templateLists).toBe(1 + 1);
-    // The record holds nothing a clean apply changes: no namespace write. The namespace is read by
-    // its GET, never by a labelled list (the API server reads one whole from etcd).
-    expect(mine.map((q) => `${q.method} ${q.path}`)).toEqual(['GET /api/v1/namespaces/a', 'PATCH /api/v1/namespaces/a/configmaps/quota']);
-    expect(api.requests.slice(sent).filter((q) => q.path === '/api/v1/namespaces' && q.query?.labelSelector)).toEqual([]);
+    // The record holds nothing a clean apply changes: no namespace write; the namespace came with its batch's list.
+    expect(mine.map((q) => `${q.method} ${q.path}`)).toEqual(['PATCH /api/v1/namespaces/a/configmaps/quota']);
+    expect(api.requests.slice(sent).filter((q) => q.path === '/api/v1/namespaces' && q.query?.labelSelector).map((q) => q.query?.labelSelector)).toEqual([`${KEY.metadataName} in (a)`]);
     expect((api.get('v1', 'ConfigMap', 'a', 'quota')?.data as Record<string, string>).pods).toBe('60');
     // And the next resync, which reads everything, finds nothing to write.
     const writes = api.writes().length;
@@ -274,8 +276,8 @@ describe('calls per namespace reconcile', () => {
     expect(r.messages.flatMap((m) => m.targets!.map((t) => t.n)).sort()).toEqual(Array.from({ length: n }, (_, i) => `ns-${i}`).sort());
     // Per batch: when it runs, and once more after its writes (recheck.ts: a batch of the next version may have written meanwhile).
     expect(r.templateLists).toBe(3 * 2);
-    // Per namespace its GET and its one changed object.
-    expect(r.calls).toBe(2 * n + 3 * 2);
+    // Per namespace its one changed object; per batch one list of its namespaces (a small cluster).
+    expect(r.calls).toBe(n + 3 + 3 * 2);
     for (let i = 0; i < n; i++) expect((api.get('v1', 'ConfigMap', `ns-${i}`, 'quota')?.data as Record<string, string>).pods).toBe('60');
   });
 

@@ -9,7 +9,7 @@ import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
-import { reconcileBatch, summariseBatch } from '../../../shared/reconcile/namespace-batch.ts';
+import { namespacesSelector, readBatchNamespaces, reconcileBatch, summariseBatch } from '../../../shared/reconcile/namespace-batch.ts';
 import { templatesDigest } from '../../../shared/reconcile/fingerprints.ts';
 import { memoryApi } from './memory-api.ts';
 
@@ -73,7 +73,7 @@ describe('a batch delivered late', () => {
 });
 
 describe('how a batch reads its namespaces', () => {
-  it('by a GET each, never by a labelled list of namespaces (the API server reads such a list whole from etcd: its cost is the cluster\'s size)', async () => {
+  it('in a large cluster by a GET each, not by a labelled list of namespaces (the API server reads such a list whole from etcd: its cost is the cluster\'s size)', async () => {
     const names = ['a', 'b', 'c'];
     const { api, deps } = setup([...names, ...Array.from({ length: 20 }, (_, i) => `other-${i}`)]);
     for (const n of names) await reconcileNamespace({ ...deps, notifyTemplates: undefined }, n);
@@ -83,6 +83,39 @@ describe('how a batch reads its namespaces', () => {
     const reads = api.requests.slice(sent).filter((r) => r.method === 'GET' && r.path.startsWith('/api/v1/namespaces'));
     expect(reads.filter((r) => r.path === '/api/v1/namespaces')).toEqual([]);
     expect(reads.filter((r) => /^\/api\/v1\/namespaces\/[^/]+$/.test(r.path)).map((r) => r.path).sort()).toEqual(names.map((n) => `/api/v1/namespaces/${n}`));
+  });
+});
+
+describe('readBatchNamespaces', () => {
+  it('lists the batch by the label every namespace carries; a namespace without it is left to its own read', async () => {
+    const api = memoryApi();
+    const labelled = (n: string) => ({ ...ns(n), metadata: { ...ns(n).metadata, labels: { ...ns(n).metadata.labels, [KEY.metadataName]: n } } });
+    api.put(labelled('a'));
+    api.put(labelled('b'));
+    api.put(labelled('other'));
+    api.put(ns('old'));
+    const read = await readBatchNamespaces(api.client, ['a', 'b', 'old', 'gone'], silentLogger);
+    expect([...read.keys()].sort()).toEqual(['a', 'b']);
+    expect(read.get('a')).toMatchObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } });
+    expect(api.requests.map((r) => r.query?.labelSelector)).toEqual([namespacesSelector(['a', 'b', 'old', 'gone'])]);
+    expect(namespacesSelector(['a', 'b'])).toBe('kubernetes.io/metadata.name in (a,b)');
+  });
+
+  it('a hundred names a list, so the selector stays short', async () => {
+    const api = memoryApi();
+    await readBatchNamespaces(api.client, Array.from({ length: 250 }, (_, i) => `n${i}`), silentLogger);
+    expect(api.requests).toHaveLength(3);
+  });
+
+  it('a batch told to list reads its namespaces by one list, no GET', async () => {
+    const names = ['a', 'b', 'c'];
+    const { api, deps } = setup([]);
+    for (const n of names) api.put({ ...ns(n), metadata: { ...ns(n).metadata, labels: { ...ns(n).metadata.labels, [KEY.metadataName]: n } } });
+    for (const n of names) await reconcileNamespace({ ...deps, notifyTemplates: undefined }, n);
+    const sent = api.requests.length;
+    await reconcileBatch(deps, { template: 'base', targets: names.map((n) => ({ n })), listTargets: true });
+    const reads = api.requests.slice(sent).filter((r) => r.method === 'GET' && /^\/api\/v1\/namespaces(\/[^/]+)?$/.test(r.path));
+    expect(reads.map((r) => r.path)).toEqual(['/api/v1/namespaces']);
   });
 });
 

@@ -5,10 +5,10 @@ import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { decodeMessage, encodeMessage } from '../../../shared/bus/envelope.ts';
-import { fanoutTargets, parentsMissed } from '../../../shared/reconcile/fanout.ts';
+import { batchesList, fanoutTargets, parentsMissed } from '../../../shared/reconcile/fanout.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
-import { reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
+import { batchRequest, reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
 import { fanoutMessages, reconcileTemplate, type TemplateDeps } from '../../../shared/reconcile/template.ts';
 import { memoryApi } from './memory-api.ts';
 
@@ -26,10 +26,10 @@ function setup() {
     const m = decodeMessage(d.data);
     if (!m.ok) return;
     const nsDeps = { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger };
-    const { targets, template } = m.message;
-    if (targets && template) {
-      received.push(...targets.map((t) => t.n));
-      await reconcileBatch(nsDeps, { template, templates: m.message.templates, targets });
+    const batch = batchRequest(m.message);
+    if (batch) {
+      received.push(...batch.targets.map((t) => t.n));
+      await reconcileBatch(nsDeps, batch);
     } else {
       received.push(m.message.name);
       await reconcileNamespace(nsDeps, m.message.name);
@@ -128,6 +128,14 @@ describe('fanoutMessages', () => {
     expect(msgs.every((m) => decodeMessage(Buffer.from(JSON.stringify(m))).ok)).toBe(true);
   });
 
+  it('tells each batch to list its namespaces when the fan-out found the cluster small (fanout.ts batchesList), and the decoder keeps it', () => {
+    const msgs = fanoutMessages({ ...opts, listTargets: true }, { batched: ['a', 'b', 'c'], alone: ['new'] }, null);
+    expect(msgs.map((m) => m.listTargets)).toEqual([true, true, undefined]);
+    const decoded = decodeMessage(Buffer.from(JSON.stringify(msgs[0])));
+    expect(decoded.ok && decoded.message.listTargets).toBe(true);
+    expect(fanoutMessages(opts, { batched: ['a'], alone: [] }, null)[0]!.listTargets).toBeUndefined();
+  });
+
   it('without the objects read (a deleted template), the namespaces read their objects themselves', () => {
     expect(fanoutMessages(opts, { batched: ['a'], alone: [] }, null)[0]!.targets).toEqual([{ n: 'a' }]);
   });
@@ -138,6 +146,16 @@ describe('fanoutMessages', () => {
     const alone = decodeMessage(Buffer.from(JSON.stringify(msgs[1])));
     expect(alone.ok && alone.message).toMatchObject({ kind: 'Namespace', name: 'new', type: 'FANOUT', cause: 'template/gold@7' });
     expect(encodeMessage(msgs[1]!).orderingKey).toBe('c/Namespace/new');
+  });
+});
+
+describe('batchesList', () => {
+  it('lists a batch\'s namespaces while the cluster holds at most 50 namespaces per namespace of a batch; above, a GET each', () => {
+    expect(batchesList(1100, 50)).toBe(true);
+    expect(batchesList(2500, 50)).toBe(true);
+    expect(batchesList(2501, 50)).toBe(false);
+    expect(batchesList(10_000, 50)).toBe(false);
+    expect(batchesList(10_000, 200)).toBe(true);
   });
 });
 
