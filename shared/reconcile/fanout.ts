@@ -86,8 +86,11 @@ export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespa
   return { batched: [...targets].filter((n) => !alone.has(n)).sort(), alone: [...alone].sort() };
 }
 
+/** Names per list of a batch's namespaces: a selector of a hundred names of at most 63 characters stays well inside any URL limit. */
+export const NAMES_PER_LIST = 100;
+
 /**
- * Namespaces in the cluster per namespace of a batch up to which the batch reads its namespaces by
+ * Namespaces in the cluster per namespace of a list up to which the batch reads its namespaces by
  * one labelled list rather than a GET each. The API server reads such a list whole from etcd and
  * filters it afterwards, so the list costs the cluster's size and the GETs the batch's: 22 batches
  * of 50 on kube-apiserver 1.26.3 (2 cores) cost the server and etcd 200-440 ms of CPU by lists
@@ -96,9 +99,9 @@ export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespa
  */
 export const LIST_WHILE_NAMESPACES_PER_TARGET = 50;
 
-/** Whether a fan-out's batches read their namespaces by one list each (a small cluster) or by a GET each. */
-export function batchesList(namespacesInCluster: number, batchSize: number): boolean {
-  return namespacesInCluster <= batchSize * LIST_WHILE_NAMESPACES_PER_TARGET;
+/** Whether a list of `names` namespaces (NAMES_PER_LIST at most) costs less than a GET each in a cluster of this size. */
+export function batchesList(namespacesInCluster: number, names: number): boolean {
+  return namespacesInCluster <= names * LIST_WHILE_NAMESPACES_PER_TARGET;
 }
 
 export function chunk<T>(items: readonly T[], size: number): T[][] {

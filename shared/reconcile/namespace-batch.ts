@@ -22,6 +22,7 @@ import { mapLimit } from './concurrency.ts';
 import { templatesDigest } from './fingerprints.ts';
 import { readTemplates } from './namespace-reads.ts';
 import { sortedUnique } from './objects.ts';
+import { NAMES_PER_LIST } from './fanout.ts';
 import { confirmTemplates } from './recheck.ts';
 import { reconcileNamespace, type NamespaceDeps, type NamespaceResult } from './namespace.ts';
 
@@ -68,9 +69,6 @@ export function summariseBatch(outcomes: readonly (NamespaceResult | { transient
   const error = transient.length > 0 ? new TransientError(`${transient.length} of ${outcomes.length} namespaces failed transiently: ${transient.slice(0, 3).join('; ')}`, { status: 503 }) : null;
   return { result, transient: error };
 }
-
-/** Names per list: a selector of a hundred names of at most 63 characters stays well inside any URL limit. */
-const NAMES_PER_LIST = 100;
 
 /** The label selector that lists exactly these namespaces. */
 export function namespacesSelector(names: readonly string[]): string {

@@ -13,7 +13,7 @@ import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type NamespaceTemplateStatus } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
 import { apiError, TransientError } from '../kube/errors.ts';
-import { batchesList, chunk, fanoutNeeded, fanoutTargets, notFurnishedYet, parentRecord, parentsMissed, type FanoutTargets, type NamespaceWrite, type ParentRecord } from './fanout.ts';
+import { batchesList, chunk, fanoutNeeded, NAMES_PER_LIST, fanoutTargets, notFurnishedYet, parentRecord, parentsMissed, type FanoutTargets, type NamespaceWrite, type ParentRecord } from './fanout.ts';
 import { templateFingerprint, templatesDigest } from './fingerprints.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_FANOUT_BATCH, encodeMessage, MAX_FANOUT_TARGETS, type ReconcileMessage } from '../bus/envelope.ts';
@@ -114,7 +114,7 @@ async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveO
  * template (when read); a namespace not furnished yet alone, named by the message (its ordering
  * key is the namespace's own), without the digest.
  */
-export function fanoutMessages(opts: { cluster: string; template: string; cause: string; digest: string; batch: number; listTargets?: boolean }, targets: FanoutTargets, live: LiveObjects | null): ReconcileMessage[] {
+export function fanoutMessages(opts: { cluster: string; template: string; cause: string; digest: string; batch: number; namespacesInCluster?: number }, targets: FanoutTargets, live: LiveObjects | null): ReconcileMessage[] {
   const batches = chunk(targets.batched, opts.batch).map((names, i): ReconcileMessage => ({
     v: 1,
     cluster: opts.cluster,
@@ -125,7 +125,8 @@ export function fanoutMessages(opts: { cluster: string; template: string; cause:
     templates: opts.digest,
     template: opts.template,
     targets: names.map((n) => (live ? { n, h: live.byNamespace.get(n) ?? {} } : { n })),
-    ...(opts.listTargets ? { listTargets: true } : {}),
+    // Each list costs the cluster's size: decided by the names one list carries, not the batch size.
+    ...(opts.namespacesInCluster !== undefined && batchesList(opts.namespacesInCluster, Math.min(names.length, NAMES_PER_LIST)) ? { listTargets: true } : {}),
   }));
   const alone = targets.alone.map((n): ReconcileMessage => ({ v: 1, cluster: opts.cluster, kind: 'Namespace', name: n, type: 'FANOUT', cause: opts.cause }));
   return [...batches, ...alone];
@@ -178,7 +179,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     const batch = Math.max(1, Math.min(deps.batch ?? DEFAULT_FANOUT_BATCH, MAX_FANOUT_TARGETS));
     const every = Math.max(batch, deps.progressEvery ?? 2000);
     const counts0 = t ? tallyTemplate(t, namespaces, parents, null, deps.systemNamespaces) : null;
-    const messages = fanoutMessages({ cluster: deps.cluster, template: name, cause, digest: templatesDigest(all), batch, listTargets: batchesList(namespaces.length, batch) }, targets, live);
+    const messages = fanoutMessages({ cluster: deps.cluster, template: name, cause, digest: templatesDigest(all), batch, namespacesInCluster: namespaces.length }, targets, live);
     const total = result.targets;
     // A batch takes the namespaces topic; a namespace messaged alone is pending: the relay's pending lane.
     const topicOf = (msg: ReconcileMessage): string => (msg.targets ? deps.namespaceTopic : deps.pendingTopic ?? deps.namespaceTopic);

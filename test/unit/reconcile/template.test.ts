@@ -128,12 +128,17 @@ describe('fanoutMessages', () => {
     expect(msgs.every((m) => decodeMessage(Buffer.from(JSON.stringify(m))).ok)).toBe(true);
   });
 
-  it('tells each batch to list its namespaces when the fan-out found the cluster small (fanout.ts batchesList), and the decoder keeps it', () => {
-    const msgs = fanoutMessages({ ...opts, listTargets: true }, { batched: ['a', 'b', 'c'], alone: ['new'] }, null);
-    expect(msgs.map((m) => m.listTargets)).toEqual([true, true, undefined]);
+  it('tells a batch to list its namespaces when the cluster is small for the names it carries (fanout.ts batchesList), and the decoder keeps it', () => {
+    // Batches of 2 and 1 in a cluster of 100: the pair lists, the lone namespace is read by its GET.
+    const msgs = fanoutMessages({ ...opts, namespacesInCluster: 100 }, { batched: ['a', 'b', 'c'], alone: ['new'] }, null);
+    expect(msgs.map((m) => m.listTargets)).toEqual([true, undefined, undefined]);
     const decoded = decodeMessage(Buffer.from(JSON.stringify(msgs[0])));
     expect(decoded.ok && decoded.message.listTargets).toBe(true);
-    expect(fanoutMessages(opts, { batched: ['a'], alone: [] }, null)[0]!.listTargets).toBeUndefined();
+    expect(fanoutMessages({ ...opts, namespacesInCluster: 101 }, { batched: ['a', 'b'], alone: [] }, null)[0]!.listTargets).toBeUndefined();
+    // A batch of 1,000 names is 10 lists of 100: decided by 100 names, not 1,000.
+    const big = Array.from({ length: 1000 }, (_, i) => `n${i}`);
+    expect(fanoutMessages({ ...opts, batch: 1000, namespacesInCluster: 10_000 }, { batched: big, alone: [] }, null)[0]!.listTargets).toBeUndefined();
+    expect(fanoutMessages({ ...opts, batch: 1000, namespacesInCluster: 5_000 }, { batched: big, alone: [] }, null)[0]!.listTargets).toBe(true);
   });
 
   it('without the objects read (a deleted template), the namespaces read their objects themselves', () => {
@@ -150,12 +155,12 @@ describe('fanoutMessages', () => {
 });
 
 describe('batchesList', () => {
-  it('lists a batch\'s namespaces while the cluster holds at most 50 namespaces per namespace of a batch; above, a GET each', () => {
+  it('lists while the cluster holds at most 50 namespaces per name the list carries; above, a GET each', () => {
     expect(batchesList(1100, 50)).toBe(true);
     expect(batchesList(2500, 50)).toBe(true);
     expect(batchesList(2501, 50)).toBe(false);
     expect(batchesList(10_000, 50)).toBe(false);
-    expect(batchesList(10_000, 200)).toBe(true);
+    expect(batchesList(60, 1)).toBe(false);
   });
 });
 
