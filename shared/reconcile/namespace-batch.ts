@@ -114,7 +114,7 @@ export async function reconcileBatch(deps: NamespaceDeps, request: BatchRequest)
   const [read, templates] = await Promise.all([request.listTargets ? readBatchNamespaces(deps.kube, request.targets.map((t) => t.n), deps.log) : none, currentTemplates(deps, request)]);
   const touched = new Set<string>();
   const planned = new Set<string>();
-  const collect = { ...deps, notifyTemplates: async (templates: string[]) => void templates.forEach((t) => touched.add(t)), recheckTemplates: (digest: string) => void planned.add(digest) };
+  const collect = { ...deps, notifyTemplates: async (templates: string[]) => void templates.forEach((t) => touched.add(t)), recheckTemplates: (from: readonly string[]) => void from.forEach((p) => planned.add(p)) };
   const outcomes = await mapLimit(request.targets, BATCH_CONCURRENCY, async (t) => {
     try {
       return await reconcileNamespace(collect, t.n, { fanout: true, templates, held: t.h ? { template: request.template, hashes: t.h } : undefined, namespace: read.get(t.n) });

@@ -22,15 +22,13 @@ import type { KubeObject } from '../kube/types.ts';
 import type { ResourceResolver } from '../kube/resources.ts';
 import type { Authorizer } from '../kube/sar.ts';
 import type { Logger } from '../log.ts';
-import type { NamespaceTemplate } from '../render/index.ts';
 import { TransientError } from '../kube/errors.ts';
-import { templatesDigest } from './fingerprints.ts';
 import { markTimedOutInitializer } from './initializers.ts';
 import { grantedTemplates, observeNamespace, readNamespace, readTemplates } from './namespace-reads.ts';
 import { applyParent, execute, patchNamespace, postEvent } from './namespace-writes.ts';
 import { sortedUnique, splitList } from './objects.ts';
 import { afterWrites, desiredState, heldSnapshotOutdated, kindsAbsenceDecides, kindsToObserve, planNamespace, unpopulated, type HeldObjects, type PlanInput } from './plan.ts';
-import { confirmTemplates, namedBefore, newlyNamed, recheckNeeded } from './recheck.ts';
+import { confirmTemplates, namedBefore, newlyNamed, plannedFrom, recheckNeeded } from './recheck.ts';
 import { EMPTY_RECORD, readRecord } from './record.ts';
 import { namespaceEvent, warningEvents, type NamespaceOutcome } from './report.ts';
 
@@ -51,11 +49,11 @@ export interface NamespaceDeps {
    */
   notifyTemplates?: (templates: string[]) => Promise<void>;
   /**
-   * Set by a fan-out batch: takes the digest of the templates a reconcile planned from when it
-   * must list them again after its writes (recheck.ts), so that the batch lists them once for all
-   * its namespaces. Absent: the reconcile lists them itself.
+   * Set by a fan-out batch: takes what a reconcile planned from (recheck.ts plannedFrom) when it
+   * must list the templates again after its writes, so that the batch lists them once for all its
+   * namespaces. Absent: the reconcile lists them itself.
    */
-  recheckTemplates?: (digest: string) => void;
+  recheckTemplates?: (planned: readonly string[]) => void;
   log: Logger;
   now?: () => Date;
 }
@@ -97,11 +95,10 @@ async function observeFor(deps: NamespaceDeps, name: string, first: readonly str
   return read.ok && read.value.parent ? observeNamespace(deps, name, all) : read;
 }
 
-/** A template newly named in a ready namespace: the templates are listed again (recheck.ts), by the batch when there is one. */
-async function recheck(deps: NamespaceDeps, name: string, templates: readonly NamespaceTemplate[]): Promise<void> {
-  const digest = templatesDigest(templates);
-  if (deps.recheckTemplates) deps.recheckTemplates(digest);
-  else await confirmTemplates(deps, new Set([digest]), `namespace ${name}`);
+/** Writes in a ready namespace: the templates they concern are checked after them (recheck.ts), by the batch when there is one. */
+async function recheck(deps: NamespaceDeps, name: string, planned: string[]): Promise<void> {
+  if (deps.recheckTemplates) deps.recheckTemplates(planned);
+  else await confirmTemplates(deps, new Set(planned), `namespace ${name}`);
 }
 
 export async function reconcileNamespace(deps: NamespaceDeps, name: string, request: NamespaceRequest = {}): Promise<NamespaceResult> {
@@ -175,7 +172,10 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   }
   // After every write, the record and the notice included: a redelivery planned from the record
   // must know what is there, and one that finds nothing left to write would notify nobody.
-  if (recheckNeeded(ns, { newlyNamed: newly, objectsChanged: changed })) await recheck(deps, name, templates);
+  if (recheckNeeded(ns, { newlyNamed: newly, objectsChanged: changed })) {
+    const released = [...plan.prune, ...plan.orphan].map((r) => r.template);
+    await recheck(deps, name, plannedFrom(templates, [...desired.matched, ...newly, ...released]));
+  }
   if (why) return { result: 'failed', namespace: name, writes, outcome, reason: `set phase: ${why}` };
   deps.log.log(hasFailures ? 'WARNING' : 'INFO', hasFailures ? 'namespace reconciled with failures' : 'namespace reconciled', {
     namespace: name, phase: phase.phase, matched: desired.matched, applied: outcome.applied, created: outcome.created, pruned: outcome.pruned, orphaned: outcome.orphaned, unchanged: outcome.unchanged, failures: outcome.failures.length, writes,

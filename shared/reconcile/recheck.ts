@@ -14,15 +14,15 @@
 // sees the change (lists are linearizable). A reconcile that writes nothing lists nothing more. A
 // pending namespace needs no second list: every fan-out messages it alone, after the reconcile in
 // flight (fanout.ts notFurnishedYet). A fan-out batch lists the templates once for all its
-// namespaces. Any template's change moves the digest compared, so a batch may be redelivered for a
-// change that did not concern it: it then re-applies nothing that is already in place.
+// namespaces. Only the templates the writes concern are compared (plannedFrom).
 import { KEY, PHASE } from '../keys.ts';
 import { TransientError } from '../kube/errors.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
+import type { NamespaceTemplate } from '../render/index.ts';
 import type { AppliedRecord } from './record.ts';
-import { templatesDigest } from './fingerprints.ts';
+import { templateFingerprint } from './fingerprints.ts';
 import { readTemplates } from './namespace-reads.ts';
 import { splitList } from './objects.ts';
 
@@ -48,14 +48,26 @@ export function recheckNeeded(ns: KubeObject, done: { newlyNamed: readonly strin
   return (done.newlyNamed.length > 0 || done.objectsChanged) && ns.metadata.labels?.[KEY.phase] !== PHASE.pending;
 }
 
-/** Whether the templates as listed now (their digest, templatesDigest) are not every one of those planned from. */
-export function templatesMoved(planned: Iterable<string>, now: string): boolean {
-  return [...planned].some((d) => d !== now);
+/**
+ * What a reconcile planned from, for the templates its writes concern (those it wrote, released or
+ * newly named): `<name> <fingerprint>`, the fingerprint empty for a template that was not there. A
+ * change to another template (one that does not select the namespace) fails nothing: a batch
+ * re-applies its objects at every redelivery, and would fail again at every unrelated edit.
+ */
+export function plannedFrom(templates: readonly NamespaceTemplate[], concerned: Iterable<string>): string[] {
+  const fingerprints = new Map(templates.map((t) => [t.metadata.name ?? '', templateFingerprint(t)]));
+  return [...new Set(concerned)].filter((n) => n !== '').map((n) => `${n} ${fingerprints.get(n) ?? ''}`);
+}
+
+/** Whether one of the templates planned from (plannedFrom) is another now, or gone, or new. */
+export function templatesMoved(planned: Iterable<string>, now: readonly NamespaceTemplate[]): boolean {
+  const current = new Set(plannedFrom(now, [...planned].map((p) => p.slice(0, p.indexOf(' ')))));
+  return [...planned].some((p) => !current.has(p));
 }
 
 /**
- * Lists the templates and fails the delivery (TransientError: redelivered) when they moved since
- * the digests `planned` from. A list refused for good is logged and let be: the resync repairs
+ * Lists the templates and fails the delivery (TransientError: redelivered) when one of those
+ * `planned` from moved. A list refused for good is logged and let be: the resync repairs
  * what it would have caught, and a redelivery could not list them either.
  */
 export async function confirmTemplates(deps: { kube: KubeClient; log: Logger }, planned: ReadonlySet<string>, what: string): Promise<void> {
@@ -65,7 +77,7 @@ export async function confirmTemplates(deps: { kube: KubeClient; log: Logger }, 
     deps.log.log('WARNING', 'could not list the templates again after writing', { what, reason: listed.reason });
     return;
   }
-  if (templatesMoved(planned, templatesDigest(listed.value.templates))) {
+  if (templatesMoved(planned, listed.value.templates)) {
     throw new TransientError(`${what}: the templates changed while it wrote; planned again from them as they are now`, { status: 503 });
   }
 }

@@ -219,10 +219,26 @@ describe('a template change while a reconcile of a ready namespace that holds it
     const reconcile = delivered(() => reconcileNamespace(deps, 'a'));
     await first.reached;
     api.hold = undefined;
-    // Another template changes meanwhile: the digest moves, the delivery fails after its writes.
-    api.put({ ...tpl('other'), metadata: { name: 'u' } });
+    // t changes meanwhile, but not what it puts in a (its selector, spelled otherwise): the delivery
+    // fails after its writes, and the redelivery finds nothing left to write.
+    const same = tpl('x');
+    api.put({ ...same, spec: { ...same.spec, namespaces: { labelSelector: { matchLabels: { team: 'x' }, matchExpressions: [] } } } });
     first.open();
     expect(await reconcile).toBe(2);
     expect(notified[0]).toContain('t');
+  });
+
+  it('a change to a template that the writes do not concern fails nothing (a batch would otherwise fail at every unrelated edit)', async () => {
+    const { api, deps } = setup();
+    await readyThenSelected(api, deps);
+    const first = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'), true);
+    api.hold = first.hold;
+    const reconcile = delivered(() => reconcileNamespace(deps, 'a'));
+    await first.reached;
+    api.hold = undefined;
+    api.put({ ...tpl('other'), metadata: { name: 'u' } });
+    first.open();
+    expect(await reconcile).toBe(1);
+    expect(data(api)).toEqual({ a: '1' });
   });
 });

@@ -5,9 +5,8 @@ import { describe, it, expect } from '@jest/globals';
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
-import { templatesDigest } from '../../../shared/reconcile/fingerprints.ts';
 import { parentObject } from '../../../shared/reconcile/plan.ts';
-import { namedBefore, newlyNamed, recheckNeeded, templatesMoved } from '../../../shared/reconcile/recheck.ts';
+import { namedBefore, newlyNamed, plannedFrom, recheckNeeded, templatesMoved } from '../../../shared/reconcile/recheck.ts';
 
 const parent = (applied: string[], failed: string[] = []): KubeObject => parentObject('a', { groupKinds: ['ConfigMap'], applied, failed });
 const ns = (phase?: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a', labels: phase ? { [KEY.phase]: phase } : {} } });
@@ -67,15 +66,20 @@ describe('recheckNeeded', () => {
 });
 
 describe('templatesMoved', () => {
-  const v1 = templatesDigest([tpl('t', 'x')]);
-  const v2 = templatesDigest([tpl('t', 'y')]);
+  const v1 = [tpl('t', 'x'), tpl('u', 'x')];
 
-  it('is false when every digest planned from is the one listed now', () => {
-    expect(templatesMoved([v1, v1], v1)).toBe(false);
+  it('is false when every template planned from is as it was', () => {
+    expect(templatesMoved(plannedFrom(v1, ['t']), v1)).toBe(false);
   });
 
-  it('is true when one of them is not', () => {
-    expect(templatesMoved([v2, v1], v2)).toBe(true);
+  it('is true when one of them changed, went away, or came to be', () => {
+    expect(templatesMoved(plannedFrom(v1, ['t']), [tpl('t', 'y'), tpl('u', 'x')])).toBe(true);
+    expect(templatesMoved(plannedFrom(v1, ['t']), [tpl('u', 'x')])).toBe(true);
+    expect(templatesMoved(plannedFrom(v1, ['new']), [...v1, tpl('new', 'x')])).toBe(true);
+  });
+
+  it('is false when only a template it does not concern changed', () => {
+    expect(templatesMoved(plannedFrom(v1, ['t']), [tpl('t', 'x'), tpl('u', 'y')])).toBe(false);
   });
 
   it('is false with nothing planned', () => {
