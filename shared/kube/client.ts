@@ -19,7 +19,7 @@ export interface KubeRequest extends TransportRequest {
   /** Override the client's retry policy for this call (e.g. attempts: 1). */
   retry?: RetryPolicy;
   /** Pacing's latency class (default requestKind): a watch-cache list is not compared with etcd's. */
-  kind?: string;
+  latencyKind?: string;
   /**
    * Failures that answer the caller (a watch-cache list's 504: read etcd instead): returned at
    * once, never retried, and their time not taken as the server queueing.
@@ -97,7 +97,7 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
   }
 
   async function attemptOnce<T>(req: KubeRequest, attempt: number): Promise<KubeResponse<T>> {
-    const ticket = await turn(req.kind ?? requestKind(req.method, req.path));
+    const ticket = await turn(req.latencyKind ?? requestKind(req.method, req.path));
     const injected = options.faults?.(req, attempt);
     // An injected fault or a replaced network answers as the transport would have.
     const raw = injected ? { status: injected.status ?? 500, data: injected.data, retryAfterSeconds: injected.retryAfterSeconds, error: injected.error } : replaced ? await replaced(req) : undefined;

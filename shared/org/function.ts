@@ -47,7 +47,7 @@ export async function reconcileOrganizationsOf(rt: Runtime, msg: ReconcileMessag
   // The cache's refusal is an answer (list from etcd), not a fault: returned at once; a 429, 5xx or
   // dropped connection is retried as any call is.
   const cached = async <T,>(c: KubeCall) => {
-    const r = await kube.call<T>({ ...c, kind: CACHE_LIST_KIND, expected: cacheCannotAnswer });
+    const r = await kube.call<T>({ ...c, latencyKind: CACHE_LIST_KIND, expected: cacheCannotAnswer });
     return { ok: r.ok, status: r.status, data: r.data, error: r.error };
   };
   const api = clusterOrganizations(http);
