@@ -18,6 +18,13 @@ export type { Verb };
 export interface KubeRequest extends TransportRequest {
   /** Override the client's retry policy for this call (e.g. attempts: 1). */
   retry?: RetryPolicy;
+  /** Pacing's latency class (default requestKind): a watch-cache list is not compared with etcd's. */
+  latencyKind?: string;
+  /**
+   * Failures that answer the caller (a watch-cache list's 504: read etcd instead): returned at
+   * once, never retried, and their time not taken as the server queueing.
+   */
+  expected?: (answer: TransportAnswer) => boolean;
 }
 
 /** The transport's answer, and how many attempts it took. */
@@ -90,12 +97,13 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
   }
 
   async function attemptOnce<T>(req: KubeRequest, attempt: number): Promise<KubeResponse<T>> {
-    const ticket = await turn(requestKind(req.method, req.path));
+    const ticket = await turn(req.latencyKind ?? requestKind(req.method, req.path));
     const injected = options.faults?.(req, attempt);
     // An injected fault or a replaced network answers as the transport would have.
     const raw = injected ? { status: injected.status ?? 500, data: injected.data, retryAfterSeconds: injected.retryAfterSeconds, error: injected.error } : replaced ? await replaced(req) : undefined;
     const answer = raw ? answerOfData(raw.status, raw.data, raw) : await transport.send(req);
-    pacer.done(ticket, answer);
+    const expected = !answer.ok && req.expected?.(answer) === true;
+    pacer.done(ticket, expected ? undefined : answer);
     recordRequest(metrics, req, answer.status);
     return responseOf<T>(answer, attempt);
   }
@@ -104,7 +112,7 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
     const p = req.retry ?? policy;
     for (let attempt = 1; ; attempt += 1) {
       const res = await attemptOnce<T>(req, attempt);
-      if (res.ok) return res;
+      if (res.ok || req.expected?.(res)) return res;
       const transient = classifyApiError({ status: res.status, reason: res.reason }).class === 'transient';
       if (!transient || !hasAttemptsLeft(p, attempt)) {
         metrics.failures += 1;

@@ -5,10 +5,9 @@
 // from the watch cache at least as fresh as the newest event it answers (versions.ts).
 import type { ReconcileMessage } from '../bus/envelope.ts';
 import type { KubeCall } from '../kube/http.ts';
-import { API_RETRY } from '../kube/retry.ts';
 import { coalescer } from '../reconcile/concurrency.ts';
 import type { Runtime } from '../reconcile/runtime.ts';
-import { failureOf, reconcileOrganization, reconcileOrganizations, type OrganizationReconcileResult } from './reconcile.ts';
+import { cacheCannotAnswer, failureOf, reconcileOrganization, reconcileOrganizations, type OrganizationReconcileResult } from './reconcile.ts';
 import { clusterOrganizations } from './source.ts';
 import { PendingRevisions } from './versions.ts';
 
@@ -34,16 +33,21 @@ const ALL = '';
 /** Passes in flight per cluster client: a new client (a new cluster, a test's runtime) starts afresh. */
 const passes = new WeakMap<object, { pass: ReturnType<typeof coalescer<OrganizationReconcileResult>>; revisions: PendingRevisions }>();
 
-/** A single attempt: the cache list's 504 is an answer (fall back to etcd), not a fault to retry. */
-const ONCE = { ...API_RETRY, attempts: 1 };
+/**
+ * The watch-cache lists' own latency class: they take milliseconds, or up to 3 s waiting for a
+ * revision, neither of which says how fast etcd lists go.
+ */
+export const CACHE_LIST_KIND = 'GET list (watch cache)';
 
 export async function reconcileOrganizationsOf(rt: Runtime, msg: ReconcileMessage): Promise<object> {
   const scope = organizationScope(msg);
   if (scope.kind === 'none') return { skipped: scope.why };
   const { kube } = await rt.cluster(msg.cluster || rt.config.cluster);
   const http = <T,>(c: KubeCall) => kube.http<T>(c);
-  const once = async <T,>(c: KubeCall) => {
-    const r = await kube.call<T>({ ...c, retry: ONCE });
+  // The cache's refusal is an answer (list from etcd), not a fault: returned at once; a 429, 5xx or
+  // dropped connection is retried as any call is.
+  const cached = async <T,>(c: KubeCall) => {
+    const r = await kube.call<T>({ ...c, latencyKind: CACHE_LIST_KIND, expected: cacheCannotAnswer });
     return { ok: r.ok, status: r.status, data: r.data, error: r.error };
   };
   const api = clusterOrganizations(http);
@@ -51,7 +55,7 @@ export async function reconcileOrganizationsOf(rt: Runtime, msg: ReconcileMessag
   if (!state) passes.set(kube, (state = { pass: coalescer<OrganizationReconcileResult>(), revisions: new PendingRevisions() }));
   const { pass, revisions } = state;
   if (scope.kind === 'some') for (const name of scope.organizations) revisions.note(name, msg.resourceVersion);
-  const reads = (name: string) => ({ resourceVersion: revisions.take(name), once, log: rt.log });
+  const reads = (name: string) => ({ resourceVersion: revisions.take(name), cached, log: rt.log });
   const results = scope.kind === 'all'
     ? [await pass(ALL, () => reconcileOrganizations(api, http))]
     : await Promise.all(scope.organizations.map((name) => pass(name, () => reconcileOrganization(api, http, name, Date.now, reads(name)))));

@@ -65,19 +65,38 @@ export interface CountedNamespace {
 }
 
 /**
- * The status once counted from the real namespace list: terminating namespaces excluded,
- * reservations dropped once their namespace is counted (consumed) or expired. Undefined when
- * nothing changes (a no-op resync writes nothing). `countedResourceVersion` only grows: the newest
- * revision among the namespaces listed, so that a later true-up lists at least that fresh and never
- * goes back to a view without a namespace whose reservation this one dropped (reconcile.ts).
+ * Where a true-up's namespace list came from: the watch cache at the floor, etcd (a resync, an
+ * event without a revision), or etcd because the cache could not reach the floor (`fallback`).
  */
-export function trueUp(org: Organization, namespaces: readonly CountedNamespace[], now: number): OrganizationStatus | undefined {
+export type ListSource = 'cache' | 'etcd' | 'fallback';
+
+/**
+ * The floor the next true-up lists at: the newest namespace revision counted, never below what a
+ * list has shown. It only grows, except after a fallback: the cache could not reach it, so it may
+ * be a floor the server never reaches (a status written by hand, restored from another cluster),
+ * and the etcd list, which holds everything counted, replaces it with its own newest.
+ */
+export function nextFloor(before: string | undefined, namespaces: readonly CountedNamespace[], source: ListSource): string | undefined {
+  const listed = namespaces.map((n) => n.resourceVersion);
+  return newestRevision(source === 'fallback' ? listed : [before, ...listed]);
+}
+
+/**
+ * The status once counted from the real namespace list: terminating namespaces excluded,
+ * reservations dropped once their namespace is counted (consumed) or expired, and the floor
+ * (`countedResourceVersion`, see nextFloor) that keeps a later true-up from going back to a view
+ * without a namespace whose reservation this one dropped (reconcile.ts). Undefined when nothing
+ * changes (a no-op resync writes nothing); a floor only grown is written with the next change, a
+ * floor replaced at once (else every true-up waits for the cache again).
+ */
+export function trueUp(org: Organization, namespaces: readonly CountedNamespace[], now: number, source: ListSource = 'etcd'): OrganizationStatus | undefined {
   const live = namespaces.filter((n) => !n.terminating);
   const counted = new Set(live.map((n) => n.name));
   const reservations = liveReservations(org.status, now).filter((r) => !counted.has(r.namespace));
-  const before = org.status ?? {};
+  const { countedResourceVersion: was, ...before } = org.status ?? {};
+  const floor = nextFloor(was, namespaces, source);
+  const replaced = source === 'fallback' && floor !== was;
   const unchanged = before.namespaces === live.length && JSON.stringify(before.reservations ?? []) === JSON.stringify(reservations);
-  if (unchanged) return undefined;
-  const floor = newestRevision([before.countedResourceVersion, ...namespaces.map((n) => n.resourceVersion)]);
+  if (unchanged && !replaced) return undefined;
   return { ...before, namespaces: live.length, reservations, ...(floor ? { countedResourceVersion: floor } : {}) };
 }

@@ -15,7 +15,7 @@ import { apiError, PermanentError, TransientError, type ApiFailure } from '../ku
 import type { KubeHttp } from '../kube/http.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
-import { trueUp, type CountedNamespace } from './ledger.ts';
+import { trueUp, type CountedNamespace, type ListSource } from './ledger.ts';
 import { readError, type OrganizationApi } from './source.ts';
 import type { Organization } from './types.ts';
 import { organizationName } from './types.ts';
@@ -71,10 +71,11 @@ export interface TrueUpReads {
    */
   resourceVersion?: string;
   /**
-   * The call for the cache list, made once (default: the reconciler's own): a 504 means the cache
-   * has not reached the revision in 3 s, and retrying it only waits 3 s more before etcd answers.
+   * The call for the cache list (default: the reconciler's own). It must return the cache's
+   * refusals (cacheCannotAnswer) at once: a 504 means the cache has not reached the revision in
+   * 3 s, and retrying it only waits 3 s more before etcd answers. Anything else it retries.
    */
-  once?: KubeHttp;
+  cached?: KubeHttp;
   log?: Logger;
 }
 
@@ -109,7 +110,8 @@ export function cacheCannotAnswer(r: { status: number; data?: unknown; error?: s
  * cache at its own revision; messages of different namespaces delivered out of order) is a
  * namespace an earlier true-up counted and released: so a true-up also lists at least as fresh
  * as the newest namespace the status was counted from (`status.countedResourceVersion`, which
- * only grows), and the count never goes back to a view without it. A namespace deleted or moved
+ * only grows while the cache reaches it: ledger.ts nextFloor), and the count never goes back to a
+ * view without it. A namespace deleted or moved
  * out shows in a list behind as still there: an overcount, repaired by the true-up of that event.
  */
 async function cachedNamespacesOf(http: KubeHttp, organization: string, resourceVersion: string, log?: Logger): Promise<CountedNamespace[] | undefined> {
@@ -122,16 +124,16 @@ async function cachedNamespacesOf(http: KubeHttp, organization: string, resource
 }
 
 /**
- * The namespaces of one organization: from the watch cache at `atLeast` when given (its cost that
- * organization's size), else (or when the cache cannot answer) from etcd, whose cost is the
- * cluster's: the API server reads every namespace and filters afterwards.
+ * The namespaces of one organization, and where they came from: from the watch cache at `atLeast`
+ * when given (its cost that organization's size), else (or when the cache cannot answer) from
+ * etcd, whose cost is the cluster's: the API server reads every namespace and filters afterwards.
  */
-export async function namespacesOf(http: KubeHttp, organization: string, atLeast?: string, reads: Omit<TrueUpReads, 'resourceVersion'> = {}): Promise<CountedNamespace[]> {
-  const cached = atLeast ? await cachedNamespacesOf(reads.once ?? http, organization, atLeast, reads.log) : undefined;
-  if (cached) return cached;
-  const list: CountedNamespace[] = [];
-  await listNamespaces(http, `${KEY.organization}=${organization}`, (ns) => list.push(counted(ns)));
-  return list;
+export async function namespacesOf(http: KubeHttp, organization: string, atLeast?: string, reads: Omit<TrueUpReads, 'resourceVersion'> = {}): Promise<{ namespaces: CountedNamespace[]; source: ListSource }> {
+  const cached = atLeast ? await cachedNamespacesOf(reads.cached ?? http, organization, atLeast, reads.log) : undefined;
+  if (cached) return { namespaces: cached, source: 'cache' };
+  const namespaces: CountedNamespace[] = [];
+  await listNamespaces(http, `${KEY.organization}=${organization}`, (ns) => namespaces.push(counted(ns)));
+  return { namespaces, source: atLeast ? 'fallback' : 'etcd' };
 }
 
 /** The revision a true-up lists at: the event's and the status's newest; none without an event revision (etcd). */
@@ -149,9 +151,9 @@ function newResult(): OrganizationReconcileResult {
  * Writes one Organization's trued-up status. Returns true on a conflict (redo with fresh reads).
  * An Organization deleted since it was read (404) needs nothing more.
  */
-async function writeTrueUp(api: OrganizationApi, org: Organization, namespaces: readonly CountedNamespace[], now: number, result: OrganizationReconcileResult): Promise<boolean> {
+async function writeTrueUp(api: OrganizationApi, org: Organization, namespaces: readonly CountedNamespace[], now: number, result: OrganizationReconcileResult, source: ListSource = 'etcd'): Promise<boolean> {
   const name = organizationName(org);
-  const status = trueUp(org, namespaces, now);
+  const status = trueUp(org, namespaces, now, source);
   if (!status) return false;
   const written = await api.writeStatus(org, status);
   if (written.ok) result.updated.push(name);
@@ -207,8 +209,8 @@ export async function reconcileOrganization(api: OrganizationApi, http: KubeHttp
     const org = await api.get(name);
     if (!org) return result;
     result.organizations = 1;
-    const namespaces = await namespacesOf(http, name, listRevision(reads.resourceVersion, org), reads);
-    if (!(await writeTrueUp(api, org, namespaces, now(), result))) return result;
+    const { namespaces, source } = await namespacesOf(http, name, listRevision(reads.resourceVersion, org), reads);
+    if (!(await writeTrueUp(api, org, namespaces, now(), result, source))) return result;
     result.conflicts += 1;
   }
   result.failed.push(tooManyConflicts(name));

@@ -253,7 +253,7 @@ async function trueUpLists(http: KubeHttp): Promise<void> {
       const samples = { etcd: [] as number[], cache: [] as number[] };
       const time = async (into: number[] | undefined, atLeast?: string) => {
         const t0 = performance.now();
-        const listed = await namespacesOf(http, org, atLeast, { log });
+        const { namespaces: listed } = await namespacesOf(http, org, atLeast, { log });
         into?.push(performance.now() - t0);
         if (listed.length !== LISTS.organization) throw new Error(`listed ${listed.length} namespaces of ${org}, expected ${LISTS.organization}`);
       };

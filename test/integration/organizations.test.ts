@@ -119,5 +119,20 @@ describe('organization quota under concurrency', () => {
     // A resync trues up every Organization (one Organization list, one namespace list).
     await reconcileOrganizations(clusterOrganizations(http), http);
     expect(await organizationStatus()).toMatchObject({ namespaces: 10, reservations: [] });
+
+    // A floor the server never reaches (a status written by hand, restored from another cluster):
+    // one true-up waits for the cache's 504, lists from etcd and replaces it; the next reads the cache.
+    const org = (await admin.call<Organization>({ method: 'GET', path: `${ORGANIZATIONS_PATH}/${ORG}` })).data!;
+    const poisoned = await admin.call({ method: 'PUT', path: `${ORGANIZATIONS_PATH}/${ORG}/status`, body: { ...org, status: { ...org.status, countedResourceVersion: '99999999999' } } });
+    expect(poisoned.ok).toBe(true);
+    calls.length = 0;
+    await reconcileOrganization(clusterOrganizations(http), http, ORG, Date.now, { resourceVersion: newest });
+    expect(calls).toEqual([`GET ${ORGANIZATIONS_PATH}/${ORG}`, `GET ${cachedListPath(`${KEY.organization}=${ORG}`, '99999999999')}`, `GET /api/v1/namespaces?labelSelector=${encodeURIComponent(`${KEY.organization}=${ORG}`)}&limit=500`, `PUT ${ORGANIZATIONS_PATH}/${ORG}/status`]);
+    const floor = (await organizationStatus())?.countedResourceVersion;
+    expect(BigInt(floor ?? '0')).toBeGreaterThan(0n);
+    expect(BigInt(floor!)).toBeLessThanOrEqual(BigInt(newest));
+    calls.length = 0;
+    await reconcileOrganization(clusterOrganizations(http), http, ORG, Date.now, { resourceVersion: newest });
+    expect(calls).toEqual([`GET ${ORGANIZATIONS_PATH}/${ORG}`, `GET ${cachedListPath(`${KEY.organization}=${ORG}`, newest)}`]);
   }, 120_000);
 });

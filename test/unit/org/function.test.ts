@@ -3,10 +3,12 @@
 // classified (a permanent one acknowledged, a transient one redelivered).
 import { describe, expect, it } from '@jest/globals';
 import { encodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
+import { createKubeClient, type FaultHook, type KubeClient, type KubeRequest } from '../../../shared/kube/client.ts';
 import type { KubeCall } from '../../../shared/kube/http.ts';
 import { collectingLogger } from '../../../shared/log.ts';
 import { organizationScope, reconcileOrganizationsOf } from '../../../shared/org/function.ts';
 import { ORGANIZATIONS_PATH } from '../../../shared/org/source.ts';
+import { newerRevision } from '../../../shared/org/versions.ts';
 import { handleEnvelope } from '../../../shared/reconcile/push.ts';
 import type { Runtime } from '../../../shared/reconcile/runtime.ts';
 import { fakeOrganizationApi, type FakeOrganizationApi } from '../../support/organization-api.ts';
@@ -15,17 +17,24 @@ import { organization } from '../../support/organizations.ts';
 
 const message = (type: ReconcileMessage['type'], organizations?: string[], name = 'team-a'): ReconcileMessage => ({ v: 1, cluster: 'local', kind: 'Namespace', name, type, ...(organizations ? { organizations } : {}) });
 
-/** Calls made with a retry policy of their own (path → attempts), as the client would honour it. */
-type Attempts = Map<string, number>;
-
-/** A runtime whose one cluster is the fake API server (a new client each time: passes are per client). */
-function runtimeOf(api: FakeOrganizationApi, log = collectingLogger(), attempts: Attempts = new Map()): Runtime {
-  const call = async (req: KubeCall & { retry?: { attempts: number } }) => {
-    if (req.retry) attempts.set(req.path, req.retry.attempts);
-    return { ...(await api.http(req)), attempts: 1 };
-  };
-  const kube = { http: (c: KubeCall) => api.http(c), call };
+/** A runtime whose one cluster is `kube`, by default the fake API server answering each call once (a new client each time: passes are per client). */
+function runtimeOf(api: FakeOrganizationApi, log = collectingLogger(), kube: Pick<KubeClient, 'http' | 'call'> = { http: (c) => api.http(c), call: async (req) => ({ ...(await api.http(req)), attempts: 1 }) }): Runtime {
   return { config: { cluster: 'local' }, cluster: async () => ({ kube }), log } as unknown as Runtime;
+}
+
+/** The real client (retries, pacing) over the fake API server; its sleeps recorded, not slept. */
+function clientOf(api: FakeOrganizationApi, options: { faults?: FaultHook; sleeps?: number[]; delay?: (req: KubeRequest) => number } = {}): KubeClient {
+  return createKubeClient({ server: 'https://memory.invalid', agent: undefined as never, headers: async () => ({}) }, {
+    faults: options.faults,
+    random: () => 0,
+    sleep: async (ms) => void options.sleeps?.push(ms),
+    transport: async (req) => {
+      const delay = options.delay?.(req) ?? 0;
+      if (delay) await new Promise((r) => setTimeout(r, delay));
+      const r = await api.http(req);
+      return { status: r.status, data: r.data };
+    },
+  });
 }
 
 const in30s = () => new Date(Date.now() + 30_000).toISOString();
@@ -148,13 +157,11 @@ describe('reconcile-organization reads an organization\'s namespaces from the wa
     for (const ns of api.namespaces) if (revisions[ns.metadata.name!]) ns.metadata.resourceVersion = revisions[ns.metadata.name!];
   }
 
-  it('lists at least as fresh as the event (NotOlderThan its revision, no limit), in one attempt', async () => {
+  it('lists at least as fresh as the event (NotOlderThan its revision, no limit)', async () => {
     const api = cluster();
     versioned(api, { 'acme-1': '1234', 'acme-2': '1200' });
-    const attempts: Attempts = new Map();
-    await reconcileOrganizationsOf(runtimeOf(api, collectingLogger(), attempts), at('1234'));
+    await reconcileOrganizationsOf(runtimeOf(api), at('1234'));
     expect(api.calls).toEqual([`GET ${ORGANIZATIONS_PATH}/acme`, cacheList('1234'), `PUT ${ORGANIZATIONS_PATH}/acme/status`]);
-    expect(attempts.get(cacheList('1234').slice(4))).toBe(1);
     // The count remembers the newest namespace it saw: the next list is at least that fresh.
     expect(api.organizations.get('acme')!.status).toEqual({ namespaces: 2, reservations: [], countedResourceVersion: '1234' });
   });
@@ -191,6 +198,28 @@ describe('reconcile-organization reads an organization\'s namespaces from the wa
     expect(denied.calls).not.toContain(etcdList);
   });
 
+  it('replaces a floor the server cannot reach (written by hand, restored from another cluster) after one fallback', async () => {
+    const api = cluster();
+    versioned(api, { 'acme-1': '100', 'acme-2': '120' });
+    const acme = api.organizations.get('acme')!;
+    // Already counted right: only the floor is wrong, and it must still be rewritten.
+    api.organizations.set('acme', { ...acme, status: { namespaces: 2, reservations: [], countedResourceVersion: '99999999999' } });
+    const tooLarge = fixture('list-namespaces-rv-too-large');
+    const http = api.http;
+    // The server is at revision 1000: its cache refuses any list newer than that.
+    api.http = async (call) => {
+      const rv = new URLSearchParams(call.path.split('?')[1]).get('resourceVersion');
+      if (rv && newerRevision(rv, '1000') !== '1000') return (api.calls.push(`${call.method} ${call.path}`), { ok: false, status: tooLarge.status, data: tooLarge.body, error: `HTTP ${tooLarge.status}` });
+      return http(call);
+    };
+    await reconcileOrganizationsOf(runtimeOf(api), at('120'));
+    expect(api.calls).toEqual([`GET ${ORGANIZATIONS_PATH}/acme`, cacheList('99999999999'), etcdList, `PUT ${ORGANIZATIONS_PATH}/acme/status`]);
+    expect(api.organizations.get('acme')!.status).toEqual({ namespaces: 2, reservations: [], countedResourceVersion: '120' });
+    api.calls.length = 0;
+    await reconcileOrganizationsOf(runtimeOf(api), at('110'));
+    expect(api.calls).toEqual([`GET ${ORGANIZATIONS_PATH}/acme`, cacheList('120')]);
+  });
+
   it('lists from etcd when the event has no revision', async () => {
     const api = cluster();
     await reconcileOrganizationsOf(runtimeOf(api), at(undefined));
@@ -206,6 +235,46 @@ describe('reconcile-organization reads an organization\'s namespaces from the wa
     api.calls.length = 0;
     await Promise.all([reconcileOrganizationsOf(rt, at('40')), reconcileOrganizationsOf(rt, at('50')), reconcileOrganizationsOf(rt, at(undefined))]);
     expect(api.calls.filter((c) => c.startsWith('GET /api/v1/namespaces'))).toEqual([cacheList('40'), etcdList]);
+  });
+});
+
+describe('the cache list through the real client', () => {
+  const isCacheList = (req: KubeRequest) => req.path.includes('resourceVersionMatch');
+  const etcdList = `GET /api/v1/namespaces?labelSelector=${encodeURIComponent('furnish.dev/organization=acme')}&limit=500`;
+  const at = (rv?: string): ReconcileMessage => ({ ...message('ADDED', ['acme'], 'acme-1'), ...(rv ? { resourceVersion: rv } : {}) });
+  const tooLarge = fixture('list-namespaces-rv-too-large');
+
+  it('retries a 429 after its Retry-After, then answers from the cache; a 504 falls back to etcd at once', async () => {
+    const api = cluster();
+    const sleeps: number[] = [];
+    let throttled = 0;
+    const faults: FaultHook = (req) => (isCacheList(req) && throttled++ === 0 ? { status: 429, retryAfterSeconds: 1, data: { kind: 'Status', code: 429, message: 'too many requests' } } : undefined);
+    const kube = clientOf(api, { faults, sleeps });
+    await expect(reconcileOrganizationsOf(runtimeOf(api, collectingLogger(), kube), at('1234'))).resolves.toMatchObject({ updated: ['acme'], failed: [] });
+    expect(kube.metrics.retries).toBe(1);
+    expect(Math.max(...sleeps)).toBeGreaterThanOrEqual(1000);
+    expect(api.calls).not.toContain(etcdList);
+
+    const refused = cluster();
+    const direct = clientOf(refused, { faults: (req) => (isCacheList(req) ? { status: tooLarge.status, data: tooLarge.body } : undefined), sleeps: [] });
+    await expect(reconcileOrganizationsOf(runtimeOf(refused, collectingLogger(), direct), at('1234'))).resolves.toMatchObject({ updated: ['acme'], failed: [] });
+    expect(direct.metrics.retries).toBe(0);
+    expect(refused.calls).toEqual([`GET ${ORGANIZATIONS_PATH}/acme`, etcdList, `PUT ${ORGANIZATIONS_PATH}/acme/status`]);
+  });
+
+  it('does not take the cache\'s slow 504 for lists queueing in the server', async () => {
+    const api = cluster();
+    let refuse = false;
+    const http = api.http;
+    api.http = async (call) => (refuse && call.path.includes('resourceVersionMatch') ? { ok: false, status: tooLarge.status, data: tooLarge.body as never } : http(call));
+    // The 504 comes after the cache waited for the revision (3 s on a real server), far above the lists before it.
+    const kube = clientOf(api, { delay: (req) => (refuse && isCacheList(req) ? 600 : 0) });
+    const rt = runtimeOf(api, collectingLogger(), kube);
+    await reconcileOrganizationsOf(rt, at('10'));
+    await reconcileOrganizationsOf(rt, at(undefined));
+    refuse = true;
+    await reconcileOrganizationsOf(rt, at('20'));
+    expect(kube.pacing.counters.queueing).toBe(0);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { planReservation, quotaOf, trueUp, usedSlots } from '../../../shared/org/ledger.ts';
+import { nextFloor, planReservation, quotaOf, trueUp, usedSlots } from '../../../shared/org/ledger.ts';
 import { reserveSlot } from '../../../shared/org/reserve.ts';
 import { memoryOrganizations } from '../../../shared/org/source.ts';
 import { organization } from '../../support/organizations.ts';
@@ -37,12 +37,26 @@ describe('the quota ledger', () => {
     expect(trueUp({ ...org, status }, [{ name: 'made', terminating: false }, { name: 'old', terminating: false }], NOW)).toBeUndefined();
   });
 
-  it('remembers the newest namespace revision counted, and never lowers it', () => {
+  it('remembers the newest namespace revision counted, and never lowers it after a list from the cache or a resync', () => {
     const org = organization('acme', [], { status: { namespaces: 0, reservations: [], countedResourceVersion: '950' } });
     const listed = [{ name: 'a', terminating: false, resourceVersion: '1000' }, { name: 'b', terminating: true, resourceVersion: '999' }, { name: 'c', terminating: false, resourceVersion: '98' }];
     expect(trueUp(org, listed, NOW)).toEqual({ namespaces: 2, reservations: [], countedResourceVersion: '1000' });
     const newer = { ...org, status: { ...org.status, countedResourceVersion: '2000' } };
     expect(trueUp(newer, listed, NOW)?.countedResourceVersion).toBe('2000');
+  });
+
+  it('replaces the floor after a fallback to etcd (the cache could not reach it), even with nothing else to write', () => {
+    const listed = [{ name: 'a', terminating: false, resourceVersion: '100' }, { name: 'b', terminating: false, resourceVersion: '120' }];
+    expect(nextFloor('99999999999', listed, 'cache')).toBe('99999999999');
+    expect(nextFloor('99999999999', listed, 'etcd')).toBe('99999999999');
+    expect(nextFloor('99999999999', listed, 'fallback')).toBe('120');
+    const restored = organization('acme', [], { status: { namespaces: 2, reservations: [], countedResourceVersion: '99999999999' } });
+    expect(trueUp(restored, listed, NOW, 'cache')).toBeUndefined();
+    expect(trueUp(restored, listed, NOW, 'fallback')).toEqual({ namespaces: 2, reservations: [], countedResourceVersion: '120' });
+    // Nothing left to count: no floor at all, rather than the one the server cannot reach.
+    expect(trueUp({ ...restored, status: { ...restored.status, namespaces: 0 } }, [], NOW, 'fallback')).toEqual({ namespaces: 0, reservations: [] });
+    // A floor the fallback confirms is not written again.
+    expect(trueUp({ ...restored, status: { ...restored.status, countedResourceVersion: '120' } }, listed, NOW, 'fallback')).toBeUndefined();
   });
 });
 
