@@ -90,6 +90,15 @@ async function readyThenSelected(api: MemoryApi, deps: NamespaceDeps): Promise<v
   api.put({ ...ready, metadata: { ...ready.metadata, labels: { ...ready.metadata.labels, team: 'x' } } });
 }
 
+/** a's reconcile, delivered until it succeeds, held at its first write in a (its ApplySet parent): open the gate to let it go on. */
+async function heldAtFirstWrite(api: MemoryApi, deps: NamespaceDeps): Promise<{ first: ReturnType<typeof gate>; reconcile: Promise<number> }> {
+  const first = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'), true);
+  api.hold = first.hold;
+  const reconcile = delivered(() => reconcileNamespace(deps, 'a'));
+  await first.reached;
+  return { first, reconcile };
+}
+
 const data = (api: MemoryApi): unknown => api.get('v1', 'ConfigMap', 'a', 't-cm')?.data;
 
 describe('a template change while a ready namespace is being selected by it', () => {
@@ -102,10 +111,7 @@ describe('a template change while a ready namespace is being selected by it', ()
     const { api, deps } = setup();
     await readyThenSelected(api, deps);
     // The reconcile of the label change lists the templates (t v1 selects a) and is held at its first write, the parent naming t.
-    const first = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'), true);
-    api.hold = first.hold;
-    const reconcile = delivered(() => reconcileNamespace(deps, 'a'));
-    await first.reached;
+    const { first, reconcile } = await heldAtFirstWrite(api, deps);
     await change(api);
     // The fan-out reads the parents before that write, and a is ready: not messaged alone. A template
     // that still selects a sends it in a batch, answered here before the held reconcile writes.
@@ -214,10 +220,7 @@ describe('a template change while a reconcile of a ready namespace that holds it
     const deps: NamespaceDeps = { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger, notifyTemplates: async (t) => void notified.push(t) };
     await readyThenSelected(api, deps);
     notified.length = 0;
-    const first = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'), true);
-    api.hold = first.hold;
-    const reconcile = delivered(() => reconcileNamespace(deps, 'a'));
-    await first.reached;
+    const { first, reconcile } = await heldAtFirstWrite(api, deps);
     api.hold = undefined;
     // t changes meanwhile, but not what it puts in a (its selector, spelled otherwise): the delivery
     // fails after its writes, and the redelivery finds nothing left to write.
@@ -231,10 +234,7 @@ describe('a template change while a reconcile of a ready namespace that holds it
   it('a change to a template that the writes do not concern fails nothing (a batch would otherwise fail at every unrelated edit)', async () => {
     const { api, deps } = setup();
     await readyThenSelected(api, deps);
-    const first = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'), true);
-    api.hold = first.hold;
-    const reconcile = delivered(() => reconcileNamespace(deps, 'a'));
-    await first.reached;
+    const { first, reconcile } = await heldAtFirstWrite(api, deps);
     api.hold = undefined;
     api.put({ ...tpl('other'), metadata: { name: 'u' } });
     first.open();
