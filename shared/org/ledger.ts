@@ -4,7 +4,7 @@
 // return with a resourceVersion precondition, so concurrent writers never both win.
 import type { Organization, OrganizationStatus, Reservation } from './types.ts';
 import { organizationName } from './types.ts';
-import { newestRevision } from './versions.ts';
+import { newestRevision } from '../kube/revisions.ts';
 
 export function quotaOf(org: Organization, defaultQuota: number): number {
   const q = org.spec?.namespaceQuota;

@@ -19,7 +19,7 @@ import { trueUp, type CountedNamespace, type ListSource } from './ledger.ts';
 import { readError, type OrganizationApi } from './source.ts';
 import type { Organization } from './types.ts';
 import { organizationName } from './types.ts';
-import { isRevision, newerRevision } from './versions.ts';
+import { isRevision, newerRevision } from '../kube/revisions.ts';
 
 export interface OrganizationReconcileResult {
   organizations: number;

@@ -1,25 +1,6 @@
-// Namespace resourceVersions, compared: how fresh a true-up's namespace list must be. Kubernetes
-// calls them opaque, but every one it hands out is an etcd revision (a decimal that only grows);
-// anything else is "not comparable" and the true-up reads etcd instead of trusting an order.
-
-const REVISION = /^[1-9][0-9]{0,19}$/;
-
-export function isRevision(v: string | undefined): v is string {
-  return v !== undefined && REVISION.test(v);
-}
-
-/** The newer of two revisions (decimals of any length: longer is newer, then by digits). */
-export function newerRevision(a: string, b: string): string {
-  if (a.length !== b.length) return a.length > b.length ? a : b;
-  return a >= b ? a : b;
-}
-
-/** The newest revision among `versions`, absent ones skipped; undefined when none is one. */
-export function newestRevision(versions: Iterable<string | undefined>): string | undefined {
-  let newest: string | undefined;
-  for (const v of versions) if (isRevision(v)) newest = newest === undefined ? v : newerRevision(newest, v);
-  return newest;
-}
+// What the next true-up of each organization must read at least (see kube/revisions.ts for how
+// revisions compare).
+import { isRevision, newerRevision } from '../kube/revisions.ts';
 
 /**
  * What the next true-up of each organization must read at least: the newest revision of the

@@ -7,7 +7,7 @@ import { isSystemNamespace, matchTemplates } from '../render/index.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
 import { splitList } from './objects.ts';
 import { templateFingerprint } from './fingerprints.ts';
-import { writtenAfter } from './plan.ts';
+import { writtenAfter } from '../kube/revisions.ts';
 
 
 /** A deleted template always fans out; otherwise only when its fingerprint moved since the last fan-out. */

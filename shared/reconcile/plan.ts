@@ -6,6 +6,7 @@
 // namespace plans zero writes.
 import { FIELD_MANAGER, KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { writtenAfter } from '../kube/revisions.ts';
 import type { MetadataPatch } from '../initializers/decide.ts';
 import { APPLYSET_PARENT_NAME, applySetParent, isSystemNamespace, matchTemplates, renderNamespace } from '../render/index.ts';
 import type { DeletionPolicy, NamespaceInfo, NamespaceTemplate, RenderContext, RenderedObject, RenderProblem, SkipReason, TemplateMode } from '../render/types.ts';
@@ -136,12 +137,6 @@ export function kindsAbsenceDecides(desired: Pick<DesiredState, 'objects'>): str
   // The templates that would be dry-run were every object already there (existing: null).
   const guarded = new Set(templatesToDryRun(desired.objects, { existing: null, unreadableKinds: [], failedBefore: [] }));
   return sortedUnique(desired.objects.filter((o) => o.mode !== 'CreateOnly' && guarded.has(o.template)).map((o) => o.groupKind));
-}
-
-/** resourceVersions are etcd revisions, decimal and growing; anything else cannot be compared (then: newer, to be safe). */
-export function writtenAfter(resourceVersion: string | undefined, since: string): boolean {
-  if (!resourceVersion || !/^\d+$/.test(resourceVersion) || !/^\d+$/.test(since)) return true;
-  return BigInt(resourceVersion) > BigInt(since);
 }
 
 /**

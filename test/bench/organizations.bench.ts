@@ -24,7 +24,7 @@ import { silentLogger } from '../../shared/log.ts';
 import { createKubeHttp, type KubeCall, type KubeHttp } from '../../shared/kube/http.ts';
 import { reconcileOrganizationsOf } from '../../shared/org/function.ts';
 import { failureOf, namespacesOf, reconcileOrganization, reconcileOrganizations, type OrganizationReconcileResult } from '../../shared/org/reconcile.ts';
-import { newestRevision } from '../../shared/org/versions.ts';
+import { newestRevision } from '../../shared/kube/revisions.ts';
 import type { Organization } from '../../shared/org/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
 import type { Runtime } from '../../shared/reconcile/runtime.ts';

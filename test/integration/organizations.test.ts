@@ -14,7 +14,7 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import { cachedListPath, reconcileOrganization, reconcileOrganizations } from '../../shared/org/reconcile.ts';
 import { clusterOrganizations, ORGANIZATIONS_PATH } from '../../shared/org/source.ts';
 import type { Organization } from '../../shared/org/types.ts';
-import { newestRevision } from '../../shared/org/versions.ts';
+import { newestRevision } from '../../shared/kube/revisions.ts';
 import type { WebhookDeps } from '../../shared/webhooks/deps.ts';
 import { validateNamespace } from '../../shared/webhooks/handlers/validate-namespace.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';

@@ -8,7 +8,7 @@ import type { KubeCall } from '../../../shared/kube/http.ts';
 import { collectingLogger } from '../../../shared/log.ts';
 import { organizationScope, reconcileOrganizationsOf } from '../../../shared/org/function.ts';
 import { ORGANIZATIONS_PATH } from '../../../shared/org/source.ts';
-import { newerRevision } from '../../../shared/org/versions.ts';
+import { newerRevision } from '../../../shared/kube/revisions.ts';
 import { handleEnvelope } from '../../../shared/reconcile/push.ts';
 import type { Runtime } from '../../../shared/reconcile/runtime.ts';
 import { fakeOrganizationApi, type FakeOrganizationApi } from '../../support/organization-api.ts';

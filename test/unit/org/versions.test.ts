@@ -1,6 +1,7 @@
 // Namespace revisions compared, and what the next true-up of an organization must read at least.
 import { describe, expect, it } from '@jest/globals';
-import { isRevision, newerRevision, newestRevision, PendingRevisions } from '../../../shared/org/versions.ts';
+import { isRevision, newerRevision, newestRevision, writtenAfter } from '../../../shared/kube/revisions.ts';
+import { PendingRevisions } from '../../../shared/org/versions.ts';
 
 describe('namespace revisions', () => {
   it('are positive decimals; anything else is not comparable', () => {
@@ -14,6 +15,14 @@ describe('namespace revisions', () => {
     expect(newerRevision('1234', '1243')).toBe('1243');
     expect(newestRevision([undefined, '98', 'x', '100', '99'])).toBe('100');
     expect(newestRevision([undefined, ''])).toBeUndefined();
+  });
+
+  it('tell an object written after a list (by number), and take one that cannot be compared as written after, to be safe', () => {
+    expect(writtenAfter('1000', '999')).toBe(true);
+    expect(writtenAfter('999', '1000')).toBe(false);
+    expect(writtenAfter('1000', '1000')).toBe(false);
+    expect(writtenAfter(undefined, '5')).toBe(true);
+    expect(writtenAfter('abc', '5')).toBe(true);
   });
 });
 
