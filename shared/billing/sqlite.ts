@@ -99,6 +99,26 @@ function insertAlone(db: DatabaseSync, insert: StatementSync, rows: readonly Bil
 }
 
 /**
+ * `fn` in one IMMEDIATE transaction (a busy lock fails at BEGIN, before any work), rolled back when
+ * it or the COMMIT throws; a ROLLBACK that throws too does not hide the first error.
+ */
+function inTransaction<T>(db: DatabaseSync, fn: () => T): T {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = fn();
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      if (db.isTransaction) db.exec('ROLLBACK');
+    } catch {
+      // The first error is the one to report.
+    }
+    throw error;
+  }
+}
+
+/**
  * Group commit: every insert queued since the last flush, in arrival order, in one transaction,
  * so one fsync (synchronous=FULL) covers them all instead of one each. Callers settle only after
  * the COMMIT: a row is on disk before its push is acknowledged. IMMEDIATE: a busy lock fails the
@@ -107,13 +127,9 @@ function insertAlone(db: DatabaseSync, insert: StatementSync, rows: readonly Bil
 function commitGroup(db: DatabaseSync, insert: StatementSync, group: readonly PendingInsert[]): void {
   let results: Array<InsertOutcome | { error: unknown }>;
   try {
-    db.exec('BEGIN IMMEDIATE');
-    results = group.map((p) => insertAlone(db, insert, p.rows));
-    db.exec('COMMIT');
+    results = inTransaction(db, () => group.map((p) => insertAlone(db, insert, p.rows)));
   } catch (error) {
-    // Rejected first: should ROLLBACK throw too, no caller is left waiting.
     for (const p of group) p.reject(error);
-    if (db.isTransaction) db.exec('ROLLBACK');
     return;
   }
   group.forEach((p, i) => {
@@ -164,20 +180,14 @@ function groupCommitter(db: DatabaseSync, insert: StatementSync) {
  */
 function keepLatestSnapshot(db: DatabaseSync, end: SnapshotEndMessage, recordedAt: Date): void {
   const takenAt = isoTime(end.takenAt);
-  db.exec('BEGIN IMMEDIATE');
-  try {
+  inTransaction(db, () => {
     const kept = db.prepare('SELECT taken_at FROM billing_snapshots WHERE cluster = ?').get(end.cluster) as { taken_at: string } | undefined;
-    if (!kept || kept.taken_at < takenAt) {
-      db.prepare('INSERT INTO billing_snapshots (cluster, taken_at, recorded_time) VALUES (?, ?, ?) ON CONFLICT (cluster) DO UPDATE SET taken_at = excluded.taken_at, recorded_time = excluded.recorded_time').run(end.cluster, takenAt, isoTime(recordedAt));
-      db.prepare('DELETE FROM billing_snapshot_uids WHERE cluster = ?').run(end.cluster);
-      const listed = db.prepare('INSERT OR IGNORE INTO billing_snapshot_uids (cluster, uid) VALUES (?, ?)');
-      for (const uid of end.uids) listed.run(end.cluster, uid);
-    }
-    db.exec('COMMIT');
-  } catch (error) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    throw error;
-  }
+    if (kept && kept.taken_at >= takenAt) return;
+    db.prepare('INSERT INTO billing_snapshots (cluster, taken_at, recorded_time) VALUES (?, ?, ?) ON CONFLICT (cluster) DO UPDATE SET taken_at = excluded.taken_at, recorded_time = excluded.recorded_time').run(end.cluster, takenAt, isoTime(recordedAt));
+    db.prepare('DELETE FROM billing_snapshot_uids WHERE cluster = ?').run(end.cluster);
+    const listed = db.prepare('INSERT OR IGNORE INTO billing_snapshot_uids (cluster, uid) VALUES (?, ?)');
+    for (const uid of end.uids) listed.run(end.cluster, uid);
+  });
 }
 
 export async function openSqliteSink(path: string): Promise<BillingSink> {
