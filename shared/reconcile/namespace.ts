@@ -165,17 +165,14 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
     after.namespacePatch ? patchNamespace(deps, name, after.namespacePatch) : null,
   ]);
   writes += posted.reduce((a, n) => a + n, 0) + (after.namespacePatch ? 1 : 0);
+  const released = [...plan.prune, ...plan.orphan].map((r) => r.template);
   if (writes > 0 && deps.notifyTemplates) {
-    const released = [...plan.prune, ...plan.orphan].map((r) => r.template);
     const touched = sortedUnique([...desired.matched, ...after.failedTemplates, ...released, ...input.record.applied, ...input.record.failed, ...splitList(input.parent?.metadata.annotations?.[KEY.appliedTemplates])].filter((t) => t !== ''));
     await deps.notifyTemplates(touched).catch((e: unknown) => deps.log.log('WARNING', 'could not notify reconcile-template', { namespace: name, error: String(e) }));
   }
   // After every write, the record and the notice included: a redelivery planned from the record
   // must know what is there, and one that finds nothing left to write would notify nobody.
-  if (recheckNeeded(ns, { newlyNamed: newly, objectsChanged: changed })) {
-    const released = [...plan.prune, ...plan.orphan].map((r) => r.template);
-    await recheck(deps, name, plannedFrom(templates, [...desired.matched, ...newly, ...released]));
-  }
+  if (recheckNeeded(ns, { newlyNamed: newly, objectsChanged: changed })) await recheck(deps, name, plannedFrom(templates, [...desired.matched, ...newly, ...released]));
   if (why) return { result: 'failed', namespace: name, writes, outcome, reason: `set phase: ${why}` };
   deps.log.log(hasFailures ? 'WARNING' : 'INFO', hasFailures ? 'namespace reconciled with failures' : 'namespace reconciled', {
     namespace: name, phase: phase.phase, matched: desired.matched, applied: outcome.applied, created: outcome.created, pruned: outcome.pruned, orphaned: outcome.orphaned, unchanged: outcome.unchanged, failures: outcome.failures.length, writes,
