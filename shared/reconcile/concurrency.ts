@@ -12,40 +12,81 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   return results;
 }
 
+/** How long the last runs of a key took, and whether its callers have gone quiet. */
+export interface RunHistory {
+  /** The last run's duration (ms); 0 before the first. */
+  lastMs: number;
+  /** The shortest of the last few runs (ms): what a run costs when nothing competes with it. */
+  shortestMs: number;
+  /** No call arrived for `quietMs`: the burst that queued the next run is over. */
+  quiet: boolean;
+}
+
+export interface CoalescerOptions {
+  /** Least time from one run's start to the next's (default 0), given the key's history. */
+  intervalMs?: number | ((history: RunHistory) => number);
+  /** A queued run re-decides its start when no call arrived for this long (default: never). */
+  quietMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+}
+
+/** Runs remembered per key for `shortestMs`. */
+const HISTORY = 8;
+
 /**
- * Runs at most one `fn` per key at a time and folds bursts: a call while one runs (or within
- * `minIntervalMs` of the last start) queues one more run, which starts after every call it
- * answers arrived; calls while that one is queued share it. So a burst of N calls costs at most
- * one run per interval, and the last call is always answered by a run that started after it.
- * `minIntervalMs` may depend on how long the last run took: an expensive run then waits longer
- * before the next, so that runs take a bounded share of the time.
+ * Runs at most one `fn` per key at a time and folds bursts: a call while one runs (or within the
+ * interval after the last start) queues one more run, which starts after every call it answers
+ * arrived; calls while that one is queued share it. So a burst of N calls costs at most one run
+ * per interval, and the last call is always answered by a run that started after it.
+ * The interval may depend on the key's history: an expensive run then makes the next wait longer
+ * (runs take a bounded share of the time), and once callers go quiet a run measured under load no
+ * longer sets the wait of the one that ends the burst.
  */
-export function coalescer<R>(minIntervalMs: number | ((lastRunMs: number) => number) = 0, sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms))): ((key: string, fn: () => Promise<R>) => Promise<R>) & { queued(key: string): boolean } {
+export function coalescer<R>(opts: CoalescerOptions = {}): ((key: string, fn: () => Promise<R>) => Promise<R>) & { queued(key: string): boolean } {
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const now = opts.now ?? Date.now;
+  const quietMs = opts.quietMs ?? Infinity;
   const running = new Map<string, Promise<R>>();
   const queued = new Map<string, Promise<R>>();
   const startedAt = new Map<string, number>();
-  const interval = new Map<string, number>();
-  const intervalAfter = (ms: number) => (typeof minIntervalMs === 'number' ? minIntervalMs : minIntervalMs(ms));
+  const lastCall = new Map<string, number>();
+  const durations = new Map<string, number[]>();
+  const intervalOf = (key: string): number => {
+    if (typeof opts.intervalMs !== 'function') return opts.intervalMs ?? 0;
+    const runs = durations.get(key) ?? [];
+    return opts.intervalMs({ lastMs: runs.at(-1) ?? 0, shortestMs: runs.length ? Math.min(...runs) : 0, quiet: now() - (lastCall.get(key) ?? -Infinity) >= quietMs });
+  };
+  /** Time left before a run of `key` may start (0: now); a quiet key is re-decided when it goes quiet. */
+  const waitOf = (key: string): number => {
+    const interval = Math.max(0, (startedAt.get(key) ?? -Infinity) + intervalOf(key) - now());
+    const untilQuiet = (lastCall.get(key) ?? -Infinity) + quietMs - now();
+    return untilQuiet > 0 ? Math.min(interval, untilQuiet) : interval;
+  };
   const start = (key: string, fn: () => Promise<R>): Promise<R> => {
-    const began = Date.now();
+    const began = now();
     startedAt.set(key, began);
-    const p = fn().finally(() => {
-      interval.set(key, intervalAfter(Date.now() - began));
+    // fn starts on the next microtask, so a call it makes itself already sees this run in flight.
+    const p = Promise.resolve().then(fn).finally(() => {
+      durations.set(key, [...(durations.get(key) ?? []), now() - began].slice(-HISTORY));
       if (running.get(key) === p) running.delete(key);
     });
     running.set(key, p);
     return p;
   };
+  const queue = async (key: string, fn: () => Promise<R>, current: Promise<R> | undefined): Promise<R> => {
+    await current?.catch(() => undefined);
+    for (let wait = waitOf(key); wait > 0; wait = waitOf(key)) await sleep(wait);
+    queued.delete(key);
+    return start(key, fn);
+  };
   const run = (key: string, fn: () => Promise<R>): Promise<R> => {
+    lastCall.set(key, now());
     const waiting = queued.get(key);
     if (waiting) return waiting;
     const current = running.get(key);
-    const wait = Math.max(0, (startedAt.get(key) ?? -Infinity) + (interval.get(key) ?? intervalAfter(0)) - Date.now());
-    if (!current && wait === 0) return start(key, fn);
-    const next = Promise.all([current?.catch(() => undefined), wait > 0 ? sleep(wait) : undefined]).then(() => {
-      queued.delete(key);
-      return start(key, fn);
-    });
+    if (!current && waitOf(key) === 0) return start(key, fn);
+    const next = queue(key, fn, current);
     queued.set(key, next);
     return next;
   };

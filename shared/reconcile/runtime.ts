@@ -9,7 +9,7 @@ import { ResourceResolver } from '../kube/resources.ts';
 import { cachedAuthorizer, createSarAuthorizer, type Authorizer } from '../kube/sar.ts';
 import type { ReconcileConfig } from './config.ts';
 import type { Logger } from '../log.ts';
-import { coalescer } from './concurrency.ts';
+import { coalescer, type RunHistory } from './concurrency.ts';
 import { encodeMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { reconcileNamespace, type NamespaceResult } from './namespace.ts';
 import { batchRequest, reconcileBatch, type BatchResult } from './namespace-batch.ts';
@@ -44,8 +44,19 @@ export interface RuntimeOptions {
 }
 
 const NOTIFY_TIMEOUT_MS = 3000;
-/** Interval between two recounts of one template, in multiples of the last recount's duration. */
+/** Interval between two recounts of one template, in multiples of a recount's duration. */
 const RECOUNT_SHARE = 5;
+
+/**
+ * Least time between the starts of two recounts of one template: a fifth of the time at most, by
+ * the last recount's cost while namespaces keep converging; once they have gone quiet, by what a
+ * recount costs with nothing competing (the shortest of the last few), since the last one may
+ * have run beside the fan-out it counts and taken several times that: the recount that ends a
+ * fan-out then waits for it, not for five times a slow one.
+ */
+export function recountInterval(floorMs: number): (history: RunHistory) => number {
+  return (h) => Math.max(floorMs, RECOUNT_SHARE * (h.quiet ? h.shortestMs : h.lastMs));
+}
 
 export function createRuntime(opts: RuntimeOptions): Runtime {
   const { config, log } = opts;
@@ -63,9 +74,9 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   // STATUS messages arrive in bursts (one per namespace converging): recounts of one template that
   // would start while another is queued share it, and it starts after every message it answers.
   // A recount reads every namespace and the template's objects cluster-wide: at most one per
-  // interval, and never more than a fifth of the time (a recount of a large cluster during a
-  // fan-out competes with the fan-out's own writes).
-  const recount = coalescer<TemplateResult>((lastRunMs) => Math.max(config.statusIntervalMs, RECOUNT_SHARE * lastRunMs));
+  // interval (recountInterval; a recount of a large cluster during a fan-out competes with the
+  // fan-out's own writes). No STATUS for an interval: the burst is over.
+  const recount = coalescer<TemplateResult>({ intervalMs: recountInterval(config.statusIntervalMs), quietMs: config.statusIntervalMs });
   // Best effort and bounded: a lost STATUS message costs a late status (the next resync recounts), never the namespace's ack.
   const notifyTemplates = (cluster: string, namespace: string) => async (templates: string[]) => {
     const b = await busOnce();

@@ -29,6 +29,8 @@ import { listEach } from '../../shared/kube/api.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
 import { NODE_MEMORY_FLAGS } from '../../shared/reconcile/memory-flags.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/namespace-writes.ts';
+import { APPLYSET_PARENT_NAME } from '../../shared/render/applyset.ts';
 import { auditLog, type AuditLog } from '../support/audit.ts';
 import { startKubeSimProcess } from './kube-sim-process.ts';
 import { serveIpc, spawnRole, type Child } from './processes.ts';
@@ -310,6 +312,17 @@ async function until(pred: () => boolean, timeoutMs: number): Promise<boolean> {
   return pred();
 }
 
+/** When each of `keys` was seen, from `t0`, sorted (NaN for one never seen: it sorts last and poisons the max). */
+function elapsed(seen: Map<string, number>, keys: string[], t0: number): number[] {
+  return keys.map((k) => (seen.get(k) ?? Number.NaN) - t0).sort((a, b) => (Number.isNaN(a) ? 1 : Number.isNaN(b) ? -1 : a - b));
+}
+
+/** How a wave of writes progressed: when the first, 10 %, half, 90 % and last were seen. */
+function progress(sorted: number[]): string {
+  const at = (p: number) => seconds(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN);
+  return `first ${seconds(sorted[0] ?? Number.NaN)}, 10 % ${at(10)}, 50 % ${at(50)}, 90 % ${at(90)}, last ${at(100)}`;
+}
+
 const ratio = (furnish: number, baseline: number) => `${(furnish / baseline).toFixed(2)}x`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
@@ -352,7 +365,7 @@ interface QuotaShape {
   annotations?: Record<string, string>;
 }
 
-async function directApply(kube: KubeClient, namespaces: string[], pods: string, shape: QuotaShape): Promise<number> {
+async function directApply(kube: KubeClient, namespaces: string[], pods: string, shape: QuotaShape): Promise<number[]> {
   const seen = firstSeen(kube, '/api/v1/resourcequotas', `bench-direct=${RUN}`, (o) => o.metadata.name === shape.name && (o.spec as { hard?: Record<string, string> })?.hard?.pods === pods, (o) => o.metadata.namespace ?? '');
   await new Promise((r) => setTimeout(r, 200));
   const t0 = performance.now();
@@ -363,10 +376,82 @@ async function directApply(kube: KubeClient, namespaces: string[], pods: string,
       if (!r.ok) throw new Error(`direct apply in ${ns}: ${r.status} ${r.error}`);
     });
     await until(() => namespaces.every((n) => seen.seen.has(n)), 60_000);
-    return Math.max(...namespaces.map((n) => seen.seen.get(n) ?? Number.NaN)) - t0;
+    return elapsed(seen.seen, namespaces, t0);
   } finally {
     seen.stop();
   }
+}
+
+/** The API paths of the kinds the bench's template holds (its own table: no discovery needed). */
+const KIND_PATHS: Record<string, string> = { ConfigMap: '/api/v1/namespaces/NS/configmaps', NetworkPolicy: '/apis/networking.k8s.io/v1/namespaces/NS/networkpolicies', RoleBinding: '/apis/rbac.authorization.k8s.io/v1/namespaces/NS/rolebindings', ResourceQuota: '/api/v1/namespaces/NS/resourcequotas' };
+
+/** What Furnish wrote into a namespace on its first population, to send again elsewhere. */
+interface Population {
+  /** ApplySet parent first, then the template's objects: server-side applies. */
+  parent: KubeObject;
+  objects: KubeObject[];
+  /** The namespace's labels and annotations of Furnish's (phase, record): one merge patch. */
+  namespace: { labels: Record<string, string>; annotations: Record<string, string> };
+  event: KubeObject;
+}
+
+/** An object as a client would send it: no server-set fields, no status. */
+function asSent(o: KubeObject): KubeObject {
+  const { name, namespace, labels, annotations } = o.metadata;
+  const { status: _status, ...rest } = o as KubeObject & { status?: unknown };
+  return { ...rest, metadata: { name, namespace, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } };
+}
+
+/** The same object for namespace `to`: every string equal to `from` (its namespace, rendered `$(NAMESPACE)`) becomes `to`. */
+function retarget<T>(o: T, from: string, to: string): T {
+  return JSON.parse(JSON.stringify(o).replaceAll(`"${from}"`, `"${to}"`)) as T;
+}
+
+const furnishKeys = (m: Record<string, string> | undefined) => Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => k.includes('furnish.dev/')));
+
+/** Read back, from the API server, every write of Furnish's first population of `ns`. */
+async function furnishWrites(kube: KubeClient, ns: string): Promise<Population> {
+  const get = async (path: string): Promise<KubeObject> => {
+    const r = await kube.call<KubeObject>({ method: 'GET', path });
+    if (!r.ok || !r.data) throw new Error(`read ${path}: ${r.status} ${r.error}`);
+    return r.data;
+  };
+  const at = (kind: string, name: string) => `${KIND_PATHS[kind]!.replace('NS', ns)}/${name}`;
+  const objects = await Promise.all((TEMPLATE('50').spec.templates ?? []).map(async (t) => ({ ...asSent(await get(at(String(t.kind), String(t.metadata?.name)))), apiVersion: String(t.apiVersion), kind: String(t.kind) })));
+  const parent = { ...asSent(await get(at('ConfigMap', APPLYSET_PARENT_NAME))), apiVersion: 'v1', kind: 'ConfigMap' };
+  const space = await get(`/api/v1/namespaces/${ns}`);
+  const events = await kube.call<{ items: KubeObject[] }>({ method: 'GET', path: `/api/v1/namespaces/${ns}/events` });
+  const event = events.data?.items.find((e) => (e as { reportingComponent?: string }).reportingComponent === EVENT_COMPONENT);
+  if (!event) throw new Error(`no Event of Furnish's in ${ns}`);
+  return { parent, objects, namespace: { labels: furnishKeys(space.metadata.labels), annotations: furnishKeys(space.metadata.annotations) }, event: { ...asSent(event), apiVersion: 'v1', kind: 'Event' } };
+}
+
+/**
+ * The baseline of the burst made of Furnish's own writes: for each of `names`, at `CONCURRENCY`,
+ * create the namespace, then send what Furnish wrote into `model` (retargeted), in Furnish's order:
+ * the ApplySet parent, the objects (8 at a time, as `FURNISH_APPLY_CONCURRENCY`), then the Event
+ * and the namespace's patch side by side. No reads: what is left of the ratio is what Furnish reads
+ * and decides. Timed from the first create until the last namespace's patch was answered.
+ */
+async function directPopulation(kube: KubeClient, names: string[], model: string, pop: Population): Promise<number> {
+  const ssa = async (o: KubeObject) => {
+    const r = await kube.call({ method: 'PATCH', path: `${KIND_PATHS[o.kind!]!.replace('NS', o.metadata.namespace!)}/${o.metadata.name}`, query: { fieldManager: 'bench-direct', force: true }, contentType: 'application/apply-patch+yaml', body: o });
+    if (!r.ok) throw new Error(`apply ${o.kind} in ${o.metadata.namespace}: ${r.status} ${r.error}`);
+  };
+  const t0 = performance.now();
+  await mapLimit(names, CONCURRENCY, async (ns) => {
+    const r = await kube.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'bench-writes': RUN }, annotations: { [KEY.creator]: 'alice' } } } });
+    if (!r.ok) throw new Error(`create ${ns}: ${r.status} ${r.error}`);
+    await ssa(retarget(pop.parent, model, ns));
+    await mapLimit(pop.objects, 8, (o) => ssa(retarget(o, model, ns)));
+    const event = retarget(pop.event, model, ns);
+    const [posted, patched] = await Promise.all([
+      kube.call({ method: 'POST', path: `/api/v1/namespaces/${ns}/events`, body: { ...event, metadata: { ...event.metadata, name: `${ns}.bench-direct` } } }),
+      kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${ns}`, contentType: 'application/merge-patch+json', body: { metadata: pop.namespace } }),
+    ]);
+    if (!posted.ok || !patched.ok) throw new Error(`event or namespace patch in ${ns}: ${posted.status} ${patched.status} ${posted.error ?? patched.error}`);
+  });
+  return performance.now() - t0;
 }
 
 /**
@@ -470,9 +555,10 @@ async function main(): Promise<void> {
     const plain: QuotaShape = { name: 'bench-direct' };
     const shaped = await furnishShape(admin, names[0]!);
     await directApply(admin, all, '50', plain);
-    const plainMs = await directApply(admin, all, '60', plain);
+    const plainMs = (await directApply(admin, all, '60', plain)).at(-1)!;
     await directApply(admin, all, '50', shaped);
-    const directMs = await directApply(admin, all, '60', rehashed(shaped));
+    const direct = await directApply(admin, all, '60', rehashed(shaped));
+    const directMs = direct.at(-1)!;
     const before = await reconciler.ask<Snapshot['reconciler']>('stats');
     // "Reaching" a namespace: its quota holds the change (the stack is idle later, once the template's status is recounted).
     const quotas = firstSeen(admin, '/api/v1/resourcequotas', `${KEY.template}=bench`, (o) => o.metadata.name === 'default-quota' && (o.spec as { hard?: Record<string, string> })?.hard?.pods === '60', (o) => o.metadata.namespace ?? '');
@@ -494,11 +580,13 @@ async function main(): Promise<void> {
     const updated = await countWhere(admin, '/api/v1/resourcequotas', `${KEY.template}=bench`, (o) => o.metadata.name === 'default-quota' && ours.has(o.metadata.namespace ?? '') && (o.spec as { hard: Record<string, string> })?.hard?.pods === '60');
     const profiles = await Promise.all([reconciler.ask<string | null>('profile-stop', 'fanout'), relay.ask<string | null>('profile-stop', 'fanout')]);
     if (profiles[0]) console.log(`    CPU profiles of the fan-out: reconciler ${profiles[0]}, relay ${profiles[1]}`);
-    const reachedMs = Math.max(...all.map((n) => quotas.seen.get(n) ?? Number.NaN)) - changedAt;
+    const reached = elapsed(quotas.seen, all, changedAt);
+    const reachedMs = reached.at(-1)!;
     quotas.stop();
     watch = undefined;
     console.log(`ROW fan-out: ${seconds(reachedMs)} from the template change until the last of ${updated}/${total} namespaces held it; direct server-side apply of the same ${total} quotas at concurrency ${CONCURRENCY} (with Furnish's labels and annotations, renamed), timed the same way, ${seconds(directMs)}; ratio ${ratio(reachedMs, directMs)} (target ≤ 2.00x)`);
     console.log(`    against the quotas alone (no labels or annotations but the bench's watch label): ${seconds(plainMs)}; ratio ${ratio(reachedMs, plainMs)}`);
+    console.log(`    quotas seen holding the change: fan-out ${progress(reached)}; direct ${progress(direct)}`);
     console.log(`    the stack idle ${seconds(fan.wallMs)} after the change (status recounted, ratio ${ratio(fan.wallMs, directMs)})`);
     console.log(`    reconciler calls per namespace ${((after.metrics.requests - before.metrics.requests) / total).toFixed(2)} (${after.metrics.requests - before.metrics.requests} calls: ${JSON.stringify(Object.fromEntries(Object.entries(after.metrics.byVerb).map(([k, v]) => [k, v - (before.metrics.byVerb[k] ?? 0)])))}); quota writes ${fan.writes.resourcequotas ?? 0} (${(fan.writes.resourcequotas ?? 0) / updated}x the quotas that changed)`);
     console.log(`    pacing: in-flight limit ${after.pacing.limit!.toFixed(1)}, rate ${after.pacing.rate!.toFixed(0)}/s, 429s ${after.pacing.throttled}, cuts ${after.pacing.cuts} (on queueing ${after.pacing.queueing}), ${after.metrics.byStatus['429'] ?? 0} answers 429 in all`);
@@ -509,6 +597,15 @@ async function main(): Promise<void> {
       await relay.ask('resync');
     }, audit);
     console.log(`no-op resync writes  ${resync.totalWrites} (client)${resync.audited ? `, ${sum(resync.audited)} (audit log)` : ''}; baseline 0`);
+
+    // row: the burst against Furnish's own writes sent directly (Furnish stopped first: it would
+    // furnish these namespaces too). Last, since it adds N namespaces to the cluster.
+    const pop = await furnishWrites(admin, names[0]!);
+    for (const c of children) c.proc.kill('SIGTERM');
+    const writeNames = Array.from({ length: N }, (_, i) => `${prefix}-w-${String(i).padStart(5, '0')}`);
+    ourNamespaces.push(...writeNames);
+    const writesMs = await directPopulation(admin, writeNames, names[0]!, pop);
+    console.log(`ROW burst against the writes: all ${N} ready ${seconds(lastReady - t0)}; the same ${N} creates with Furnish's ${pop.objects.length + 3} writes each (parent, objects, Event, namespace; no reads) sent directly at concurrency ${CONCURRENCY}: ${seconds(writesMs)}; ratio ${ratio(lastReady - t0, writesMs)}`);
 
     console.log(`\n--- memory with ${total} namespaces (baseline: the same process idle, before any namespace)`);
     console.log(`ROW memory relay: ${memoryLine(setupMemory.relay)} after the burst; idle ${idleMemory.relay.rssMb} MB; ratio ${ratio(setupMemory.relay.rssMb, idleMemory.relay.rssMb)}`);
@@ -522,7 +619,8 @@ async function main(): Promise<void> {
       // make the next run's drift watch and reconcilers work for this one.
       await admin.call({ method: 'DELETE', path: '/apis/furnish.dev/v1alpha1/namespacetemplates/bench' });
       await mapLimit(ourNamespaces, 32, (n) => admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` }));
-      const left = () => countWhere(admin, '/api/v1/namespaces', `bench=${RUN}`, () => true);
+      const ours = new Set(ourNamespaces);
+      const left = () => countWhere(admin, '/api/v1/namespaces', '', (o) => ours.has(o.metadata.name ?? ''));
       for (let i = 0; i < 300 && (await left()) > 0; i++) await new Promise((r) => setTimeout(r, 1000));
       console.log(`cleanup: ${await left()} of this run's namespaces left`);
     }

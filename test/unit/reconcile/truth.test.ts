@@ -9,6 +9,7 @@ import { emptyTokenProblems } from '../../../shared/render/empty-tokens.ts';
 import { tokenValues } from '../../../shared/render/tokens.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../../../shared/render/types.ts';
 import { coalescer } from '../../../shared/reconcile/concurrency.ts';
+import { recountInterval } from '../../../shared/reconcile/runtime.ts';
 import { DEFAULT_DRIFT_RESOURCES, driftedNamespace, driftPath, lastWrittenByFurnish } from '../../../shared/reconcile/drift-watch.ts';
 import { orderingKey } from '../../../shared/bus/envelope.ts';
 import { observedHash, projectOnto } from '../../../shared/reconcile/observed.ts';
@@ -124,10 +125,16 @@ describe('template status', () => {
 });
 
 describe('coalescer', () => {
+  /** A clock that only moves when the coalescer sleeps or a run says it took time. */
+  const fakeClock = () => {
+    const clock = { t: 0, waits: [] as number[], now: () => clock.t, sleep: async (ms: number) => { clock.waits.push(ms); clock.t += ms; } };
+    return clock;
+  };
+
   it('folds a burst into one more run that starts after the last call, at most one per interval', async () => {
+    const clock = fakeClock();
     const runs: number[] = [];
-    const waits: number[] = [];
-    const once = coalescer<number>(1000, async (ms) => { waits.push(ms); });
+    const once = coalescer<number>({ intervalMs: 1000, sleep: clock.sleep, now: clock.now });
     let n = 0;
     const fn = async () => { runs.push(++n); await new Promise((r) => setTimeout(r, 5)); return n; };
     const first = once('t', fn);
@@ -135,30 +142,57 @@ describe('coalescer', () => {
     expect(await first).toBe(1);
     expect(await Promise.all(burst)).toEqual([2, 2, 2]);
     expect(runs).toEqual([1, 2]);
-    expect(waits).toHaveLength(1);
-    expect(waits[0]).toBeGreaterThan(900);
+    expect(clock.waits).toEqual([1000]);
     // Another key is independent.
     expect(await coalescer<number>()('u', async () => 7)).toBe(7);
   });
 
   it('an interval that follows the last run\'s duration: an expensive run makes the next wait longer', async () => {
-    const waits: number[] = [];
-    const once = coalescer<number>((lastRunMs) => Math.max(10, 5 * lastRunMs), async (ms) => { waits.push(ms); });
-    const slow = async () => { await new Promise((r) => setTimeout(r, 60)); return 1; };
-    await once('t', slow);
+    const clock = fakeClock();
+    const once = coalescer<number>({ intervalMs: (h) => Math.max(10, 5 * h.lastMs), sleep: clock.sleep, now: clock.now });
+    await once('t', async () => { clock.t += 60; return 1; });
     await once('t', async () => 2);
-    // The first run took at least 60 ms: the next started no sooner than 5 × that after it began.
-    expect(waits).toHaveLength(1);
-    expect(waits[0]).toBeGreaterThan(5 * 60 - 60 - 20);
+    // The first run took 60 ms: the next started 5 × that after it began.
+    expect(clock.waits).toEqual([240]);
+  });
+
+  // A recount measured beside a fan-out took 2.6 s, and the recount ending that fan-out waited 13 s.
+  const share = recountInterval(0);
+  /** Runs of 10 ms (idle), then 1,000 ms (under load) during which two calls queue a third: when does it start? */
+  const afterSlowRun = async (opts: { quietMs?: number; callWhileWaiting?: (t: number) => boolean }) => {
+    const clock = fakeClock();
+    const once = coalescer<string>({ intervalMs: share, quietMs: opts.quietMs, now: clock.now, sleep: async (ms) => {
+      await clock.sleep(ms);
+      if (opts.callWhileWaiting?.(clock.t)) void once('t', third);
+    } });
+    let thirdAt = -1;
+    const third = async () => { thirdAt = clock.t; return 'third'; };
+    await once('t', async () => { clock.t += 10; return 'idle'; });
+    let during: Array<Promise<string>> = [];
+    await once('t', async () => { clock.t += 1000; during = [once('t', third), once('t', third)]; return 'loaded'; });
+    expect(await Promise.all(during)).toEqual(['third', 'third']);
+    return thirdAt;
+  };
+
+  it('once callers go quiet, the run that ends a burst waits by what a run costs alone, not by the slow one before it', async () => {
+    // The slow run started at 50 and ended at 1,050 with the last call; quiet at 1,150, then 5 × 10 ms since 50 has passed.
+    expect(await afterSlowRun({ quietMs: 100 })).toBe(1150);
+    // Without a quiet period: 5 × 1,000 ms after the slow run began.
+    expect(await afterSlowRun({})).toBe(5050);
+  });
+
+  it('while calls keep arriving, the slow run still sets the interval (runs take a bounded share of the time)', async () => {
+    expect(await afterSlowRun({ quietMs: 100, callWhileWaiting: (t) => t < 6000 })).toBe(5050);
   });
 
   it('says when a run is queued (a later caller may acknowledge without waiting)', async () => {
-    const once = coalescer<number>(0);
+    const once = coalescer<number>();
     let release!: () => void;
     const first = once('t', () => new Promise<number>((r) => (release = () => r(1))));
     expect(once.queued('t')).toBe(false);
     const second = once('t', async () => 2);
     expect(once.queued('t')).toBe(true);
+    await new Promise((r) => setImmediate(r)); // the first run has started
     release();
     expect(await Promise.all([first, second])).toEqual([1, 2]);
     expect(once.queued('t')).toBe(false);
