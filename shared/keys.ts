@@ -35,6 +35,11 @@ export const KEY = {
   failure: 'furnish.dev/failure',
   /** annotation on a NamespaceTemplate: fingerprint of what its last fan-out propagated (fan out only on change). */
   fanoutHash: 'furnish.dev/fanout-hash',
+  /**
+   * annotation on a NamespaceTemplate: what its last fan-out propagated entry by entry (fingerprints.ts
+   * fanoutEntries), so that the next reads only the kinds whose entries changed.
+   */
+  fanoutEntries: 'furnish.dev/fanout-entries',
 } as const;
 
 /** `failed`: a matching template could not be applied (see KEY.failure); retried when anything changes. */

@@ -40,6 +40,11 @@ export interface ReconcileMessage {
   /** FANOUT in batches: the template that changed (the one `targets[].h` describe). */
   template?: string;
   /**
+   * FANOUT in batches: the group-kinds `targets[].h` covers (those whose entries changed); the
+   * template's objects of other kinds are judged by each namespace's record. Absent: every kind.
+   */
+  heldKinds?: string[];
+  /**
    * Namespace messages from the relay: the namespace's organization (label furnish.dev/organization)
    * now and, when it differed, before (a transfer); [] when it has none. Absent: not known, so
    * reconcile-organization trues up every Organization.
@@ -139,9 +144,17 @@ export function decodeMessage(data: Buffer | string | undefined): Decoded {
     if (typeof m.template !== 'string' || m.template === '' || m.template.length > 253) return { ok: false, reason: 'a FANOUT batch must name its template' };
     message.template = m.template;
     if (m.listTargets === true) message.listTargets = true;
+    if (m.heldKinds !== undefined) {
+      if (!isKindList(m.heldKinds)) return { ok: false, reason: `heldKinds must be a list of at most ${MAX_HELD_KINDS} group-kinds` };
+      message.heldKinds = m.heldKinds;
+    }
   }
   return { ok: true, message };
 }
+
+/** More kinds than any template holds: a longer list is not a fan-out's. */
+const MAX_HELD_KINDS = 1000;
+const isKindList = (v: unknown): v is string[] => Array.isArray(v) && v.length <= MAX_HELD_KINDS && v.every((k) => typeof k === 'string' && k !== '' && k.length <= 317);
 
 const isNamespaceName = (v: unknown): v is string => typeof v === 'string' && v !== '' && v.length <= 63;
 

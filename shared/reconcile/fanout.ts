@@ -5,8 +5,8 @@ import { KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { isSystemNamespace, matchTemplates } from '../render/index.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
-import { splitList } from './objects.ts';
-import { templateFingerprint } from './fingerprints.ts';
+import { sortedUnique, splitList } from './objects.ts';
+import { entryKind, templateFingerprint, type FanoutEntries } from './fingerprints.ts';
 import { writtenAfter } from '../kube/revisions.ts';
 
 
@@ -84,6 +84,20 @@ export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespa
   const existing = new Set(namespaces.map((n) => n.name));
   for (const p of parents) if (existing.has(p.namespace) && (p.applied.includes(name) || p.failed.includes(name))) targets.add(p.namespace);
   return { batched: [...targets].filter((n) => !alone.has(n)).sort(), alone: [...alone].sort() };
+}
+
+/**
+ * The kinds whose objects a fan-out reads cluster-wide: those of the entries added or changed since
+ * the last fan-out recorded its entries. An unchanged entry renders what it rendered, so the objects
+ * of its kind are judged by each namespace's record (an object recorded as applied by a template
+ * that did not fail is in place); drift is the drift watch's and the resync's. Null (every kind)
+ * when the last fan-out left no record, or when anything around the entries changed, which may
+ * change every object. An entry removed needs no read here: its objects are recorded, no longer
+ * wanted, and the namespace reads them to release them.
+ */
+export function changedKinds(now: FanoutEntries, before: FanoutEntries | null): string[] | null {
+  if (!before || before.s !== now.s) return null;
+  return sortedUnique(Object.entries(now.e).filter(([id, hash]) => before.e[id] !== hash).map(([id]) => entryKind(id)));
 }
 
 /** Names per list of a batch's namespaces: a selector of a hundred names of at most 63 characters stays well inside any URL limit. */

@@ -5,12 +5,55 @@ import { createHash } from 'node:crypto';
 import { KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
+import { groupKindOf } from './objects.ts';
 
 /** What namespaces see of a template: its spec and the annotations that change matching. */
-export function templateFingerprint(t: NamespaceTemplate): string {
+function relevantOf(t: NamespaceTemplate): { spec: NamespaceTemplate['spec']; apply: string | null; requirePermission: string | null; deleting: boolean } {
   const a = t.metadata.annotations ?? {};
-  const relevant = { spec: t.spec, apply: a[KEY.apply] ?? null, requirePermission: a[KEY.requirePermission] ?? null, deleting: Boolean(t.metadata.deletionTimestamp) };
-  return createHash('sha256').update(JSON.stringify(relevant)).digest('hex').slice(0, 32);
+  return { spec: t.spec, apply: a[KEY.apply] ?? null, requirePermission: a[KEY.requirePermission] ?? null, deleting: Boolean(t.metadata.deletionTimestamp) };
+}
+
+const digest = (value: unknown, length: number) => createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, length);
+
+export function templateFingerprint(t: NamespaceTemplate): string {
+  return digest(relevantOf(t), 32);
+}
+
+/**
+ * What a fan-out propagated, entry by entry: `s`, the fingerprint of everything templateFingerprint
+ * covers but the entries (selector, mode, parameters, policy annotations: a change there may change
+ * every object), and `e`, one fingerprint per entry under `<group-kind>/<name>`.
+ */
+export interface FanoutEntries {
+  s: string;
+  e: Record<string, string>;
+}
+
+export function fanoutEntries(t: NamespaceTemplate): FanoutEntries {
+  const e: Record<string, string> = {};
+  for (const entry of t.spec.templates ?? []) e[entryId(entry)] = digest(entry, 16);
+  return { s: digest({ ...relevantOf(t), spec: { ...t.spec, templates: null } }, 32), e };
+}
+
+/** An entry's identity: its group-kind and name (what one object of each namespace is keyed by). */
+export function entryId(entry: { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } }): string {
+  return `${groupKindOf(String(entry.apiVersion ?? ''), String(entry.kind ?? ''))}/${String(entry.metadata?.name ?? '')}`;
+}
+
+/** The group-kind of an entry's identity (names have no slash). */
+export const entryKind = (id: string): string => id.slice(0, id.lastIndexOf('/'));
+
+/** The annotation's record, or null when absent or unreadable (the next fan-out then reads every kind). */
+export function parseFanoutEntries(raw: string | undefined): FanoutEntries | null {
+  if (!raw) return null;
+  try {
+    const v = JSON.parse(raw) as Partial<FanoutEntries>;
+    const e = v?.e;
+    if (typeof v?.s !== 'string' || !e || typeof e !== 'object' || Array.isArray(e) || !Object.values(e).every((h) => typeof h === 'string')) return null;
+    return { s: v.s, e };
+  } catch {
+    return null;
+  }
 }
 
 /**

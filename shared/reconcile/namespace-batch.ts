@@ -34,11 +34,13 @@ export interface BatchRequest {
   targets: readonly FanoutTarget[];
   /** Read the namespaces by one list (fanout.ts batchesList), not a GET each. */
   listTargets?: boolean;
+  /** The kinds `targets[].h` covers; absent: every kind. */
+  heldKinds?: readonly string[];
 }
 
 /** The batch a FANOUT message asks for, or null when it names one namespace. */
 export function batchRequest(m: ReconcileMessage): BatchRequest | null {
-  return m.targets && m.template ? { template: m.template, templates: m.templates, targets: m.targets, listTargets: m.listTargets } : null;
+  return m.targets && m.template ? { template: m.template, templates: m.templates, targets: m.targets, listTargets: m.listTargets, heldKinds: m.heldKinds } : null;
 }
 
 export interface BatchResult {
@@ -117,7 +119,7 @@ export async function reconcileBatch(deps: NamespaceDeps, request: BatchRequest)
   const collect = { ...deps, notifyTemplates: async (templates: string[]) => void templates.forEach((t) => touched.add(t)), recheckTemplates: (from: readonly string[]) => void from.forEach((p) => planned.add(p)) };
   const outcomes = await mapLimit(request.targets, BATCH_CONCURRENCY, async (t) => {
     try {
-      return await reconcileNamespace(collect, t.n, { fanout: true, templates, held: t.h ? { template: request.template, hashes: t.h } : undefined, namespace: read.get(t.n) });
+      return await reconcileNamespace(collect, t.n, { fanout: true, templates, held: t.h ? { template: request.template, hashes: t.h, kinds: request.heldKinds } : undefined, namespace: read.get(t.n) });
     } catch (e) {
       // A crash fails the delivery too (it is redelivered, as a crash of one namespace's message is), after the others are done.
       return { transient: e instanceof TransientError ? e.message : `crashed: ${(e as Error).stack ?? String(e)}`, namespace: t.n };

@@ -212,6 +212,8 @@ export interface PlanInput {
 export interface HeldObjects {
   template: string;
   hashes: Readonly<Record<string, string>>;
+  /** The group-kinds `hashes` covers (the fan-out read those whose entries changed); absent: every kind. */
+  kinds?: readonly string[];
 }
 
 /** Policy for an object nobody wants any more: its template's current one, else what was recorded on it. */
@@ -253,12 +255,12 @@ function parentBase(input: PlanInput): ParentContent | null {
 }
 
 /**
- * Unread: the fan-out's word on its template's objects (held at this very hash; CreateOnly: held
- * at all); for the other templates, which did not change, the record (an object recorded as
- * applied by a template that did not fail here is in place).
+ * Unread: the fan-out's word on its template's objects of the kinds it read (held at this very
+ * hash; CreateOnly: held at all); for the other templates and kinds, which did not change, the
+ * record (an object recorded as applied by a template that did not fail here is in place).
  */
 function inPlaceUnread(want: DesiredObject, record: AppliedRecord, held: HeldObjects | undefined): boolean {
-  if (held && want.template === held.template) return want.mode === 'CreateOnly' ? want.key in held.hashes : held.hashes[want.key] === want.hash;
+  if (held && want.template === held.template && (!held.kinds || held.kinds.includes(want.groupKind))) return want.mode === 'CreateOnly' ? want.key in held.hashes : held.hashes[want.key] === want.hash;
   return record.objects[want.key] !== undefined && !record.failed.includes(want.template);
 }
 

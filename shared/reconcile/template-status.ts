@@ -8,7 +8,7 @@ import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { renderNamespace, type NamespaceInfo, type NamespaceTemplate, type TemplateFailure } from '../render/index.ts';
 import { matchesNow, type ParentRecord } from './fanout.ts';
-import { keyOf } from './objects.ts';
+import { groupKindOf, keyOf } from './objects.ts';
 import { failureLineFor } from './phase.ts';
 import { MAX_RECENT_FAILURES, type TemplateCounts } from './report.ts';
 
@@ -41,8 +41,12 @@ export function liveHashes(objects: readonly KubeObject[]): Map<string, string> 
   return live.hashes;
 }
 
-/** Whether `ns` holds every object `t` renders for it, as this generation renders it. */
-export function holdsCurrent(t: NamespaceTemplate, ns: NamespaceInfo, live: LiveHashes): boolean {
+/**
+ * Whether `ns` holds every object `t` renders for it, as this generation renders it; of `only`
+ * these kinds when given (a fan-out that read the kinds whose entries changed: the others are
+ * unchanged, fanout.ts changedKinds).
+ */
+export function holdsCurrent(t: NamespaceTemplate, ns: NamespaceInfo, live: LiveHashes, only: readonly string[] | null = null): boolean {
   const rendered = renderNamespace([t], {
     namespace: ns.name,
     creator: ns.annotations[KEY.creator] ?? '',
@@ -50,7 +54,8 @@ export function holdsCurrent(t: NamespaceTemplate, ns: NamespaceInfo, live: Live
   });
   if (rendered.problems.length > 0) return false;
   const createOnly = t.spec.mode === 'CreateOnly';
-  return rendered.objects.every((o) => live.has(o.key) && (createOnly || live.get(o.key) === o.hash));
+  const judged = only ? rendered.objects.filter((o) => only.includes(groupKindOf(o.object.apiVersion, o.object.kind))) : rendered.objects;
+  return judged.every((o) => live.has(o.key) && (createOnly || live.get(o.key) === o.hash));
 }
 
 export interface TemplateTally extends TemplateCounts {
@@ -63,7 +68,7 @@ export interface TemplateTally extends TemplateCounts {
  * Counts for `t`: matched (selected now), applied (the parent says so and, when `live` is given,
  * the objects are this generation's), failed (the parent says so), with the failures' reasons.
  */
-export function tallyTemplate(t: NamespaceTemplate, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], live: LiveHashes | null, systemNamespaces: readonly string[] = []): TemplateTally {
+export function tallyTemplate(t: NamespaceTemplate, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], live: LiveHashes | null, systemNamespaces: readonly string[] = [], only: readonly string[] | null = null): TemplateTally {
   const name = t.metadata.name ?? '';
   const byNamespace = new Map(parents.map((p) => [p.namespace, p]));
   const tally: TemplateTally = { generation: t.metadata.generation ?? 0, matched: 0, applied: 0, failed: 0, pending: [], failures: [] };
@@ -76,7 +81,7 @@ export function tallyTemplate(t: NamespaceTemplate, namespaces: readonly Namespa
       const line = failureLineFor(ns.annotations[KEY.failure], name) ?? `template ${name}: (reason not recorded)`;
       const [, object = '', reason = line] = /^template [^:]+: ([^:]+): (.*)$/s.exec(line) ?? [];
       tally.failures.push({ namespace: ns.name, object, reason });
-    } else if (p?.applied.includes(name) && (live === null || holdsCurrent(t, ns, live))) tally.applied += 1;
+    } else if (p?.applied.includes(name) && (live === null || holdsCurrent(t, ns, live, only))) tally.applied += 1;
     else tally.pending.push(ns.name);
   }
   tally.failures.sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0));

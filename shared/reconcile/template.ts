@@ -13,8 +13,8 @@ import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type NamespaceTemplateStatus } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
 import { apiError, TransientError } from '../kube/errors.ts';
-import { batchesList, chunk, fanoutNeeded, NAMES_PER_LIST, fanoutTargets, notFurnishedYet, parentRecord, parentsMissed, type FanoutTargets, type NamespaceWrite, type ParentRecord } from './fanout.ts';
-import { templateFingerprint, templatesDigest } from './fingerprints.ts';
+import { batchesList, changedKinds, chunk, fanoutNeeded, NAMES_PER_LIST, fanoutTargets, notFurnishedYet, parentRecord, parentsMissed, type FanoutTargets, type NamespaceWrite, type ParentRecord } from './fanout.ts';
+import { fanoutEntries, parseFanoutEntries, templateFingerprint, templatesDigest } from './fingerprints.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_FANOUT_BATCH, encodeMessage, MAX_FANOUT_TARGETS, type ReconcileMessage } from '../bus/envelope.ts';
 import { namespaceInfo } from './plan.ts';
@@ -91,11 +91,14 @@ async function readParents(deps: TemplateDeps): Promise<{ parents: ParentRecord[
   return { parents, resourceVersion: listed.resourceVersion };
 }
 
-/** The template's objects across the cluster (by label, a page at a time, only keys and hashes kept), or null without a resolver. */
-async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveObjects | null> {
+/**
+ * The template's objects across the cluster (by label, a page at a time, only keys and hashes
+ * kept), of `only` these kinds when given; null without a resolver.
+ */
+async function readLive(deps: TemplateDeps, t: NamespaceTemplate, only: readonly string[] | null): Promise<LiveObjects | null> {
   if (!deps.resolver) return null;
   const name = t.metadata.name ?? '';
-  const kinds = sortedUnique((t.spec.templates ?? []).map((o) => groupKindOf(String(o.apiVersion ?? ''), String(o.kind ?? ''))));
+  const kinds = only ?? sortedUnique((t.spec.templates ?? []).map((o) => groupKindOf(String(o.apiVersion ?? ''), String(o.kind ?? ''))));
   const live = emptyLive();
   // Every kind at once: the fan-out waits for the slowest list, not for their sum.
   await Promise.all(kinds.map(async (gk) => {
@@ -114,7 +117,7 @@ async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveO
  * template (when read); a namespace not furnished yet alone, named by the message (its ordering
  * key is the namespace's own), without the digest.
  */
-export function fanoutMessages(opts: { cluster: string; template: string; cause: string; digest: string; batch: number; namespacesInCluster?: number }, targets: FanoutTargets, live: LiveObjects | null): ReconcileMessage[] {
+export function fanoutMessages(opts: { cluster: string; template: string; cause: string; digest: string; batch: number; namespacesInCluster?: number; heldKinds?: readonly string[] | null }, targets: FanoutTargets, live: LiveObjects | null): ReconcileMessage[] {
   const batches = chunk(targets.batched, opts.batch).map((names, i): ReconcileMessage => ({
     v: 1,
     cluster: opts.cluster,
@@ -125,6 +128,8 @@ export function fanoutMessages(opts: { cluster: string; template: string; cause:
     templates: opts.digest,
     template: opts.template,
     targets: names.map((n) => (live ? { n, h: live.byNamespace.get(n) ?? {} } : { n })),
+    // The kinds `h` covers (changedKinds); the others are judged by each namespace's record.
+    ...(live && opts.heldKinds ? { heldKinds: [...opts.heldKinds] } : {}),
     // Each list costs the cluster's size: decided by the names one list carries, not the batch size.
     ...(opts.namespacesInCluster !== undefined && batchesList(opts.namespacesInCluster, Math.min(names.length, NAMES_PER_LIST)) ? { listTargets: true } : {}),
   }));
@@ -165,12 +170,15 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
   const started = performance.now();
   const { t, all } = opts.recountOnly ? { t: await readTemplate(deps, name), all: [] } : await readAllTemplates(deps, name);
   const result: TemplateResult = { template: name, deleted: t === null, fannedOut: false, published: 0, targets: 0, statusWritten: false };
+  const fanningOut = !opts.recountOnly && fanoutNeeded(t);
+  // A fan-out reads the objects of the kinds whose entries changed; a recount, every kind.
+  const kinds = fanningOut && t ? changedKinds(fanoutEntries(t), parseFanoutEntries(t.metadata.annotations?.[KEY.fanoutEntries])) : null;
   // The namespaces, their parents and the template's objects, read side by side.
-  const [{ namespaces, parents }, live] = await Promise.all([readState(deps), t ? readLive(deps, t) : null]);
+  const [{ namespaces, parents }, live] = await Promise.all([readState(deps), t ? readLive(deps, t, kinds) : null]);
   const readMs = Math.round(performance.now() - started);
   let status = t?.status;
 
-  if (!opts.recountOnly && fanoutNeeded(t)) {
+  if (fanningOut) {
     const targets = fanoutTargets(name, t, namespaces, parents, deps.systemNamespaces);
     result.targets = targets.batched.length + targets.alone.length;
     result.fannedOut = true;
@@ -179,7 +187,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     const batch = Math.max(1, Math.min(deps.batch ?? DEFAULT_FANOUT_BATCH, MAX_FANOUT_TARGETS));
     const every = Math.max(batch, deps.progressEvery ?? 2000);
     const counts0 = t ? tallyTemplate(t, namespaces, parents, null, deps.systemNamespaces) : null;
-    const messages = fanoutMessages({ cluster: deps.cluster, template: name, cause, digest: templatesDigest(all), batch, namespacesInCluster: namespaces.length }, targets, live);
+    const messages = fanoutMessages({ cluster: deps.cluster, template: name, cause, digest: templatesDigest(all), batch, namespacesInCluster: namespaces.length, heldKinds: kinds }, targets, live);
     const total = result.targets;
     // A batch takes the namespaces topic; a namespace messaged alone is pending: the relay's pending lane.
     const topicOf = (msg: ReconcileMessage): string => (msg.targets ? deps.namespaceTopic : deps.pendingTopic ?? deps.namespaceTopic);
@@ -201,16 +209,16 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     }
     await deps.bus.flush();
     // How long the reads before the first publish took, and the publishes: a fan-out's fixed part.
-    deps.log.log(failed ? 'WARNING' : 'INFO', 'template fan-out', { template: name, deleted: t === null, targets: total, alone: targets.alone.length, published: result.published, failed, readMs, publishMs: Math.round(performance.now() - started) - readMs });
+    deps.log.log(failed ? 'WARNING' : 'INFO', 'template fan-out', { template: name, deleted: t === null, targets: total, alone: targets.alone.length, published: result.published, failed, kindsRead: kinds ?? 'all', readMs, publishMs: Math.round(performance.now() - started) - readMs });
     // Failing the delivery makes Pub/Sub redeliver: the whole fan-out runs again, which is harmless.
     if (failed > 0) throw new TransientError(`template ${name}: ${failed} of ${total} publishes failed`, { status: 503 });
     if (t) {
-      const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [KEY.fanoutHash]: templateFingerprint(t) } } });
+      const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [KEY.fanoutHash]: templateFingerprint(t), [KEY.fanoutEntries]: JSON.stringify(fanoutEntries(t)) } } });
       if (!res.ok && res.status !== 404) transientOr(`record fan-out of template ${name}`, res.status, res.reason, res.error);
     }
   }
   if (!t) return result;
-  const tally = tallyTemplate(t, namespaces, parents, live?.hashes ?? null, deps.systemNamespaces);
+  const tally = tallyTemplate(t, namespaces, parents, live?.hashes ?? null, deps.systemNamespaces, kinds);
   const next = templateStatus(status, tally, now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined, tally.failures);
   if (statusDiffers(t.status, next)) {
     await patchStatus(deps, name, next);

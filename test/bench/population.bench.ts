@@ -21,7 +21,10 @@
 // server stores differently: the resync must still write nothing.
 // BENCH_NAMESPACES, BENCH_LATENCY_NAMESPACES, BENCH_LATENCY_RATE and BENCH_CONCURRENCY tune it;
 // BENCH_LOG=1 (or INFO) shows the stack's log lines, BENCH_CPU_PROFILE=DIR writes the reconciler's and the relay's CPU profiles of the burst and of the fan-out there.
+// BENCH_SERVER_PIDS (a real cluster's kube-apiserver and etcd, e.g. from start.sh's `pids:` line;
+// kube-sim's own otherwise) adds the CPU time each side spent on the fan-out and on its baseline.
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { KEY } from '../../shared/keys.ts';
 import { connect, createKubeClient, type KubeClient, type KubeMetrics } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -323,6 +326,26 @@ function progress(sorted: number[]): string {
   return `first ${seconds(sorted[0] ?? Number.NaN)}, 10 % ${at(10)}, 50 % ${at(50)}, 90 % ${at(90)}, last ${at(100)}`;
 }
 
+/** CPU time (user + system, ms) of a process so far, from /proc (Linux, clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/** CPU time of the server's processes, the relay, the reconciler and this process, read at once. */
+type CpuSample = Record<'server' | 'relay' | 'reconciler' | 'bench', number>;
+
+function cpuSampler(serverPids: number[], relay: Child, reconciler: Child): () => CpuSample {
+  return () => ({
+    server: serverPids.reduce((a, pid) => a + cpuMsOf(pid), 0),
+    relay: cpuMsOf(relay.proc.pid!),
+    reconciler: cpuMsOf(reconciler.proc.pid!),
+    bench: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
+  });
+}
+
+const cpuSpent = (from: CpuSample, to: CpuSample): CpuSample => ({ server: to.server - from.server, relay: to.relay - from.relay, reconciler: to.reconciler - from.reconciler, bench: to.bench - from.bench });
+
 const ratio = (furnish: number, baseline: number) => `${(furnish / baseline).toFixed(2)}x`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
@@ -488,7 +511,6 @@ async function main(): Promise<void> {
   try {
     // Furnish's CRDs, as an install puts them (without Organization the organization reconciler
     // fails every namespace message and the bus retries them for minutes).
-    const { readFileSync } = await import('node:fs');
     const { parse } = await import('yaml');
     for (const file of ['namespacetemplates', 'organizations', 'lnamespaces']) {
       const crd = parse(readFileSync(new URL(`../../infra/crds/${file}.yaml`, import.meta.url), 'utf8')) as KubeObject;
@@ -505,6 +527,8 @@ async function main(): Promise<void> {
     children.push(reconciler);
     const relay = await spawnRole(import.meta.filename, 'relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') }, [...NODE_MEMORY_FLAGS]);
     children.push(relay);
+    const serverPids = 'pid' in sim ? [sim.pid] : (process.env.BENCH_SERVER_PIDS ?? '').split(',').filter((p) => p !== '').map(Number);
+    const cpu = cpuSampler(serverPids, relay, reconciler);
     const idleMemory = { relay: (await relay.ask<{ memory: Sample }>('stats')).memory, reconciler: (await reconciler.ask<{ memory: Sample }>('stats')).memory };
 
     // row: a burst of N creates at CONCURRENCY, create → ready
@@ -557,7 +581,9 @@ async function main(): Promise<void> {
     await directApply(admin, all, '50', plain);
     const plainMs = (await directApply(admin, all, '60', plain)).at(-1)!;
     await directApply(admin, all, '50', shaped);
+    const directFrom = cpu();
     const direct = await directApply(admin, all, '60', rehashed(shaped));
+    const directCpu = cpuSpent(directFrom, cpu());
     const directMs = direct.at(-1)!;
     const before = await reconciler.ask<Snapshot['reconciler']>('stats');
     // "Reaching" a namespace: its quota holds the change (the stack is idle later, once the template's status is recounted).
@@ -565,13 +591,17 @@ async function main(): Promise<void> {
     watch = quotas;
     await new Promise((r) => setTimeout(r, 200));
     let changedAt = 0;
+    let fanFrom = cpu();
+    let fanReached: CpuSample | undefined;
     const fan = await measured(`template change (ResourceQuota pods 50 → 60) fanned out to ${total} namespaces`, relay, reconciler, async () => {
       await Promise.all([reconciler.ask('profile-start'), relay.ask('profile-start')]);
+      fanFrom = cpu();
       changedAt = performance.now();
       if (process.env.BENCH_LOG) console.error(`template changed at ${new Date().toISOString()}`);
       await applyTemplate(admin, TEMPLATE('60'));
       for (let i = 0; i < 6000; i++) {
         await new Promise((r) => setTimeout(r, 100));
+        if (!fanReached && all.every((n) => quotas.seen.has(n))) fanReached = cpu();
         if ((await relay.ask<boolean>('idle')) && (await reconciler.ask<boolean>('idle')) && (await reconciler.ask<Snapshot['reconciler']>('stats')).bus.published >= total) break;
       }
     }, audit);
@@ -587,6 +617,11 @@ async function main(): Promise<void> {
     console.log(`ROW fan-out: ${seconds(reachedMs)} from the template change until the last of ${updated}/${total} namespaces held it; direct server-side apply of the same ${total} quotas at concurrency ${CONCURRENCY} (with Furnish's labels and annotations, renamed), timed the same way, ${seconds(directMs)}; ratio ${ratio(reachedMs, directMs)} (target ≤ 2.00x)`);
     console.log(`    against the quotas alone (no labels or annotations but the bench's watch label): ${seconds(plainMs)}; ratio ${ratio(reachedMs, plainMs)}`);
     console.log(`    quotas seen holding the change: fan-out ${progress(reached)}; direct ${progress(direct)}`);
+    if (fanReached) {
+      const fanCpu = cpuSpent(fanFrom, fanReached);
+      const server = serverPids.length > 0 ? `${EXTERNAL ? 'API server and etcd' : 'kube-sim'} ${fanCpu.server.toFixed(0)} ms against ${directCpu.server.toFixed(0)} ms (${ratio(fanCpu.server, directCpu.server)}), ` : '';
+      console.log(`    CPU until the last quota held the change (within 100 ms), fan-out against direct: ${server}reconciler ${fanCpu.reconciler.toFixed(0)} ms and relay ${fanCpu.relay.toFixed(0)} ms against the bench's client ${directCpu.bench.toFixed(0)} ms`);
+    }
     console.log(`    the stack idle ${seconds(fan.wallMs)} after the change (status recounted, ratio ${ratio(fan.wallMs, directMs)})`);
     console.log(`    reconciler calls per namespace ${((after.metrics.requests - before.metrics.requests) / total).toFixed(2)} (${after.metrics.requests - before.metrics.requests} calls: ${JSON.stringify(Object.fromEntries(Object.entries(after.metrics.byVerb).map(([k, v]) => [k, v - (before.metrics.byVerb[k] ?? 0)])))}); quota writes ${fan.writes.resourcequotas ?? 0} (${(fan.writes.resourcequotas ?? 0) / updated}x the quotas that changed)`);
     console.log(`    pacing: in-flight limit ${after.pacing.limit!.toFixed(1)}, rate ${after.pacing.rate!.toFixed(0)}/s, 429s ${after.pacing.throttled}, cuts ${after.pacing.cuts} (on queueing ${after.pacing.queueing}), ${after.metrics.byStatus['429'] ?? 0} answers 429 in all`);

@@ -62,7 +62,7 @@ export interface MemoryApi {
   hold?: (req: KubeRequest) => Promise<void> | undefined;
 }
 
-const PLURALS: Record<string, string> = { Namespace: '/namespaces', ConfigMap: '/configmaps', RoleBinding: 'rbac.authorization.k8s.io/rolebindings', NamespaceTemplate: 'furnish.dev/namespacetemplates', Event: '/events', NetworkPolicy: 'networking.k8s.io/networkpolicies', NamespaceInitializationConfiguration: 'furnish.dev/namespaceinitializationconfigurations', LNamespace: 'furnish.dev/lnamespaces', ClusterRole: 'rbac.authorization.k8s.io/clusterroles', ClusterRoleBinding: 'rbac.authorization.k8s.io/clusterrolebindings' };
+const PLURALS: Record<string, string> = { Namespace: '/namespaces', ConfigMap: '/configmaps', ServiceAccount: '/serviceaccounts', RoleBinding: 'rbac.authorization.k8s.io/rolebindings', NamespaceTemplate: 'furnish.dev/namespacetemplates', Event: '/events', NetworkPolicy: 'networking.k8s.io/networkpolicies', NamespaceInitializationConfiguration: 'furnish.dev/namespaceinitializationconfigurations', LNamespace: 'furnish.dev/lnamespaces', ClusterRole: 'rbac.authorization.k8s.io/clusterroles', ClusterRoleBinding: 'rbac.authorization.k8s.io/clusterrolebindings' };
 
 export function memoryApi(faults?: FaultHook): MemoryApi {
   const store = new Map<string, Map<string, KubeObject>>();

@@ -5,7 +5,8 @@ import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { decodeMessage, encodeMessage } from '../../../shared/bus/envelope.ts';
-import { batchesList, fanoutTargets, parentsMissed } from '../../../shared/reconcile/fanout.ts';
+import { batchesList, changedKinds, fanoutTargets, parentsMissed } from '../../../shared/reconcile/fanout.ts';
+import { fanoutEntries, parseFanoutEntries } from '../../../shared/reconcile/fingerprints.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
 import { batchRequest, reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
@@ -97,6 +98,62 @@ describe('reconcileTemplate', () => {
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
   });
 
+  it('a fan-out reads cluster-wide only the kinds whose entries changed; the namespaces judge the others by their record', async () => {
+    const { api, bus, deps } = setup();
+    const withResolver = { ...deps, resolver: new ResourceResolver(api.client) };
+    for (const n of ['a', 'b', 'c']) api.put(ns(n, { tier: 'gold' }));
+    const two = (data: Record<string, string>, selector: Record<string, string> = { tier: 'gold' }): NamespaceTemplate => {
+      const t = tpl('t', selector, data);
+      return { ...t, spec: { ...t.spec, templates: [...t.spec.templates!, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 't-sa' } }] } };
+    };
+    const change = async (next: NamespaceTemplate) => {
+      const was = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
+      api.put({ ...was, spec: next.spec });
+      api.requests.length = 0;
+      await reconcileTemplate(withResolver, 't');
+      await bus.idle();
+    };
+    const listedCluster = (plural: string) => api.requests.filter((r) => r.method === 'GET' && r.path === `/api/v1/${plural}` && r.query?.labelSelector === `${KEY.template}=t`).length;
+    const writes = (plural: string) => api.writes().filter((r) => r.path.includes(`/${plural}/`)).length;
+    api.put(two({ a: '1' }));
+    api.requests.length = 0;
+    await reconcileTemplate(withResolver, 't');
+    await bus.idle();
+    // No record of a fan-out yet: every kind; then the entries are recorded.
+    expect([listedCluster('configmaps'), listedCluster('serviceaccounts')]).toEqual([1, 1]);
+    expect(parseFanoutEntries((api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate).metadata.annotations?.[KEY.fanoutEntries])?.e).toEqual(fanoutEntries(two({ a: '1' })).e);
+    expect(api.get('v1', 'ServiceAccount', 'b', 't-sa')).toBeDefined();
+
+    // The ConfigMap's entry changed: its kind alone is read before the batches, whose namespaces converge without touching the ServiceAccounts.
+    await change(two({ a: '2' }));
+    expect([listedCluster('configmaps'), listedCluster('serviceaccounts')]).toEqual([1, 0]);
+    for (const n of ['a', 'b', 'c']) expect(api.get('v1', 'ConfigMap', n, 't-cm')?.data).toEqual({ a: '2' });
+    expect([writes('configmaps'), writes('serviceaccounts')]).toEqual([3, 0]);
+    const t = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
+    expect(t.status).toMatchObject({ matched: 3 });
+
+    // Around the entries (the selector): every kind again.
+    await change(two({ a: '2' }, { tier: 'gold', extra: 'no' }));
+    expect([listedCluster('configmaps'), listedCluster('serviceaccounts')]).toEqual([1, 1]);
+  });
+
+  it('changedKinds: the kinds of entries added or changed; every kind without a record or when anything around the entries moved', () => {
+    const t = (data: Record<string, string>, selector: Record<string, string> = { tier: 'gold' }) => tpl('t', selector, data);
+    const before = fanoutEntries(t({ a: '1' }));
+    expect(changedKinds(fanoutEntries(t({ a: '1' })), before)).toEqual([]);
+    expect(changedKinds(fanoutEntries(t({ a: '2' })), before)).toEqual(['ConfigMap']);
+    const added = t({ a: '1' });
+    added.spec.templates!.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'rb' } });
+    expect(changedKinds(fanoutEntries(added), before)).toEqual(['RoleBinding.rbac.authorization.k8s.io']);
+    // An entry removed: nothing to read here (the namespaces read what they release).
+    expect(changedKinds(before, fanoutEntries(added))).toEqual([]);
+    expect(changedKinds(fanoutEntries(t({ a: '1' }, { tier: 'silver' })), before)).toBeNull();
+    expect(changedKinds(before, null)).toBeNull();
+    expect(parseFanoutEntries('{"s":1}')).toBeNull();
+    expect(parseFanoutEntries('not json')).toBeNull();
+    expect(parseFanoutEntries(JSON.stringify(before))).toEqual(before);
+  });
+
   it('a STATUS message recounts and never fans out, even before the fan-out is recorded', async () => {
     const { api, deps } = setup();
     api.put(ns('a', { tier: 'gold' }));
@@ -118,6 +175,19 @@ describe('reconcileTemplate', () => {
 
 describe('fanoutMessages', () => {
   const opts = { cluster: 'c', template: 'gold', cause: 'template/gold@7', digest: 'ab', batch: 2 };
+
+  it('says which kinds the held hashes cover, and the decoder keeps it or names what is wrong', () => {
+    const live = { hashes: new Map([['/ConfigMap/a/x', 'h1']]), byNamespace: new Map([['a', { '/ConfigMap/a/x': 'h1' }]]) };
+    const [m] = fanoutMessages({ ...opts, heldKinds: ['ConfigMap'] }, { batched: ['a'], alone: [] }, live);
+    const decoded = decodeMessage(Buffer.from(JSON.stringify(m!)));
+    expect(decoded.ok && decoded.message.heldKinds).toEqual(['ConfigMap']);
+    expect(decoded.ok && batchRequest(decoded.message)?.heldKinds).toEqual(['ConfigMap']);
+    // Every kind read (null), or no objects read at all: nothing said.
+    expect(fanoutMessages({ ...opts, heldKinds: null }, { batched: ['a'], alone: [] }, live)[0]!.heldKinds).toBeUndefined();
+    expect(fanoutMessages({ ...opts, heldKinds: ['ConfigMap'] }, { batched: ['a'], alone: [] }, null)[0]!.heldKinds).toBeUndefined();
+    const bad = decodeMessage(Buffer.from(JSON.stringify({ ...m!, heldKinds: [3] })));
+    expect(!bad.ok && bad.reason).toMatch(/heldKinds/);
+  });
 
   it('puts the targets in batches, each namespace with what it holds of the template (nothing held: an empty map)', () => {
     const live = { hashes: new Map([['/ConfigMap/a/x', 'h1']]), byNamespace: new Map([['a', { '/ConfigMap/a/x': 'h1' }]]) };
