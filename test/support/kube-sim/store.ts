@@ -34,6 +34,12 @@ function sortedCopies(objects: ReadonlyMap<string, KubeObject>, namespace?: stri
 export class Store {
   private rv: number;
   private readonly objects = new Map<string, Map<string, KubeObject>>();
+  /**
+   * The same objects by kind and namespace: a list in one namespace reads that namespace's
+   * objects, as kube-apiserver reads one etcd key range (`/registry/<kind>/<namespace>/`), not the
+   * whole kind (a burst's per-namespace lists would otherwise cost the cluster's size).
+   */
+  private readonly byNamespace = new Map<string, Map<string, Map<string, KubeObject>>>();
   private readonly history: StoredEvent[] = [];
   private readonly historyLimit: number;
   private readonly listeners = new Set<Listener>();
@@ -63,7 +69,8 @@ export class Store {
    * copies are made, so a selective list of a large collection costs only what it returns.
    */
   list(typeKey: string, namespace?: string, keep?: (obj: KubeObject) => boolean): KubeObject[] {
-    return sortedCopies(this.objects.get(typeKey) ?? new Map(), namespace, keep);
+    const scope = namespace === undefined ? this.objects.get(typeKey) : this.byNamespace.get(typeKey)?.get(namespace);
+    return sortedCopies(scope ?? new Map(), namespace, keep);
   }
 
   /**
@@ -97,7 +104,7 @@ export class Store {
 
   create(typeKey: string, obj: KubeObject): KubeObject {
     const stored = this.stamp(obj, typeKey);
-    this.bucket(typeKey).set(objectKey(stored.metadata.namespace, stored.metadata.name!), stored);
+    this.put(typeKey, objectKey(stored.metadata.namespace, stored.metadata.name!), stored);
     this.record({ rv: this.rv, type: 'ADDED', typeKey, object: stored });
     return clone(stored);
   }
@@ -106,7 +113,7 @@ export class Store {
     const key = objectKey(obj.metadata.namespace, obj.metadata.name!);
     const previous = this.bucket(typeKey).get(key);
     const stored = this.stamp(obj, typeKey);
-    this.bucket(typeKey).set(key, stored);
+    this.put(typeKey, key, stored);
     this.record({ rv: this.rv, type: 'MODIFIED', typeKey, object: stored, ...(previous ? { previous } : {}) });
     return clone(stored);
   }
@@ -116,6 +123,9 @@ export class Store {
     const existing = this.bucket(typeKey).get(key);
     if (!existing) return undefined;
     this.bucket(typeKey).delete(key);
+    const inNamespace = this.byNamespace.get(typeKey)?.get(namespace ?? '');
+    inNamespace?.delete(key);
+    if (inNamespace?.size === 0) this.byNamespace.get(typeKey)!.delete(namespace ?? '');
     const stored = this.stamp(existing, typeKey);
     this.record({ rv: this.rv, type: 'DELETED', typeKey, object: stored, previous: existing });
     return clone(stored);
@@ -135,6 +145,17 @@ export class Store {
   /** Forget history so that any watch from before now is too old (for 410 tests). */
   compact(): void {
     this.history.length = 0;
+  }
+
+  /** Stores `obj` under `key` in both indexes (namespace '' for cluster-scoped objects). */
+  private put(typeKey: string, key: string, obj: KubeObject): void {
+    this.bucket(typeKey).set(key, obj);
+    let kind = this.byNamespace.get(typeKey);
+    if (!kind) this.byNamespace.set(typeKey, (kind = new Map()));
+    const ns = obj.metadata.namespace ?? '';
+    let inNamespace = kind.get(ns);
+    if (!inNamespace) kind.set(ns, (inNamespace = new Map()));
+    inNamespace.set(key, obj);
   }
 
   private bucket(typeKey: string): Map<string, KubeObject> {
