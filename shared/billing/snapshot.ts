@@ -70,9 +70,9 @@ function contradictedAfter(row: BillingRow, graceMs: number): number | null {
  * namespace deleted within the grace after the observation, whose watched `deleted` was lost with
  * its relay, and whose event arrived after the snapshot that no longer listed it (the blind spot
  * events without observedAt already had, the grace after their eventTime). Clocks: the relay's
- * against record-billing's: a relay behind only costs reads; an observedAt after `checkedAt` (the
- * relay's clock ahead) is not trusted, the event's time counts, so a fast relay clock costs reads
- * too instead of widening that window.
+ * against record-billing's: a relay behind only costs reads; one ahead widens that window by at
+ * most the delivery's latency, since an observedAt after `checkedAt` is not trusted (the event's
+ * time counts: reads again).
  */
 export function contradictableAfter(row: BillingRow, checkedAt: Date, graceMs = SNAPSHOT_GRACE_MS, observedAt?: string): string | null {
   const after = contradictedAfter(row, graceMs);

@@ -28,8 +28,8 @@ export interface BillingEventMessage extends BillingState {
   /** RFC 3339: creationTimestamp (created), deletionTimestamp or time noticed (deleted), time seen (updated), time taken (snapshot). */
   eventTime: string;
   /**
-   * RFC 3339, the relay's clock: when it saw the namespace alive and published this event (not on
-   * `deleted`). Not part of the event id. A `created` republished by a restarted relay is old by
+   * RFC 3339, the relay's clock: when it saw the namespace alive (a snapshot's list: its takenAt;
+   * not on `deleted`). Not part of the event id. A `created` republished by a restarted relay is old by
    * its eventTime but fresh by this: record-billing reads the snapshots only for events delivered
    * more than the grace after it (see contradictableAfter). Absent (older relays): eventTime counts.
    */
