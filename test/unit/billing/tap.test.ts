@@ -69,7 +69,6 @@ describe('billing tap', () => {
     expect(await tap.snapshot()).toBe(true);
     await tap.stop();
     const end = published.find((m) => m.type === 'snapshot-end')!;
-    expect(tick).toBeGreaterThan(0);
     expect(published.filter((m) => m.type === 'event').map((m) => m.type === 'event' && `${m.event} ${m.observedAt}`)).toEqual(expect.arrayContaining([`created ${end.takenAt}`, `snapshot ${end.takenAt}`]));
     expect(new Set(published.map((m) => (m.type === 'event' ? m.observedAt : end.takenAt)))).toEqual(new Set([end.takenAt]));
   });
