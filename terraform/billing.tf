@@ -43,8 +43,9 @@ resource "google_bigquery_table" "billing_dedup" {
 
 # Every complete snapshot (snapshot-end): a billing event older than the latest one, for a
 # namespace it did not list, is recorded with that namespace's deletion at the snapshot's time.
-# Read per late event for the days after it: partitioned by day; kept 35 days (Pub/Sub keeps an
-# undelivered message 7 at most).
+# Read per event delivered late (more than the grace after the relay saw its namespace; a relay
+# restart's republished events are not), for the days after it: partitioned by day; kept 35 days
+# (Pub/Sub keeps an undelivered message 7 at most).
 resource "google_bigquery_table" "billing_snapshots" {
   project             = var.project_id
   dataset_id          = google_bigquery_dataset.billing.dataset_id

@@ -73,6 +73,17 @@ function describe(f: PartialFailure): string {
   return f.errors.map((x) => `${x.reason ?? 'unknown'}: ${x.message ?? ''}`).join('; ');
 }
 
+/**
+ * A request that failed because a table is missing (HTTP 404 notFound: insertAll into it, or a
+ * query reading it), as an error that names it and the fix; undefined for any other failure.
+ * Terraform creates the tables: record-billing deployed before `terraform apply` meets this.
+ */
+export function missingTableError(e: unknown, table: string): Error | undefined {
+  const err = e as { code?: unknown; errors?: Array<{ reason?: string }>; message?: string } | undefined;
+  if (err?.code !== 404 && !err?.errors?.some((x) => x.reason === 'notFound')) return undefined;
+  return new Error(`BigQuery table ${table} not found (${err.message ?? 'HTTP 404'}): run terraform apply (terraform/billing.tf creates it) before deploying record-billing; Pub/Sub redelivers the message until then`);
+}
+
 /** BigQuery answers TIMESTAMP as BigQueryTimestamp ({ value }). */
 function text(v: unknown): string {
   return v && typeof v === 'object' && 'value' in v ? String((v as { value: unknown }).value) : v == null ? '' : String(v);
@@ -110,14 +121,20 @@ export function createBigQuerySink(opts: BigQuerySinkOptions): BillingSink {
   const client = new BigQuery({ projectId: opts.projectId, ...opts.clientOptions } as BigQueryOptions);
   const table = client.dataset(opts.dataset).table(opts.table);
   const snapshots = client.dataset(opts.dataset).table(snapshotsTableName(opts.table));
-  const view = `\`${opts.projectId}.${opts.dataset}.${viewName(opts.table)}\``;
+  const qualified = (name: string) => `${opts.projectId}.${opts.dataset}.${name}`;
+  const view = `\`${qualified(viewName(opts.table))}\``;
   const attempts = opts.attempts ?? 4;
   const backoffMs = opts.backoffMs ?? 500;
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
 
-  async function query(sql: string, params: Record<string, unknown>): Promise<Array<Record<string, unknown>>> {
-    const [rows] = await client.query({ query: sql, params });
-    return rows as Array<Record<string, unknown>>;
+  /** `reads`: the table or view the query reads, named when it is missing. */
+  async function query(sql: string, params: Record<string, unknown>, reads: string): Promise<Array<Record<string, unknown>>> {
+    try {
+      const [rows] = await client.query({ query: sql, params });
+      return rows as Array<Record<string, unknown>>;
+    } catch (e) {
+      throw missingTableError(e, reads) ?? e;
+    }
   }
 
   /** Streams rows; retries alone, with backoff, those that failed for a transient reason. */
@@ -132,7 +149,7 @@ export function createBigQuerySink(opts: BigQuerySinkOptions): BillingSink {
       } catch (e) {
         const partial = partialFailures(e);
         // The whole request failed (network, 5xx after the client's own retries): the caller retries it.
-        if (!partial) throw e;
+        if (!partial) throw missingTableError(e, qualified(target.id ?? '')) ?? e;
         failures = partial;
       }
       inserted += pending.length - failures.length;
@@ -165,9 +182,10 @@ export function createBigQuerySink(opts: BigQuerySinkOptions): BillingSink {
     async latestSnapshot(cluster, uid, after) {
       // Partitioned by day of taken_at: only the days after the event are read.
       const [r] = await query(
-        `SELECT taken_at, @uid IN UNNEST(uids) AS listed FROM \`${opts.projectId}.${opts.dataset}.${snapshotsTableName(opts.table)}\`
+        `SELECT taken_at, @uid IN UNNEST(uids) AS listed FROM \`${qualified(snapshotsTableName(opts.table))}\`
          WHERE cluster = @cluster AND taken_at > @after ORDER BY taken_at DESC LIMIT 1`,
         { cluster, uid, after: BigQuery.timestamp(after) },
+        qualified(snapshotsTableName(opts.table)),
       );
       return r && { takenAt: new Date(text(r.taken_at)).toISOString(), listed: r.listed === true };
     },
@@ -182,7 +200,11 @@ export function createBigQuerySink(opts: BigQuerySinkOptions): BillingSink {
          WHERE deletions = 0 AND latest = 1`,
         params: { cluster },
       }) as AsyncIterable<Record<string, unknown>>;
-      for await (const r of rows) yield { last: fromResult(r), firstEventTime: new Date(String((r.first_time as { value?: unknown })?.value ?? r.first_time)).toISOString() };
+      try {
+        for await (const r of rows) yield { last: fromResult(r), firstEventTime: new Date(String((r.first_time as { value?: unknown })?.value ?? r.first_time)).toISOString() };
+      } catch (e) {
+        throw missingTableError(e, qualified(viewName(opts.table))) ?? e;
+      }
     },
     async reportRows(from, to) {
       const rows = await query(
@@ -190,6 +212,7 @@ export function createBigQuerySink(opts: BigQuerySinkOptions): BillingSink {
          WHERE DATE(e.event_time) <= @to
            AND NOT EXISTS (SELECT 1 FROM ${view} d WHERE d.cluster = e.cluster AND d.namespace_uid = e.namespace_uid AND d.event = 'deleted' AND DATE(d.event_time) < @from)`,
         { from: BigQuery.date(from), to: BigQuery.date(to) },
+        qualified(viewName(opts.table)),
       );
       return rows.map(fromResult);
     },

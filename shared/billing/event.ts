@@ -128,6 +128,7 @@ export function billingMessageProblem(m: Record<string, unknown>): string | unde
   if (m.resourceVersion !== undefined && typeof m.resourceVersion !== 'string') return 'resourceVersion: expected a string';
   if (m.event === 'updated' && !m.resourceVersion) return 'resourceVersion: required for an updated event (it identifies the event)';
   if (!isTime(m.eventTime)) return 'eventTime: expected an RFC 3339 time';
+  if (m.observedAt !== undefined && !isTime(m.observedAt)) return `observedAt: expected an RFC 3339 time, got ${JSON.stringify(m.observedAt)}`;
   if (m.billing !== undefined && !isStringMap(m.billing)) return 'billing: expected a map of strings';
   return undefined;
 }

@@ -40,13 +40,15 @@ async function write(deps: RecordDeps, rows: BillingRow[]): Promise<InsertOutcom
 /**
  * The event's row, written before the latest snapshot is read: a snapshot kept after that write
  * diffs against the row itself (it is kept before its diff reads), one kept before it is read
- * here, so a concurrent snapshot and late event cannot both miss each other.
+ * here, so a concurrent snapshot and late event cannot both miss each other. Whether to read is
+ * decided by the clock after the write, not before: a snapshot kept while the row was being
+ * written (retries, the Organization's read) is then not skipped as "too recent".
  */
 async function recordEvent(deps: RecordDeps, msg: BillingEventMessage, recordedAt: Date): Promise<{ rows: BillingRow[]; outcome: InsertOutcome }> {
   const orgBilling = msg.billing === undefined && msg.organization !== '' ? await deps.organizationBilling(msg.cluster, msg.organization) : {};
   const row = buildRow(msg, orgBilling, recordedAt);
   const outcome = await write(deps, [row]);
-  const after = contradictableAfter(row, recordedAt, deps.snapshotGraceMs);
+  const after = contradictableAfter(row, deps.now(), deps.snapshotGraceMs, msg.observedAt);
   const deletion = after === null ? null : deletionContradicting(row, await deps.sink.latestSnapshot(msg.cluster, msg.uid, after), recordedAt, deps.snapshotGraceMs);
   if (!deletion) return { rows: [row], outcome };
   deps.log.log('INFO', 'late event: a later snapshot already lacked its namespace, deletion recorded', { cluster: msg.cluster, namespace: msg.namespace, event: msg.event, eventTime: row.event_time, deletedAt: deletion.event_time });

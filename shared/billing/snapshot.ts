@@ -53,27 +53,44 @@ export async function deletionsMissingFromSnapshot(open: AsyncIterable<OpenNames
   return deleted;
 }
 
+/** The time after which a complete snapshot lacking this row's namespace contradicts it (the diff's grace), or null for a deletion. */
+function contradictedAfter(row: BillingRow, graceMs: number): number | null {
+  return row.event === 'deleted' ? null : Date.parse(row.event_time) + graceMs;
+}
+
 /**
- * The time after which a complete snapshot lacking this row's namespace contradicts it (the same
- * grace as the diff's), or null when no snapshot can: a deletion, or an event too recent for any
- * snapshot read so far to be that much younger (a snapshot is taken before it is recorded; only
- * a relay clock ahead of record-billing's by more than the grace escapes, to the next snapshot).
+ * Whether the snapshots must be read for this row, checked once it is written (`checkedAt`): the
+ * time after which a complete snapshot lacking its namespace contradicts it, or null when no
+ * snapshot recorded by then can. A snapshot is recorded after it is taken, so it must be younger
+ * than the event by the grace; and, when the relay said when it saw the namespace alive
+ * (`observedAt`), a snapshot lacking it was taken after that (a complete list taken earlier, more
+ * than the grace after the event, listed it). So an event delivered within the grace of that
+ * observation reads nothing, even a `created` a restarted relay republished a year after the
+ * creation: a relay restart costs no snapshot read. What that leaves to the next snapshot: a
+ * namespace deleted within the grace after the observation, whose watched `deleted` was lost with
+ * its relay, and whose event arrived after the snapshot that no longer listed it (the blind spot
+ * events without observedAt already had, the grace after their eventTime). Clocks: the relay's
+ * against record-billing's: a relay behind only costs reads; one ahead widens that window by at
+ * most the delivery's latency, since an observedAt after `checkedAt` is not trusted (the event's
+ * time counts: reads again).
  */
-export function contradictableAfter(row: BillingRow, recordedAt: Date, graceMs = SNAPSHOT_GRACE_MS): string | null {
-  if (row.event === 'deleted') return null;
-  const after = Date.parse(row.event_time) + graceMs;
-  return after < recordedAt.getTime() ? isoTime(after) : null;
+export function contradictableAfter(row: BillingRow, checkedAt: Date, graceMs = SNAPSHOT_GRACE_MS, observedAt?: string): string | null {
+  const after = contradictedAfter(row, graceMs);
+  if (after === null) return null;
+  const seen = observedAt === undefined ? NaN : Date.parse(observedAt);
+  const readAfter = seen <= checkedAt.getTime() ? Math.max(after, seen + graceMs) : after;
+  return readAfter < checkedAt.getTime() ? isoTime(after) : null;
 }
 
 /**
  * The deletion a late event implies: its namespace was alive at the event, and the latest complete
- * snapshot, taken after it (see contradictableAfter), did not list it, so it was gone by then. The
+ * snapshot, taken more than the grace after it, did not list it, so it was gone by then. The
  * event is billed, with its deletion at that snapshot's time, instead of reopening the namespace
  * until the next snapshot. Its id is the snapshot's (impliedDeletionId): a redelivery adds nothing,
  * and the namespace's own `deleted`, if it follows, is stored too (the report counts the earlier).
  */
 export function deletionContradicting(row: BillingRow, latest: SnapshotListing | undefined, recordedAt: Date, graceMs = SNAPSHOT_GRACE_MS): BillingRow | null {
-  const after = contradictableAfter(row, recordedAt, graceMs);
-  if (after === null || !latest || latest.listed || Date.parse(latest.takenAt) <= Date.parse(after)) return null;
+  const after = contradictedAfter(row, graceMs);
+  if (after === null || !latest || latest.listed || Date.parse(latest.takenAt) <= after) return null;
   return deletionAt(row, latest.takenAt, recordedAt);
 }

@@ -94,22 +94,24 @@ export function createBillingTap(deps: BillingTapDeps): BillingTap {
     return p;
   }
 
-  function event(event: BillingEventType, eventTime: string, ns: { name: string; uid: string; resourceVersion?: string }, state: BillingState): BillingEventMessage {
-    return { v: BILLING_MESSAGE_VERSION, type: 'event', event, cluster: config.cluster, namespace: ns.name, uid: ns.uid, ...(ns.resourceVersion ? { resourceVersion: ns.resourceVersion } : {}), eventTime, ...state };
+  /** `observedAt`: when the namespace was seen alive (see contradictableAfter); none on a deletion. */
+  function event(event: BillingEventType, eventTime: string, ns: { name: string; uid: string; resourceVersion?: string }, state: BillingState, observedAt?: string): BillingEventMessage {
+    return { v: BILLING_MESSAGE_VERSION, type: 'event', event, cluster: config.cluster, namespace: ns.name, uid: ns.uid, ...(ns.resourceVersion ? { resourceVersion: ns.resourceVersion } : {}), eventTime, ...(observedAt ? { observedAt } : {}), ...state };
   }
 
   function identity(ns: KubeObject): { name: string; uid: string; resourceVersion?: string } {
     return { name: ns.metadata.name ?? '', uid: ns.metadata.uid ?? '', resourceVersion: ns.metadata.resourceVersion };
   }
 
-  function observe(seen: Observation, ns: KubeObject): void {
+  /** `seenAt`: when `ns` was the namespace's state (a snapshot's list: its takenAt, before the list). */
+  function observe(seen: Observation, ns: KubeObject, seenAt = now()): void {
     const id = identity(ns);
     if (!id.uid) return;
     const state = billingState(ns);
-    const change = deriveEvent(known.get(id.uid), seen, ns, now());
+    const change = deriveEvent(known.get(id.uid), seen, ns, seenAt);
     if (seen === 'DELETED') known.delete(id.uid);
     else known.set(id.uid, state);
-    if (change) void publish(event(change.event, change.eventTime, id, state));
+    if (change) void publish(event(change.event, change.eventTime, id, state, change.event === 'deleted' ? undefined : isoTime(seenAt)));
   }
 
   async function snapshot(): Promise<boolean> {
@@ -120,8 +122,8 @@ export function createBillingTap(deps: BillingTapDeps): BillingTap {
       if (!id.uid) return;
       uids.push(id.uid);
       // A namespace this process has not seen yet gets its (idempotent) created event too.
-      if (!known.has(id.uid)) observe('LISTED', ns);
-      void publish(event('snapshot', takenAt, id, billingState(ns)));
+      if (!known.has(id.uid)) observe('LISTED', ns, new Date(takenAt));
+      void publish(event('snapshot', takenAt, id, billingState(ns), takenAt));
       // Backpressure: the list waits while too many publishes are pending.
       return inFlight.size >= MAX_IN_FLIGHT ? Promise.race(inFlight) : undefined;
     });

@@ -27,6 +27,13 @@ export interface BillingEventMessage extends BillingState {
   resourceVersion?: string;
   /** RFC 3339: creationTimestamp (created), deletionTimestamp or time noticed (deleted), time seen (updated), time taken (snapshot). */
   eventTime: string;
+  /**
+   * RFC 3339, the relay's clock: when it saw the namespace alive (a snapshot's list: its takenAt;
+   * not on `deleted`). Not part of the event id. A `created` republished by a restarted relay is old by
+   * its eventTime but fresh by this: record-billing reads the snapshots only for events delivered
+   * more than the grace after it (see contradictableAfter). Absent (older relays): eventTime counts.
+   */
+  observedAt?: string;
 }
 
 /**

@@ -41,6 +41,8 @@ export interface FakeBigQuery {
   forgetInsertIds: boolean;
   /** Answers a jobs.query call with rows (objects keyed by column) and their schema. */
   onQuery: (q: QueryRequest) => { schema: Field[]; rows: Array<Record<string, unknown>> };
+  /** Table ids that do not exist (terraform not applied): insertAll into them, or a query naming them, is 404 notFound. */
+  missingTables: Set<string>;
   /** Fail the next N whole requests with this HTTP status. */
   failRequests: { status: number; times: number };
   /** Forgets every row, request, query, injected failure and insertId. */
@@ -103,6 +105,7 @@ export async function startFakeBigQuery(schema: readonly Field[], others: Record
     requests: [],
     queries: [],
     failTransiently: new Map(),
+    missingTables: new Set(),
     forgetInsertIds: false,
     failRequests: { status: 0, times: 0 },
     onQuery: () => ({ schema: [], rows: [] }),
@@ -112,6 +115,7 @@ export async function startFakeBigQuery(schema: readonly Field[], others: Record
       fake.requests.length = 0;
       fake.queries.length = 0;
       fake.failTransiently.clear();
+      fake.missingTables.clear();
       fake.forgetInsertIds = false;
       fake.failRequests = { status: 0, times: 0 };
       seenIds.clear();
@@ -121,14 +125,20 @@ export async function startFakeBigQuery(schema: readonly Field[], others: Record
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
       const send = (status: number, payload: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+      // BigQuery's answer when a request names a table that does not exist.
+      const notFound = (project: string, dataset: string, table: string, where = '') => {
+        const message = `Not found: Table ${project}:${dataset}.${table}${where}`;
+        send(404, { error: { code: 404, message, errors: [{ message, domain: 'global', reason: 'notFound' }], status: 'NOT_FOUND' } });
+      };
       const path = (req.url ?? '').split('?')[0]!;
       if (fake.failRequests.times > 0) {
         fake.failRequests.times -= 1;
         return send(fake.failRequests.status, { error: { code: fake.failRequests.status, message: 'injected', errors: [{ reason: 'backendError', message: 'injected' }] } });
       }
-      const insertAll = /^\/bigquery\/v2\/projects\/[^/]+\/datasets\/[^/]+\/tables\/([^/]+)\/insertAll$/.exec(path);
+      const insertAll = /^\/bigquery\/v2\/projects\/([^/]+)\/datasets\/([^/]+)\/tables\/([^/]+)\/insertAll$/.exec(path);
       if (req.method === 'POST' && insertAll) {
-        const table = insertAll[1]!;
+        const table = insertAll[3]!;
+        if (fake.missingTables.has(table)) return notFound(insertAll[1]!, insertAll[2]!, table);
         const b = (await body(req)) as InsertAllRequest['body'];
         fake.requests.push({ path, authorization: req.headers.authorization, body: b });
         if (!Array.isArray(b.rows) || b.rows.length === 0) return send(400, { error: { code: 400, message: 'No rows present in the request.', errors: [{ reason: 'invalid' }] } });
@@ -159,6 +169,8 @@ export async function startFakeBigQuery(schema: readonly Field[], others: Record
       if (req.method === 'POST' && query) {
         const q = (await body(req)) as QueryRequest;
         fake.queries.push(q);
+        const missing = /`([^.`]+)\.([^.`]+)\.([^.`]+)`/g;
+        for (const [, project, dataset, table] of q.query.matchAll(missing)) if (fake.missingTables.has(table!)) return notFound(project!, dataset!, table!, ' was not found in location EU');
         const answer = fake.onQuery(q);
         const fields = answer.schema;
         return send(200, {

@@ -4,9 +4,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { createBigQuerySink, emulatorOptions, snapshotRaw } from '../../../shared/billing/bigquery.ts';
+import { handleBillingEnvelope } from '../../../shared/billing/function.ts';
+import type { RecordDeps } from '../../../shared/billing/record.ts';
 import { namespaceDays } from '../../../shared/billing/report.ts';
 import type { BillingSink } from '../../../shared/billing/sink.ts';
 import type { BillingRow } from '../../../shared/billing/types.ts';
+import { collectingLogger } from '../../../shared/log.ts';
 import { startFakeBigQuery, type FakeBigQuery, type Field } from '../../support/bigquery-fake.ts';
 import { collect, row } from './helpers.ts';
 
@@ -139,6 +142,31 @@ describe('BigQuery sink: complete snapshots', () => {
     fake.failTransiently.set(snapshotRaw(end, new Date(0)).insertId, { reason: 'backendError', times: 99 });
     await expect(sink.saveSnapshot(end, new Date(0))).rejects.toMatchObject({ name: 'TransientError' });
     await expect(sink.saveSnapshot({ ...end, uids: [1 as unknown as string] }, new Date(0))).rejects.toThrow(/snapshot refused by namespace_events_snapshots: invalid/);
+  });
+
+  it('a table terraform has not created yet: the error names it and the fix (terraform apply), for snapshots, rows and reads alike', async () => {
+    fake.missingTables.add('namespace_events_snapshots');
+    const fix = (table: string) => new RegExp(`^BigQuery table proj\\.furnish\\.${table} not found \\(.*Not found: Table proj:furnish\\.${table}.*\\): run terraform apply \\(terraform/billing\\.tf creates it\\) before deploying record-billing`);
+    await expect(sink.saveSnapshot(end, new Date(0))).rejects.toThrow(fix('namespace_events_snapshots'));
+    await expect(sink.latestSnapshot('c1', 'uid-z', '2026-03-01T10:02:00.000Z')).rejects.toThrow(fix('namespace_events_snapshots'));
+    fake.missingTables.add('namespace_events');
+    await expect(sink.insert(ROWS)).rejects.toThrow(fix('namespace_events'));
+    fake.missingTables.add('namespace_events_dedup');
+    await expect(sink.reportRows('2026-03-01', '2026-03-05')).rejects.toThrow(fix('namespace_events_dedup'));
+    await expect(collect(sink.openNamespaces('c1'))).rejects.toThrow(fix('namespace_events_dedup'));
+    // Another failure keeps its own error.
+    fake.missingTables.clear();
+    fake.failRequests = { status: 500, times: 10 };
+    await expect(sink.saveSnapshot(end, new Date(0))).rejects.toThrow(/^injected/);
+  });
+
+  it('record-billing deployed before terraform apply: a snapshot-end answers 500 (redelivered) with that error, logged', async () => {
+    fake.missingTables.add('namespace_events_snapshots');
+    const log = collectingLogger();
+    const deps: RecordDeps = { sink, log, now: () => new Date('2026-03-02T12:00:00Z'), organizationBilling: async () => ({}) };
+    const answer = await handleBillingEnvelope(deps, { message: { data: Buffer.from(JSON.stringify(end)).toString('base64'), messageId: '7', attributes: {} } });
+    expect(answer).toMatchObject({ status: 500, body: { error: expect.stringMatching(/BigQuery table proj\.furnish\.namespace_events_snapshots not found .*run terraform apply/) } });
+    expect(log.lines).toContainEqual(expect.objectContaining({ severity: 'ERROR', message: 'billing: crashed, delivery will be retried' }));
   });
 
   it('latestSnapshot asks the newest snapshot after a TIMESTAMP, and whether it listed the uid', async () => {

@@ -104,6 +104,14 @@ describe('billing messages on the wire', () => {
     expect(decodeBillingMessage(env.data.toString('base64'))).toEqual({ ok: true, message: m });
   });
 
+  it('observedAt (when the relay saw the namespace alive) travels, and changes neither the event id nor the row', () => {
+    const m = message('created', 'a', '2026-03-01T10:00:00.000Z');
+    const observed = { ...m, observedAt: '2026-03-02T11:59:58.000Z' };
+    expect(decodeBillingMessage(encodeBillingMessage(observed).data)).toEqual({ ok: true, message: observed });
+    expect(eventId(observed)).toBe(eventId(m));
+    expect(buildRow(observed, {}, now)).toEqual(buildRow(m, {}, now));
+  });
+
   it.each([
     [undefined, 'empty message data'],
     ['bm90IGpzb24=', 'not base64 JSON'],
@@ -114,6 +122,8 @@ describe('billing messages on the wire', () => {
     [{ ...message('updated', 'a', '2026-03-01T00:00:00Z'), resourceVersion: undefined }, 'resourceVersion: required for an updated event'],
     [{ v: 1, type: 'snapshot-end', cluster: 'c1', takenAt: '2026-03-01T00:00:00Z', uids: [1] }, 'uids: expected an array of strings'],
     [{ v: 2, type: 'event' }, 'v: expected 1, got 2'],
+    [{ ...message('created', 'a', '2026-03-01T00:00:00Z'), observedAt: 'at start' }, 'observedAt: expected an RFC 3339 time, got "at start"'],
+    [{ ...message('created', 'a', '2026-03-01T00:00:00Z'), observedAt: 1772100000000 }, 'observedAt: expected an RFC 3339 time, got 1772100000000'],
   ])('refuses %j: %s', (input, reason) => {
     const data = input === undefined || typeof input === 'string' ? input : Buffer.from(JSON.stringify(input)).toString('base64');
     const r = decodeBillingMessage(data);
@@ -167,5 +177,19 @@ describe('deletionContradicting: a late event after a snapshot that lacked its n
     expect(contradictableAfter(row('created', 'a', new Date(now.getTime() - SNAPSHOT_GRACE_MS).toISOString()), now)).toBeNull();
     expect(contradictableAfter(row('created', 'a', new Date(now.getTime() - SNAPSHOT_GRACE_MS - 1).toISOString()), now)).not.toBeNull();
     expect(contradictableAfter(row('deleted', 'a', '2026-03-01T10:00:00.000Z'), now)).toBeNull();
+  });
+
+  it('contradictableAfter with observedAt: an old event the relay saw alive within the grace (a restart\'s republished created) reads nothing; delivered later (a backlog), the same threshold as without', () => {
+    const seen = (ms: number) => new Date(now.getTime() - ms).toISOString();
+    expect(contradictableAfter(late, now, SNAPSHOT_GRACE_MS, seen(5_000))).toBeNull();
+    expect(contradictableAfter(late, now, SNAPSHOT_GRACE_MS, seen(SNAPSHOT_GRACE_MS))).toBeNull();
+    expect(contradictableAfter(late, now, SNAPSHOT_GRACE_MS, seen(SNAPSHOT_GRACE_MS + 1))).toBe('2026-03-01T10:02:00.000Z');
+    // Seen before the event's time (the API server's clock ahead of the relay's): the event's time counts.
+    const fresh = row('created', 'a', seen(1_000));
+    expect(contradictableAfter(fresh, now, SNAPSHOT_GRACE_MS, seen(SNAPSHOT_GRACE_MS * 10))).toBeNull();
+    expect(contradictableAfter(row('deleted', 'a', '2026-03-01T10:00:00.000Z'), now, SNAPSHOT_GRACE_MS, seen(SNAPSHOT_GRACE_MS * 10))).toBeNull();
+    // Seen "after now" (the relay's clock ahead of record-billing's): not trusted, the snapshots are read.
+    expect(contradictableAfter(late, now, SNAPSHOT_GRACE_MS, seen(-1))).toBe('2026-03-01T10:02:00.000Z');
+    expect(contradictableAfter(late, now, SNAPSHOT_GRACE_MS, seen(0))).toBeNull();
   });
 });

@@ -1,8 +1,11 @@
 // Builders shared by the billing suites: namespaces as the API server returns them, billing
 // event messages as the relay publishes them, and rows as record-billing writes them.
-import { buildRow } from '../../../shared/billing/event.ts';
-import type { BillingEventMessage, BillingEventType, BillingRow } from '../../../shared/billing/types.ts';
+import { buildRow, decodeBillingMessage } from '../../../shared/billing/event.ts';
+import type { BillingEventMessage, BillingEventType, BillingMessage, BillingRow } from '../../../shared/billing/types.ts';
+import { createMemoryBus } from '../../../shared/bus/memory.ts';
+import type { Bus } from '../../../shared/bus/types.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import { silentLogger } from '../../../shared/log.ts';
 
 export function namespace(name: string, opts: { uid?: string; org?: string; creator?: string; billing?: Record<string, string>; rv?: string; created?: string; deleted?: string } = {}): KubeObject {
   const annotations: Record<string, string> = { 'furnish.dev/creator': opts.creator ?? 'alice' };
@@ -47,4 +50,18 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];
   for await (const item of items) all.push(item);
   return all;
+}
+
+/** A bus that keeps, decoded, what the tap publishes to the billing topic (`furnish-billing`). */
+export function capturingBus(published: BillingMessage[]): Bus {
+  const inner = createMemoryBus({ log: silentLogger });
+  return {
+    ...inner,
+    stats: inner.stats,
+    async publish(topic, envelope) {
+      const d = decodeBillingMessage(envelope.data);
+      if (topic === 'furnish-billing' && d.ok) published.push(d.message);
+      return { ok: true, id: String(published.length) };
+    },
+  };
 }

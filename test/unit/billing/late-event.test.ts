@@ -11,13 +11,16 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createBigQuerySink, emulatorOptions } from '../../../shared/billing/bigquery.ts';
 import { eventId, impliedDeletionId } from '../../../shared/billing/event.ts';
 import { recordBilling, type RecordDeps } from '../../../shared/billing/record.ts';
+import { SNAPSHOT_GRACE_MS } from '../../../shared/billing/snapshot.ts';
+import { createBillingTap } from '../../../shared/billing/tap.ts';
 import { namespaceDays } from '../../../shared/billing/report.ts';
 import type { BillingSink } from '../../../shared/billing/sink.ts';
 import { openSqliteSink } from '../../../shared/billing/sqlite.ts';
-import type { BillingRow, SnapshotEndMessage } from '../../../shared/billing/types.ts';
-import { collectingLogger } from '../../../shared/log.ts';
+import type { BillingMessage, BillingRow, SnapshotEndMessage } from '../../../shared/billing/types.ts';
+import { collectingLogger, silentLogger } from '../../../shared/log.ts';
+import { memoryApi } from '../reconcile/memory-api.ts';
 import { startFakeBigQuery, type FakeBigQuery, type Field, type QueryRequest } from '../../support/bigquery-fake.ts';
-import { message } from './helpers.ts';
+import { capturingBus, message, namespace } from './helpers.ts';
 
 const NOW = new Date('2026-03-02T12:00:00.000Z');
 const TAKEN_AT = '2026-03-02T11:00:00.000Z';
@@ -138,6 +141,21 @@ describe.each(Object.keys(sinks))('a late event after a snapshot that lacked its
     expect(await deletions()).toEqual([`gone@${TAKEN_AT}`]);
   });
 
+  it('whether to read the snapshots is decided after the write: a snapshot taken and kept while the row was being written is read', async () => {
+    let clock = NOW;
+    deps.now = () => clock;
+    const held = hold();
+    // Within the grace when its delivery began, no longer once its row is written.
+    const event = recordBilling({ ...deps, sink: { ...sink, insert: async (rows) => (await held.here(), sink.insert(rows)) } }, message('created', 'gone', new Date(NOW.getTime() - SNAPSHOT_GRACE_MS + 30_000).toISOString()));
+    await held.reached;
+    clock = new Date(NOW.getTime() + 60_000);
+    const takenAt = new Date(NOW.getTime() + 31_000).toISOString();
+    expect(await recordBilling(deps, end([], takenAt))).toMatchObject({ rows: 0 });
+    held.release();
+    expect(await event).toMatchObject({ rows: 2 });
+    expect(await deletions()).toEqual([`gone@${takenAt}`]);
+  });
+
   it('a late event handled while the snapshot is being kept: the snapshot\'s diff, reading after it is kept, finds its row', async () => {
     const held = hold();
     const snapshot = recordBilling({ ...deps, sink: { ...sink, saveSnapshot: async (e, at) => (await held.here(), sink.saveSnapshot(e, at)) } }, end([]));
@@ -148,6 +166,81 @@ describe.each(Object.keys(sinks))('a late event after a snapshot that lacked its
     expect(await deletions()).toEqual([`gone@${TAKEN_AT}`]);
   });
 
+  describe('a relay restart', () => {
+    const N = 300;
+    const names = Array.from({ length: N }, (_, i) => `ns-${i}`);
+    let clock: Date;
+    const at = (ms: number) => new Date(NOW.getTime() + ms);
+    const deliver = async (ms: BillingMessage[]) => {
+      for (const m of ms) await recordBilling(deps, m);
+    };
+    /** Snapshot reads, and on BigQuery the query jobs, while `ms` are delivered. */
+    const cost = async (ms: BillingMessage[]) => {
+      const reads = countReads(sink);
+      const jobs = kind === 'bigquery' ? fake.queries.length : 0;
+      await deliver(ms);
+      return { reads: reads(), jobs: kind === 'bigquery' ? fake.queries.length - jobs : 0 };
+    };
+    beforeEach(() => {
+      clock = NOW;
+      deps.now = () => clock;
+    });
+
+    it(`of ${N} namespaces, its messages delivered promptly, reads no snapshot (one per namespace without observedAt); nothing is judged deleted`, async () => {
+      const c = cluster(names);
+      clock = at(-86_400_000);
+      await deliver(await c.relayStart(at(-86_400_000 - 2_000)));
+      const restart = await c.relayStart(NOW);
+      clock = at(3_000);
+      const before = await cost(withoutObservedAt(restart));
+      const after = await cost(restart);
+      console.log(`relay restart, ${N} namespaces (${kind}): snapshot reads ${before.reads} before observedAt, ${after.reads} with it; BigQuery query jobs ${before.jobs} -> ${after.jobs}`);
+      expect(before.reads).toBe(N);
+      expect(after.reads).toBe(0);
+      if (kind === 'bigquery') {
+        expect(before.jobs).toBe(N + 1);
+        // The one left: the snapshot-end's diff (openNamespaces), once per snapshot, not per namespace.
+        expect(after.jobs).toBe(1);
+      }
+      expect(await deletions()).toEqual([]);
+    });
+
+    /**
+     * `new`, created while the relay was down, is first seen (and its created published) by the
+     * restart at NOW; then deleted, the relay killed before its `deleted` left; the next relay,
+     * started at `nextAt`, lists without it, and its messages reach record-billing 5 s later, before
+     * that created (another ordering key). Returns the created, still to deliver, and the cluster.
+     */
+    async function deletedAfterRestart(nextAt: number) {
+      const c = cluster(['kept', 'new']);
+      const restart = await c.relayStart(NOW);
+      const created = restart.find((m) => m.type === 'event' && m.event === 'created' && m.namespace === 'new')!;
+      await c.api.client.call({ method: 'DELETE', path: '/api/v1/namespaces/new' });
+      const next = await c.relayStart(at(nextAt));
+      clock = at(nextAt + 5_000);
+      await deliver(next);
+      return { c, created };
+    }
+
+    it('a created it republished, delivered after a later snapshot that lacked the namespace and more than the grace after it saw it, gets its deletion at that snapshot\'s time', async () => {
+      const { created } = await deletedAfterRestart(3_600_000);
+      clock = at(3_600_000 + 10_000);
+      expect(await cost([created])).toMatchObject({ reads: 1 });
+      expect(await deletions()).toEqual([`new@${at(3_600_000).toISOString()}`]);
+    });
+
+    it('one delivered within the grace after it was seen reads nothing: a snapshot taken meanwhile that lacked it is left to the next snapshot, which closes it', async () => {
+      const { c, created } = await deletedAfterRestart(30_000);
+      clock = at(SNAPSHOT_GRACE_MS);
+      expect(await cost([created])).toMatchObject({ reads: 0 });
+      expect(await deletions()).toEqual([]);
+      const third = await c.relayStart(at(86_400_000));
+      clock = at(86_400_000 + 5_000);
+      await deliver(third);
+      expect(await deletions()).toEqual([`new@${at(86_400_000).toISOString()}`]);
+    });
+  });
+
   it('an event too recent for any snapshot to contradict it does not read the snapshots', async () => {
     await recordBilling(deps, end([]));
     const reads = countReads(sink);
@@ -155,6 +248,26 @@ describe.each(Object.keys(sinks))('a late event after a snapshot that lacked its
     expect(reads()).toBe(0);
   });
 });
+
+/** Builds a cluster of `names` (all created a year before NOW), then runs a relay's tap on it, for its (re)start. */
+function cluster(names: string[]) {
+  const api = memoryApi();
+  for (const n of names) api.put(namespace(n, { org: 'acme', created: '2025-03-02T12:00:00Z' }));
+  return {
+    api,
+    /** What a relay starting at `at` publishes: a `created` per namespace (it remembers nothing), a `snapshot` each, the end. */
+    async relayStart(at: Date): Promise<BillingMessage[]> {
+      const published: BillingMessage[] = [];
+      const tap = createBillingTap({ kube: api.client, bus: capturingBus(published), config: { cluster: 'c1', topic: 'furnish-billing', snapshotSeconds: 0, pageSize: 100 }, log: silentLogger, now: () => at });
+      await tap.snapshot();
+      await tap.stop();
+      return published;
+    },
+  };
+}
+
+/** As a relay published before observedAt existed. */
+const withoutObservedAt = (ms: BillingMessage[]): BillingMessage[] => ms.map((m) => (m.type === 'event' ? (({ observedAt: _, ...old }) => old)(m) : m));
 
 /** Counts latestSnapshot calls from now on. */
 function countReads(sink: BillingSink): () => number {

@@ -1,30 +1,18 @@
 // The relay's billing tap: which namespace changes become billing messages, and snapshots.
 import { describe, expect, it } from '@jest/globals';
-import { decodeBillingMessage } from '../../../shared/billing/event.ts';
 import { billingTapConfig, createBillingTap } from '../../../shared/billing/tap.ts';
 import type { BillingMessage } from '../../../shared/billing/types.ts';
-import { createMemoryBus } from '../../../shared/bus/memory.ts';
-import type { Bus } from '../../../shared/bus/types.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { memoryApi } from '../reconcile/memory-api.ts';
-import { namespace } from './helpers.ts';
+import { capturingBus, namespace } from './helpers.ts';
 
 const NOW = new Date('2026-03-02T12:00:00.000Z');
 
-function setup(opts: { failList?: boolean } = {}) {
+function setup(opts: { failList?: boolean; now?: () => Date } = {}) {
   const api = memoryApi(opts.failList ? (req) => (req.method === 'GET' ? { ok: false, status: 503, data: undefined } : undefined) : undefined);
   const published: BillingMessage[] = [];
-  const inner = createMemoryBus({ log: silentLogger });
-  const bus: Bus = {
-    ...inner,
-    stats: inner.stats,
-    async publish(topic, envelope) {
-      const d = decodeBillingMessage(envelope.data);
-      if (topic === 'furnish-billing' && d.ok) published.push(d.message);
-      return { ok: true, id: String(published.length) };
-    },
-  };
-  const tap = createBillingTap({ kube: api.client, bus, config: { cluster: 'c1', topic: 'furnish-billing', snapshotSeconds: 0, pageSize: 2 }, log: silentLogger, now: () => NOW });
+  const bus = capturingBus(published);
+  const tap = createBillingTap({ kube: api.client, bus, config: { cluster: 'c1', topic: 'furnish-billing', snapshotSeconds: 0, pageSize: 2 }, log: silentLogger, now: opts.now ?? (() => NOW) });
   return { api, tap, published };
 }
 
@@ -47,6 +35,8 @@ describe('billing tap', () => {
       'deleted a globex 2026-03-02T11:00:00.000Z',
     ]);
     expect(published[1]).toMatchObject({ resourceVersion: '102' });
+    // When the relay saw it alive, on all but the deletion: a created republished by a restart is old by its time only.
+    expect(published.map((m) => m.type === 'event' && m.observedAt)).toEqual([NOW.toISOString(), NOW.toISOString(), undefined]);
   });
 
   it('a deletion found by a relist carries the last billed state, timed when noticed', async () => {
@@ -67,7 +57,20 @@ describe('billing tap', () => {
     expect(lines.filter((l) => l.startsWith('created')).sort()).toEqual(['created a acme 2026-03-01T10:00:00.000Z', 'created b acme 2026-03-01T10:00:00.000Z', 'created c acme 2026-03-01T10:00:00.000Z']);
     expect(lines.filter((l) => l.startsWith('snapshot')).sort()).toEqual(['snapshot a acme 2026-03-02T12:00:00.000Z', 'snapshot b acme 2026-03-02T12:00:00.000Z', 'snapshot c acme 2026-03-02T12:00:00.000Z']);
     expect(lines.at(-1)).toBe('end uid-a,uid-b,uid-c');
+    // Seen alive by the snapshot's list: at its takenAt (the clock read before the list).
+    expect(new Set(published.filter((m) => m.type === 'event').map((m) => m.observedAt))).toEqual(new Set([NOW.toISOString()]));
     expect(tap.counters).toMatchObject({ snapshots: 1, snapshotsFailed: 0 });
+  });
+
+  it('a snapshot\'s events were seen alive at its takenAt, the clock read before the list, however long the list takes', async () => {
+    let tick = 0;
+    const { api, tap, published } = setup({ now: () => new Date(NOW.getTime() + 1000 * tick++) });
+    for (const n of ['a', 'b', 'c']) api.put(namespace(n, { org: 'acme' }));
+    expect(await tap.snapshot()).toBe(true);
+    await tap.stop();
+    const end = published.find((m) => m.type === 'snapshot-end')!;
+    expect(published.filter((m) => m.type === 'event').map((m) => m.type === 'event' && `${m.event} ${m.observedAt}`)).toEqual(expect.arrayContaining([`created ${end.takenAt}`, `snapshot ${end.takenAt}`]));
+    expect(new Set(published.map((m) => (m.type === 'event' ? m.observedAt : end.takenAt)))).toEqual(new Set([end.takenAt]));
   });
 
   it('a snapshot whose list fails publishes no end: nothing is judged deleted', async () => {
