@@ -33,6 +33,7 @@ export interface CoalescerOptions {
 
 /** Runs remembered per key for `shortestMs`. */
 const HISTORY = 8;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Runs at most one `fn` per key at a time and folds bursts: a call while one runs (or within the
@@ -43,8 +44,9 @@ const HISTORY = 8;
  * (runs take a bounded share of the time), and once callers go quiet a run measured under load no
  * longer sets the wait of the one that ends the burst.
  */
-export function coalescer<R>(opts: CoalescerOptions = {}): ((key: string, fn: () => Promise<R>) => Promise<R>) & { queued(key: string): boolean } {
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+export function coalescer<R>(opts: CoalescerOptions = {}): ((key: string, fn: () => Promise<R>) => Promise<R>) & { join(key: string): boolean } {
+  // setTimeout fires at once beyond 2^31 - 1 ms: a longer wait is taken in steps.
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, Math.min(ms, MAX_TIMER_MS))));
   const now = opts.now ?? Date.now;
   const quietMs = opts.quietMs ?? Infinity;
   const running = new Map<string, Promise<R>>();
@@ -66,12 +68,24 @@ export function coalescer<R>(opts: CoalescerOptions = {}): ((key: string, fn: ()
   const start = (key: string, fn: () => Promise<R>): Promise<R> => {
     const began = now();
     startedAt.set(key, began);
-    // fn starts on the next microtask, so a call it makes itself already sees this run in flight.
-    const p = Promise.resolve().then(fn).finally(() => {
-      durations.set(key, [...(durations.get(key) ?? []), now() - began].slice(-HISTORY));
+    // In flight before fn starts (a call fn makes itself queues the next run), and fn starts now
+    // (what it takes at its start, it takes before any later call); a throw is a rejection.
+    let settle!: (r: Promise<R>) => void;
+    const p = new Promise<R>((resolve) => (settle = resolve)).then(
+      (r) => {
+        // What a run costs: failed runs say nothing of it.
+        durations.set(key, [...(durations.get(key) ?? []), now() - began].slice(-HISTORY));
+        return r;
+      },
+    ).finally(() => {
       if (running.get(key) === p) running.delete(key);
     });
     running.set(key, p);
+    try {
+      settle(fn());
+    } catch (e) {
+      settle(Promise.reject(e));
+    }
     return p;
   };
   const queue = async (key: string, fn: () => Promise<R>, current: Promise<R> | undefined): Promise<R> => {
@@ -90,6 +104,14 @@ export function coalescer<R>(opts: CoalescerOptions = {}): ((key: string, fn: ()
     queued.set(key, next);
     return next;
   };
-  /** A run is queued for `key`: it will start after now, so a caller need not wait for it. */
-  return Object.assign(run, { queued: (key: string) => queued.has(key) });
+  /**
+   * A call that a run queued for `key` answers (it will start after now), so the caller need not
+   * wait for it: counted as a call (the key is not quiet). False when none is queued.
+   */
+  const join = (key: string): boolean => {
+    if (!queued.has(key)) return false;
+    lastCall.set(key, now());
+    return true;
+  };
+  return Object.assign(run, { join });
 }

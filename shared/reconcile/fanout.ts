@@ -87,17 +87,28 @@ export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespa
 }
 
 /**
- * The kinds whose objects a fan-out reads cluster-wide: those of the entries added or changed since
- * the last fan-out recorded its entries. An unchanged entry renders what it rendered, so the objects
+ * The kinds whose objects a fan-out reads cluster-wide: those of the entries added, changed or
+ * removed since the base (fanoutBase). An unchanged entry renders what it rendered, so the objects
  * of its kind are judged by each namespace's record (an object recorded as applied by a template
  * that did not fail is in place); drift is the drift watch's and the resync's. Null (every kind)
- * when the last fan-out left no record, or when anything around the entries changed, which may
- * change every object. An entry removed needs no read here: its objects are recorded, no longer
- * wanted, and the namespace reads them to release them.
+ * without a base, or when anything around the entries changed, which may change every object.
  */
 export function changedKinds(now: FanoutEntries, before: FanoutEntries | null): string[] | null {
   if (!before || before.s !== now.s) return null;
-  return sortedUnique(Object.entries(now.e).filter(([id, hash]) => before.e[id] !== hash).map(([id]) => entryKind(id)));
+  const moved = [...Object.entries(now.e).filter(([id, hash]) => before.e[id] !== hash), ...Object.entries(before.e).filter(([id]) => !(id in now.e))];
+  return sortedUnique(moved.map(([id]) => entryKind(id)));
+}
+
+/**
+ * What the last fan-out recorded, as the base of the next one's reads, only while the template's
+ * status vouches that it was rolled out: Ready at the recorded generation, which a recount of every
+ * kind decides. A rollout not seen complete (a batch dead-lettered, a namespace that failed), a
+ * record from another generation (an exported template applied again, a downgrade that left it) or
+ * none: every kind is read, as a fan-out always did.
+ */
+export function fanoutBase(t: NamespaceTemplate, recorded: FanoutEntries | null): FanoutEntries | null {
+  const ready = t.status?.conditions?.find((c) => c.type === 'Ready');
+  return recorded && ready?.status === 'True' && ready.observedGeneration === recorded.g ? recorded : null;
 }
 
 /** Names per list of a batch's namespaces: a selector of a hundred names of at most 63 characters stays well inside any URL limit. */

@@ -20,11 +20,12 @@ export function templateFingerprint(t: NamespaceTemplate): string {
 }
 
 /**
- * What a fan-out propagated, entry by entry: `s`, the fingerprint of everything templateFingerprint
- * covers but the entries (selector, mode, parameters, policy annotations: a change there may change
- * every object), and `e`, one fingerprint per entry under `<group-kind>/<name>`.
+ * What a fan-out propagated, entry by entry: `g`, the template's generation; `s`, the fingerprint
+ * of everything templateFingerprint covers but the entries (selector, mode, policy annotations: a
+ * change there may change every object); `e`, one fingerprint per entry under `<group-kind>/<name>`.
  */
 export interface FanoutEntries {
+  g: number;
   s: string;
   e: Record<string, string>;
 }
@@ -32,7 +33,7 @@ export interface FanoutEntries {
 export function fanoutEntries(t: NamespaceTemplate): FanoutEntries {
   const e: Record<string, string> = {};
   for (const entry of t.spec.templates ?? []) e[entryId(entry)] = digest(entry, 16);
-  return { s: digest({ ...relevantOf(t), spec: { ...t.spec, templates: null } }, 32), e };
+  return { g: t.metadata.generation ?? 0, s: digest({ ...relevantOf(t), spec: { ...t.spec, templates: null } }, 32), e };
 }
 
 /** An entry's identity: its group-kind and name (what one object of each namespace is keyed by). */
@@ -40,8 +41,8 @@ export function entryId(entry: { apiVersion?: unknown; kind?: unknown; metadata?
   return `${groupKindOf(String(entry.apiVersion ?? ''), String(entry.kind ?? ''))}/${String(entry.metadata?.name ?? '')}`;
 }
 
-/** The group-kind of an entry's identity (names have no slash). */
-export const entryKind = (id: string): string => id.slice(0, id.lastIndexOf('/'));
+/** The group-kind of an entry's identity: a group-kind (`Kind.group`) has no slash, a name may (a token such as `$(ANNOTATION:example.com/tier)`). */
+export const entryKind = (id: string): string => id.slice(0, id.indexOf('/'));
 
 /** The annotation's record, or null when absent or unreadable (the next fan-out then reads every kind). */
 export function parseFanoutEntries(raw: string | undefined): FanoutEntries | null {
@@ -49,8 +50,8 @@ export function parseFanoutEntries(raw: string | undefined): FanoutEntries | nul
   try {
     const v = JSON.parse(raw) as Partial<FanoutEntries>;
     const e = v?.e;
-    if (typeof v?.s !== 'string' || !e || typeof e !== 'object' || Array.isArray(e) || !Object.values(e).every((h) => typeof h === 'string')) return null;
-    return { s: v.s, e };
+    if (!Number.isInteger(v?.g) || typeof v?.s !== 'string' || !e || typeof e !== 'object' || Array.isArray(e) || !Object.values(e).every((h) => typeof h === 'string')) return null;
+    return { g: v.g!, s: v.s, e };
   } catch {
     return null;
   }

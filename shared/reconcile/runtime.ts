@@ -114,6 +114,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         cluster: msg.cluster || config.cluster,
         namespaceTopic: config.topics.namespaces,
         pendingTopic: config.topics.pending,
+        templateTopic: config.topics.templates,
         systemNamespaces: config.systemNamespaces,
         concurrency: config.fanout.concurrency,
         messagesPerSecond: config.fanout.messagesPerSecond,
@@ -126,7 +127,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
       // A recount queued to start later answers this message too: acknowledge at once, so that a
       // burst of STATUS messages holds one delivery, not one each.
       const key = `${msg.cluster}/${msg.name}`;
-      if (recount.queued(key)) return { template: msg.name, deleted: false, fannedOut: false, published: 0, targets: 0, statusWritten: false, coalesced: true };
+      if (recount.join(key)) return { template: msg.name, deleted: false, fannedOut: false, published: 0, targets: 0, statusWritten: false, coalesced: true };
       return recount(key, run);
     },
     async close() {

@@ -13,7 +13,7 @@ import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type NamespaceTemplateStatus } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
 import { apiError, TransientError } from '../kube/errors.ts';
-import { batchesList, changedKinds, chunk, fanoutNeeded, NAMES_PER_LIST, fanoutTargets, notFurnishedYet, parentRecord, parentsMissed, type FanoutTargets, type NamespaceWrite, type ParentRecord } from './fanout.ts';
+import { batchesList, changedKinds, chunk, fanoutBase, fanoutNeeded, NAMES_PER_LIST, fanoutTargets, notFurnishedYet, parentRecord, parentsMissed, type FanoutTargets, type NamespaceWrite, type ParentRecord } from './fanout.ts';
 import { fanoutEntries, parseFanoutEntries, templateFingerprint, templatesDigest } from './fingerprints.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_FANOUT_BATCH, encodeMessage, MAX_FANOUT_TARGETS, type ReconcileMessage } from '../bus/envelope.ts';
@@ -32,6 +32,8 @@ export interface TemplateDeps {
   namespaceTopic: string;
   /** The relay's topic for pending namespaces (FURNISH_TOPIC_PENDING): a namespace not furnished yet is messaged on its lane. */
   pendingTopic?: string;
+  /** reconcile-template's own topic: a STATUS message there asks for a recount of every kind. */
+  templateTopic?: string;
   systemNamespaces?: readonly string[];
   concurrency?: number;
   messagesPerSecond?: number;
@@ -171,8 +173,8 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
   const { t, all } = opts.recountOnly ? { t: await readTemplate(deps, name), all: [] } : await readAllTemplates(deps, name);
   const result: TemplateResult = { template: name, deleted: t === null, fannedOut: false, published: 0, targets: 0, statusWritten: false };
   const fanningOut = !opts.recountOnly && fanoutNeeded(t);
-  // A fan-out reads the objects of the kinds whose entries changed; a recount, every kind.
-  const kinds = fanningOut && t ? changedKinds(fanoutEntries(t), parseFanoutEntries(t.metadata.annotations?.[KEY.fanoutEntries])) : null;
+  // A fan-out reads the objects of the kinds whose entries changed since a rollout seen complete; a recount, every kind.
+  const kinds = fanningOut && t ? changedKinds(fanoutEntries(t), fanoutBase(t, parseFanoutEntries(t.metadata.annotations?.[KEY.fanoutEntries]))) : null;
   // The namespaces, their parents and the template's objects, read side by side.
   const [{ namespaces, parents }, live] = await Promise.all([readState(deps), t ? readLive(deps, t, kinds) : null]);
   const readMs = Math.round(performance.now() - started);
@@ -213,7 +215,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     // Failing the delivery makes Pub/Sub redeliver: the whole fan-out runs again, which is harmless.
     if (failed > 0) throw new TransientError(`template ${name}: ${failed} of ${total} publishes failed`, { status: 503 });
     if (t) {
-      const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [KEY.fanoutHash]: templateFingerprint(t), [KEY.fanoutEntries]: JSON.stringify(fanoutEntries(t)) } } });
+      const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [KEY.fanoutHash]: templateFingerprint(t), [KEY.fanoutEntries]: entriesAnnotation(t) } } });
       if (!res.ok && res.status !== 404) transientOr(`record fan-out of template ${name}`, res.status, res.reason, res.error);
     }
   }
@@ -224,5 +226,25 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     await patchStatus(deps, name, next);
     result.statusWritten = true;
   }
+  // A tally of some kinds that finds nothing pending cannot vouch for the others, and no batch will
+  // write (and tell): a recount of every kind decides Ready. One that finds namespaces pending is
+  // answered by the batches that write them.
+  if (kinds !== null && tally.pending.length === 0) await askRecount(deps, name);
   return result;
+}
+
+/** The record of this fan-out, or null (removed: the next reads every kind) when too large to keep beside the template's other annotations. */
+export function entriesAnnotation(t: NamespaceTemplate): string | null {
+  const text = JSON.stringify(fanoutEntries(t));
+  return text.length <= MAX_ENTRIES_ANNOTATION ? text : null;
+}
+
+/** Annotations of an object share 256 KiB: the fan-out's record takes a quarter at most. */
+const MAX_ENTRIES_ANNOTATION = 64 * 1024;
+
+/** Best effort: a lost recount costs a status that waits for the next message or the resync. */
+async function askRecount(deps: TemplateDeps, name: string): Promise<void> {
+  if (!deps.templateTopic) return;
+  const sent = await deps.bus.publish(deps.templateTopic, encodeMessage({ v: 1, cluster: deps.cluster, kind: 'NamespaceTemplate', name, type: 'STATUS', cause: `fanout/${name}` }));
+  if (!sent.ok) deps.log.log('WARNING', 'could not ask for a recount after a fan-out', { template: name, error: sent.error });
 }

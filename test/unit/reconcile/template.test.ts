@@ -5,12 +5,12 @@ import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { decodeMessage, encodeMessage } from '../../../shared/bus/envelope.ts';
-import { batchesList, changedKinds, fanoutTargets, parentsMissed } from '../../../shared/reconcile/fanout.ts';
+import { batchesList, changedKinds, fanoutBase, fanoutTargets, parentsMissed } from '../../../shared/reconcile/fanout.ts';
 import { fanoutEntries, parseFanoutEntries } from '../../../shared/reconcile/fingerprints.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
 import { batchRequest, reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
-import { fanoutMessages, reconcileTemplate, type TemplateDeps } from '../../../shared/reconcile/template.ts';
+import { entriesAnnotation, fanoutMessages, reconcileTemplate, type TemplateDeps } from '../../../shared/reconcile/template.ts';
 import { memoryApi } from './memory-api.ts';
 
 // Furnished namespaces (phase ready): a fan-out converges them in batches. One not furnished yet is messaged alone (fanout-race.test.ts).
@@ -98,24 +98,32 @@ describe('reconcileTemplate', () => {
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
   });
 
-  it('a fan-out reads cluster-wide only the kinds whose entries changed; the namespaces judge the others by their record', async () => {
+  it('a fan-out reads cluster-wide only the kinds whose entries changed since a rollout seen complete; the namespaces judge the others by their record', async () => {
     const { api, bus, deps } = setup();
-    const withResolver = { ...deps, resolver: new ResourceResolver(api.client) };
+    const recounts: string[] = [];
+    bus.subscribe('tpl', async (d) => {
+      const m = decodeMessage(d.data);
+      if (m.ok) recounts.push(`${m.message.type} ${m.message.name}`);
+    });
+    const withResolver = { ...deps, resolver: new ResourceResolver(api.client), templateTopic: 'tpl' };
     for (const n of ['a', 'b', 'c']) api.put(ns(n, { tier: 'gold' }));
     const two = (data: Record<string, string>, selector: Record<string, string> = { tier: 'gold' }): NamespaceTemplate => {
       const t = tpl('t', selector, data);
       return { ...t, spec: { ...t.spec, templates: [...t.spec.templates!, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 't-sa' } }] } };
     };
+    // A spec change is a new generation.
     const change = async (next: NamespaceTemplate) => {
       const was = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
-      api.put({ ...was, spec: next.spec });
+      api.put({ ...was, metadata: { ...was.metadata, generation: (was.metadata.generation ?? 1) + 1 }, spec: next.spec });
       api.requests.length = 0;
       await reconcileTemplate(withResolver, 't');
       await bus.idle();
     };
+    // The STATUS recount the namespaces' notices ask for.
+    const recount = () => reconcileTemplate(withResolver, 't', { recountOnly: true });
     const listedCluster = (plural: string) => api.requests.filter((r) => r.method === 'GET' && r.path === `/api/v1/${plural}` && r.query?.labelSelector === `${KEY.template}=t`).length;
     const writes = (plural: string) => api.writes().filter((r) => r.path.includes(`/${plural}/`)).length;
-    api.put(two({ a: '1' }));
+    api.put({ ...two({ a: '1' }), metadata: { name: 't', generation: 1 } });
     api.requests.length = 0;
     await reconcileTemplate(withResolver, 't');
     await bus.idle();
@@ -123,17 +131,36 @@ describe('reconcileTemplate', () => {
     expect([listedCluster('configmaps'), listedCluster('serviceaccounts')]).toEqual([1, 1]);
     expect(parseFanoutEntries((api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate).metadata.annotations?.[KEY.fanoutEntries])?.e).toEqual(fanoutEntries(two({ a: '1' })).e);
     expect(api.get('v1', 'ServiceAccount', 'b', 't-sa')).toBeDefined();
-
-    // The ConfigMap's entry changed: its kind alone is read before the batches, whose namespaces converge without touching the ServiceAccounts.
+    // Not yet seen rolled out (no recount since): the next change reads every kind.
     await change(two({ a: '2' }));
+    expect([listedCluster('configmaps'), listedCluster('serviceaccounts')]).toEqual([1, 1]);
+    await recount();
+    expect((api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate).status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', observedGeneration: 2 });
+
+    // Seen rolled out at generation 2, the ConfigMap's entry changed: its kind alone is read before
+    // the batches, whose namespaces converge without touching the ServiceAccounts.
+    await change(two({ a: '3' }));
     expect([listedCluster('configmaps'), listedCluster('serviceaccounts')]).toEqual([1, 0]);
-    for (const n of ['a', 'b', 'c']) expect(api.get('v1', 'ConfigMap', n, 't-cm')?.data).toEqual({ a: '2' });
+    for (const n of ['a', 'b', 'c']) expect(api.get('v1', 'ConfigMap', n, 't-cm')?.data).toEqual({ a: '3' });
     expect([writes('configmaps'), writes('serviceaccounts')]).toEqual([3, 0]);
-    const t = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
-    expect(t.status).toMatchObject({ matched: 3 });
+    // Namespaces were pending: the batches that wrote them tell; the fan-out asked for no recount.
+    expect(recounts).toEqual([]);
+    await recount();
+
+    // An entry that moved since the record and came back (edited twice before a fan-out): its kind is
+    // read, nothing is pending, nothing written, so the fan-out asks for a recount of every kind to decide Ready.
+    const now = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
+    const record = parseFanoutEntries(now.metadata.annotations?.[KEY.fanoutEntries])!;
+    api.put({ ...now, metadata: { ...now.metadata, annotations: { ...now.metadata.annotations, [KEY.fanoutHash]: 'moved', [KEY.fanoutEntries]: JSON.stringify({ ...record, e: { ...record.e, 'ConfigMap/t-cm': 'moved' } }) } } });
+    api.requests.length = 0;
+    await reconcileTemplate(withResolver, 't');
+    await bus.idle();
+    expect([listedCluster('configmaps'), listedCluster('serviceaccounts'), writes('configmaps')]).toEqual([1, 0, 0]);
+    expect(recounts).toEqual(['STATUS t']);
+    await recount();
 
     // Around the entries (the selector): every kind again.
-    await change(two({ a: '2' }, { tier: 'gold', extra: 'no' }));
+    await change(two({ a: '3' }, { tier: 'gold', extra: 'no' }));
     expect([listedCluster('configmaps'), listedCluster('serviceaccounts')]).toEqual([1, 1]);
   });
 
@@ -145,13 +172,36 @@ describe('reconcileTemplate', () => {
     const added = t({ a: '1' });
     added.spec.templates!.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'rb' } });
     expect(changedKinds(fanoutEntries(added), before)).toEqual(['RoleBinding.rbac.authorization.k8s.io']);
-    // An entry removed: nothing to read here (the namespaces read what they release).
-    expect(changedKinds(before, fanoutEntries(added))).toEqual([]);
+    // An entry removed: its kind too (an object recorded nowhere is still held, and released).
+    expect(changedKinds(before, fanoutEntries(added))).toEqual(['RoleBinding.rbac.authorization.k8s.io']);
+    // A name may hold a token with a slash: the kind is what comes before the first one.
+    const tokened = t({ a: '1' });
+    tokened.spec.templates!.push({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'quota-$(ANNOTATION:example.com/tier|standard)' } });
+    expect(changedKinds(fanoutEntries(tokened), before)).toEqual(['ResourceQuota']);
     expect(changedKinds(fanoutEntries(t({ a: '1' }, { tier: 'silver' })), before)).toBeNull();
     expect(changedKinds(before, null)).toBeNull();
     expect(parseFanoutEntries('{"s":1}')).toBeNull();
+    expect(parseFanoutEntries('{"s":"x","e":{}}')).toBeNull();
     expect(parseFanoutEntries('not json')).toBeNull();
     expect(parseFanoutEntries(JSON.stringify(before))).toEqual(before);
+  });
+
+  it('fanoutBase: the record is the base only while the status says Ready at its generation', () => {
+    const t = { ...tpl('t', { tier: 'gold' }), metadata: { name: 't', generation: 3 } };
+    const rec = { ...fanoutEntries(t), g: 2 };
+    const withReady = (status: 'True' | 'False', observedGeneration: number): NamespaceTemplate => ({ ...t, status: { conditions: [{ type: 'Ready', status, reason: '', message: '', lastTransitionTime: '', observedGeneration }] } });
+    expect(fanoutBase(withReady('True', 2), rec)).toBe(rec);
+    expect(fanoutBase(withReady('False', 2), rec)).toBeNull();
+    expect(fanoutBase(withReady('True', 1), rec)).toBeNull();
+    expect(fanoutBase(t, rec)).toBeNull();
+    expect(fanoutBase(withReady('True', 2), null)).toBeNull();
+  });
+
+  it('a record too large to keep beside the other annotations is dropped: the next fan-out reads every kind', () => {
+    const t = tpl('t', { tier: 'gold' });
+    expect(entriesAnnotation(t)).toBe(JSON.stringify(fanoutEntries(t)));
+    for (let i = 0; i < 1000; i++) t.spec.templates!.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `a-long-name-that-takes-room-in-the-record-${'x'.repeat(60)}-${i}` } });
+    expect(entriesAnnotation(t)).toBeNull();
   });
 
   it('a STATUS message recounts and never fans out, even before the fan-out is recorded', async () => {
