@@ -71,11 +71,17 @@ export function coalescer<R>(opts: CoalescerOptions = {}): ((key: string, fn: ()
     // In flight before fn starts (a call fn makes itself queues the next run), and fn starts now
     // (what it takes at its start, it takes before any later call); a throw is a rejection.
     let settle!: (r: Promise<R>) => void;
+    const remember = (ms: number) => durations.set(key, [...(durations.get(key) ?? []), ms].slice(-HISTORY));
     const p = new Promise<R>((resolve) => (settle = resolve)).then(
       (r) => {
-        // What a run costs: failed runs say nothing of it.
-        durations.set(key, [...(durations.get(key) ?? []), now() - began].slice(-HISTORY));
+        remember(now() - began);
         return r;
+      },
+      (e: unknown) => {
+        // A failed run may lengthen the interval (one that timed out under load), never shorten it.
+        const ms = now() - began;
+        if (ms > Math.max(0, ...(durations.get(key) ?? []))) remember(ms);
+        throw e;
       },
     ).finally(() => {
       if (running.get(key) === p) running.delete(key);

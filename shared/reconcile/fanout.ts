@@ -96,7 +96,8 @@ export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespa
 export function changedKinds(now: FanoutEntries, before: FanoutEntries | null): string[] | null {
   if (!before || before.s !== now.s) return null;
   const moved = [...Object.entries(now.e).filter(([id, hash]) => before.e[id] !== hash), ...Object.entries(before.e).filter(([id]) => !(id in now.e))];
-  return sortedUnique(moved.map(([id]) => entryKind(id)));
+  // An entry without a kind is not one (validate-template refuses it): nothing to read for it.
+  return sortedUnique(moved.map(([id]) => entryKind(id)).filter((k) => k !== ''));
 }
 
 /**

@@ -215,13 +215,17 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     // Failing the delivery makes Pub/Sub redeliver: the whole fan-out runs again, which is harmless.
     if (failed > 0) throw new TransientError(`template ${name}: ${failed} of ${total} publishes failed`, { status: 503 });
     if (t) {
-      const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [KEY.fanoutHash]: templateFingerprint(t), [KEY.fanoutEntries]: entriesAnnotation(t) } } });
+      const record = (entries: string | null) => mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [KEY.fanoutHash]: templateFingerprint(t), [KEY.fanoutEntries]: entries } } });
+      let res = await record(entriesAnnotation(t));
+      // Refused (the annotations would pass 256 KiB beside the others): the hash alone, so that the next fan-out reads every kind rather than this one repeating.
+      if (res.status === 422) res = await record(null);
       if (!res.ok && res.status !== 404) transientOr(`record fan-out of template ${name}`, res.status, res.reason, res.error);
     }
   }
   if (!t) return result;
   const tally = tallyTemplate(t, namespaces, parents, live?.hashes ?? null, deps.systemNamespaces, kinds);
-  const next = templateStatus(status, tally, now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined, tally.failures);
+  const counted = templateStatus(status, tally, now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined, tally.failures);
+  const next = kinds === null ? counted : readyUnraised(status, counted);
   if (statusDiffers(t.status, next)) {
     await patchStatus(deps, name, next);
     result.statusWritten = true;
@@ -231,6 +235,19 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
   // answered by the batches that write them.
   if (kinds !== null && tally.pending.length === 0) await askRecount(deps, name);
   return result;
+}
+
+/**
+ * A tally of some kinds cannot say that every namespace holds the others: it never raises Ready,
+ * which keeps what it said before (at its generation), so that the next fan-out does not take this
+ * one as seen complete (fanoutBase) until a recount of every kind says so.
+ */
+export function readyUnraised(prev: NamespaceTemplateStatus | undefined, next: NamespaceTemplateStatus): NamespaceTemplateStatus {
+  const raised = next.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
+  if (!raised) return next;
+  const before = prev?.conditions?.find((c) => c.type === 'Ready');
+  const kept = before ?? { ...raised, status: 'False' as const, reason: 'Verifying', message: 'a recount of every kind decides' };
+  return { ...next, conditions: [...(next.conditions ?? []).filter((c) => c.type !== 'Ready'), kept].sort((a, b) => a.type.localeCompare(b.type)) };
 }
 
 /** The record of this fan-out, or null (removed: the next reads every kind) when too large to keep beside the template's other annotations. */

@@ -10,7 +10,7 @@ import { fanoutEntries, parseFanoutEntries } from '../../../shared/reconcile/fin
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
 import { batchRequest, reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
-import { entriesAnnotation, fanoutMessages, reconcileTemplate, type TemplateDeps } from '../../../shared/reconcile/template.ts';
+import { entriesAnnotation, fanoutMessages, readyUnraised, reconcileTemplate, type TemplateDeps } from '../../../shared/reconcile/template.ts';
 import { memoryApi } from './memory-api.ts';
 
 // Furnished namespaces (phase ready): a fan-out converges them in batches. One not furnished yet is messaged alone (fanout-race.test.ts).
@@ -149,15 +149,20 @@ describe('reconcileTemplate', () => {
 
     // An entry that moved since the record and came back (edited twice before a fan-out): its kind is
     // read, nothing is pending, nothing written, so the fan-out asks for a recount of every kind to decide Ready.
+    // (A new generation whose spec renders the same.) The fan-out's own count of some kinds does not
+    // say Ready at the new generation: the recount of every kind does.
     const now = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
     const record = parseFanoutEntries(now.metadata.annotations?.[KEY.fanoutEntries])!;
-    api.put({ ...now, metadata: { ...now.metadata, annotations: { ...now.metadata.annotations, [KEY.fanoutHash]: 'moved', [KEY.fanoutEntries]: JSON.stringify({ ...record, e: { ...record.e, 'ConfigMap/t-cm': 'moved' } }) } } });
+    const readyOf = () => (api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate).status?.conditions?.find((c) => c.type === 'Ready');
+    api.put({ ...now, metadata: { ...now.metadata, generation: 4, annotations: { ...now.metadata.annotations, [KEY.fanoutHash]: 'moved', [KEY.fanoutEntries]: JSON.stringify({ ...record, e: { ...record.e, 'ConfigMap/t-cm': 'moved' } }) } } });
     api.requests.length = 0;
     await reconcileTemplate(withResolver, 't');
     await bus.idle();
     expect([listedCluster('configmaps'), listedCluster('serviceaccounts'), writes('configmaps')]).toEqual([1, 0, 0]);
     expect(recounts).toEqual(['STATUS t']);
+    expect(readyOf()).toMatchObject({ status: 'False', observedGeneration: 4 });
     await recount();
+    expect(readyOf()).toMatchObject({ status: 'True', observedGeneration: 4 });
 
     // Around the entries (the selector): every kind again.
     await change(two({ a: '3' }, { tier: 'gold', extra: 'no' }));
@@ -195,6 +200,27 @@ describe('reconcileTemplate', () => {
     expect(fanoutBase(withReady('True', 1), rec)).toBeNull();
     expect(fanoutBase(t, rec)).toBeNull();
     expect(fanoutBase(withReady('True', 2), null)).toBeNull();
+  });
+
+  it('readyUnraised: a count of some kinds never raises Ready; it keeps what Ready said, or says Verifying', () => {
+    const ready = (status: 'True' | 'False', observedGeneration: number) => ({ type: 'Ready', status, reason: '', message: '', lastTransitionTime: '', observedGeneration });
+    const propagated = { type: 'Propagated', status: 'True' as const, reason: '', message: '', lastTransitionTime: '' };
+    const next = { conditions: [propagated, ready('True', 4)] };
+    expect(readyUnraised({ conditions: [ready('True', 3)] }, next).conditions).toEqual([propagated, ready('True', 3)]);
+    expect(readyUnraised(undefined, next).conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Verifying', observedGeneration: 4 });
+    const falling = { conditions: [propagated, ready('False', 4)] };
+    expect(readyUnraised({ conditions: [ready('True', 3)] }, falling)).toBe(falling);
+  });
+
+  it('a record the API server refuses beside the other annotations (422) is left out: the fan-out is still recorded', async () => {
+    const api = memoryApi((req) => (req.method === 'PATCH' && req.path.endsWith('/namespacetemplates/t') && (req.body as KubeObject).metadata.annotations?.[KEY.fanoutEntries] ? { status: 422, data: { kind: 'Status', code: 422, reason: 'Invalid', message: 'metadata.annotations: Too long: must have at most 262144 bytes' } } : undefined));
+    const bus = createMemoryBus();
+    api.put(ns('a', { tier: 'gold' }));
+    api.put(tpl('t', { tier: 'gold' }));
+    await reconcileTemplate({ kube: api.client, bus, cluster: 'local', namespaceTopic: 'ns', log: silentLogger }, 't');
+    const t = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
+    expect(t.metadata.annotations?.[KEY.fanoutHash]).toMatch(/^[0-9a-f]{32}$/);
+    expect(t.metadata.annotations?.[KEY.fanoutEntries]).toBeUndefined();
   });
 
   it('a record too large to keep beside the other annotations is dropped: the next fan-out reads every kind', () => {

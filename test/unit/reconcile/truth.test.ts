@@ -156,6 +156,19 @@ describe('coalescer', () => {
     expect(clock.waits).toEqual([240]);
   });
 
+  it('a failed run may lengthen the interval, never shorten it', async () => {
+    const clock = fakeClock();
+    const once = coalescer<number>({ intervalMs: (h) => 5 * h.lastMs, sleep: clock.sleep, now: clock.now });
+    await once('t', async () => { clock.t += 60; return 1; });
+    await expect(once('t', async () => { clock.t += 1; throw new Error('refused'); })).rejects.toThrow('refused');
+    await once('t', async () => 3);
+    // 5 × 60 after each start: the quick failure did not make the next wait 5 × 1.
+    expect(clock.waits).toEqual([240, 299]);
+    await expect(once('t', async () => { clock.t += 500; throw new Error('timed out'); })).rejects.toThrow('timed out');
+    await once('t', async () => 5);
+    expect(clock.waits.at(-1)).toBe(2000);
+  });
+
   // A recount measured beside a fan-out took 2.6 s, and the recount ending that fan-out waited 13 s.
   const share = recountInterval(0);
   /** Runs of 10 ms (idle), then 1,000 ms (under load) during which two calls queue a third: when does it start? */
