@@ -257,11 +257,12 @@ function parentBase(input: PlanInput): ParentContent | null {
 /**
  * Unread: the fan-out's word on its template's objects of the kinds it read (held at this very
  * hash; CreateOnly: held at all); for the other templates and kinds, which did not change, the
- * record (an object recorded as applied by a template that did not fail here is in place).
+ * record (an object recorded as applied by this template, which did not fail here, is in place;
+ * one recorded as another's, which overrode it and no longer does, is not).
  */
 function inPlaceUnread(want: DesiredObject, record: AppliedRecord, held: HeldObjects | undefined): boolean {
   if (held && want.template === held.template && (!held.kinds || held.kinds.includes(want.groupKind))) return want.mode === 'CreateOnly' ? want.key in held.hashes : held.hashes[want.key] === want.hash;
-  return record.objects[want.key] !== undefined && !record.failed.includes(want.template);
+  return record.objects[want.key]?.template === want.template && !record.failed.includes(want.template);
 }
 
 /** What the dry-run decision knows of the namespace before writing. */

@@ -341,6 +341,17 @@ describe('planNamespace without reading the objects (a fan-out)', () => {
     expect(planNamespace({ namespace: ns, desired, observed: null, record: { ...record, objects: rest }, templates: two, held }).apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/more']);
   });
 
+  it('an object recorded as another template\'s (one that overrode it, then dropped it) is applied again', () => {
+    // b-over comes after a-base by name, so its `shared` wins; then b-over drops it and a-base's is wanted again.
+    const both = [template('a-base', [configMap('shared', { v: 'a' })]), template('b-over', [configMap('shared', { v: 'b' }), configMap('other')])];
+    const { record } = converged(ns, both);
+    expect(record.objects['/ConfigMap/team-a/shared']?.template).toBe('b-over');
+    const dropped = [both[0]!, template('b-over', [configMap('other')])];
+    const held: HeldObjects = { template: 'b-over', hashes: Object.fromEntries(desiredState(ns, both).objects.map((d) => [d.key, d.hash])) };
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, dropped), observed: null, record, templates: dropped, held });
+    expect(plan.apply.map((a) => `${a.template} ${a.key}`)).toEqual(['a-base /ConfigMap/team-a/shared']);
+  });
+
   it('something recorded or held that is no longer wanted asks for the objects to be read first', () => {
     const { record } = converged(ns, templates);
     const fewer = [template('base', [configMap('owner')])];
