@@ -122,6 +122,7 @@ export function createBigQuerySink(opts: BigQuerySinkOptions): BillingSink {
   const table = client.dataset(opts.dataset).table(opts.table);
   const snapshots = client.dataset(opts.dataset).table(snapshotsTableName(opts.table));
   const qualified = (name: string) => `${opts.projectId}.${opts.dataset}.${name}`;
+  const snapshotsTable = qualified(snapshotsTableName(opts.table));
   const view = `\`${qualified(viewName(opts.table))}\``;
   const attempts = opts.attempts ?? 4;
   const backoffMs = opts.backoffMs ?? 500;
@@ -182,10 +183,10 @@ export function createBigQuerySink(opts: BigQuerySinkOptions): BillingSink {
     async latestSnapshot(cluster, uid, after) {
       // Partitioned by day of taken_at: only the days after the event are read.
       const [r] = await query(
-        `SELECT taken_at, @uid IN UNNEST(uids) AS listed FROM \`${qualified(snapshotsTableName(opts.table))}\`
+        `SELECT taken_at, @uid IN UNNEST(uids) AS listed FROM \`${snapshotsTable}\`
          WHERE cluster = @cluster AND taken_at > @after ORDER BY taken_at DESC LIMIT 1`,
         { cluster, uid, after: BigQuery.timestamp(after) },
-        qualified(snapshotsTableName(opts.table)),
+        snapshotsTable,
       );
       return r && { takenAt: new Date(text(r.taken_at)).toISOString(), listed: r.listed === true };
     },

@@ -94,6 +94,11 @@ export function messageIdentity(msg: ReconcileMessage): string {
   return [msg.cluster, msg.kind, msg.name, msg.uid ?? '', msg.resourceVersion ?? '', msg.type, msg.cause ?? ''].join('|');
 }
 
+/** A STATUS message: reconcile-template recounts `template` (its ordering key is the cause's, so a burst is not delivered one by one). */
+export function statusMessage(cluster: string, template: string, cause: string): ReconcileMessage {
+  return { v: MESSAGE_VERSION, cluster, kind: 'NamespaceTemplate', name: template, type: 'STATUS', cause };
+}
+
 export function encodeMessage(msg: ReconcileMessage): Envelope {
   const attributes: Record<string, string> = { kind: msg.kind, type: msg.type, cluster: msg.cluster, name: msg.name };
   return { data: Buffer.from(JSON.stringify(msg)), attributes, orderingKey: orderingKey(msg) };

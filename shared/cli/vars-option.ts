@@ -2,7 +2,7 @@
 // `furnish install`): one cluster's entry of Terraform's output install_vars, the one source of the
 // values the GCP side decides. A flag that says otherwise is refused, never a silent override.
 import { readFileSync } from 'node:fs';
-import { agreedValue, defaultTopicVars, parseInstallVars, type InstallVars } from '../install/vars.ts';
+import { agreedValue, defaultTopicVars, parseInstallVars, type Comparison, type InstallVars } from '../install/vars.ts';
 import { CliError, stringOption, type CliIo, type OptionSpec, type OptionValues } from './command.ts';
 
 /** The --vars option; `gives` says what the command takes from the file. */
@@ -36,14 +36,17 @@ export function readVarsOption(values: OptionValues, io: CliIo): VarsFile {
  * The options with each of `variables` (option → install variable) agreed between the flag and the
  * file: the flag fills what the file lacks; where both say something they must agree.
  */
-export function agreedOptions(values: OptionValues, { vars, where }: VarsFile, variables: Readonly<Record<string, string>>): OptionValues {
+export function agreedOptions(values: OptionValues, file: VarsFile, variables: Readonly<Record<string, string>>): OptionValues {
   const agreed: OptionValues = { ...values };
-  for (const [option, variable] of Object.entries(variables)) {
-    try {
-      agreed[option] = agreedValue(option, stringOption(values, option), variable, vars, where);
-    } catch (e) {
-      throw new CliError((e as Error).message);
-    }
-  }
+  for (const [option, variable] of Object.entries(variables)) agreed[option] = agreedFlag(option, stringOption(values, option), variable, file);
   return agreed;
+}
+
+/** One flag agreed with the file's variable (agreedValue, compared `as` it says), a contradiction refused as a usage error. */
+export function agreedFlag(option: string, flag: string | undefined, variable: string, { vars, where }: VarsFile, as?: Comparison): string | undefined {
+  try {
+    return agreedValue(option, flag, variable, vars, where, as);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
 }

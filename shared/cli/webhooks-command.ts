@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
 import { registrationYaml, type RegistrationOptions } from '../webhooks/registration.ts';
-import { agreedValue, type Comparison } from '../install/vars.ts';
+import type { Comparison } from '../install/vars.ts';
 import { CliError, EXIT, requiredString, stringOption, type CliIo, type Command, type OptionSpec, type OptionValues } from './command.ts';
-import { agreedOptions, readVarsOption, varsOption, type VarsFile } from './vars-option.ts';
+import { agreedFlag, agreedOptions, readVarsOption, varsOption, type VarsFile } from './vars-option.ts';
 
 function pathCredential(values: OptionValues, env: CliIo['env']): { cluster: string; credential: string } | undefined {
   const variable = stringOption(values, 'credential-env');
@@ -40,12 +40,8 @@ const CA_BUNDLE: Comparison = {
 };
 
 /** --ca-bundle agreed with the file's FURNISH_CA_BUNDLE (Terraform's is empty: Cloud Functions are publicly trusted). */
-function agreedCaBundle(values: OptionValues, { vars, where }: VarsFile): string | undefined {
-  try {
-    return agreedValue('ca-bundle', caBundle(values), 'FURNISH_CA_BUNDLE', vars, where, CA_BUNDLE);
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
+function agreedCaBundle(values: OptionValues, file: VarsFile): string | undefined {
+  return agreedFlag('ca-bundle', caBundle(values), 'FURNISH_CA_BUNDLE', file, CA_BUNDLE);
 }
 
 /** The registration flags that install_vars also holds: option → variable (--vars). */

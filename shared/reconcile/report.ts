@@ -121,7 +121,8 @@ export function condition(prev: readonly TemplateCondition[] | undefined, next: 
   return { ...next, message: clip(next.message), lastTransitionTime };
 }
 
-function upsert(list: readonly TemplateCondition[], c: TemplateCondition): TemplateCondition[] {
+/** `list` with `c` in place of its condition of the same type, sorted by type. */
+export function upsert(list: readonly TemplateCondition[], c: TemplateCondition): TemplateCondition[] {
   return [...list.filter((x) => x.type !== c.type), c].sort((a, b) => a.type.localeCompare(b.type));
 }
 

@@ -10,7 +10,7 @@ import { cachedAuthorizer, createSarAuthorizer, type Authorizer } from '../kube/
 import type { ReconcileConfig } from './config.ts';
 import type { Logger } from '../log.ts';
 import { coalescer, type RunHistory } from './concurrency.ts';
-import { encodeMessage, type ReconcileMessage } from '../bus/envelope.ts';
+import { encodeMessage, statusMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { reconcileNamespace, type NamespaceResult } from './namespace.ts';
 import { batchRequest, reconcileBatch, type BatchResult } from './namespace-batch.ts';
 import { reconcileTemplate, type TemplateResult } from './template.ts';
@@ -80,7 +80,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   // Best effort and bounded: a lost STATUS message costs a late status (the next resync recounts), never the namespace's ack.
   const notifyTemplates = (cluster: string, namespace: string) => async (templates: string[]) => {
     const b = await busOnce();
-    const sent = Promise.all(templates.map((name) => b.publish(config.topics.templates, encodeMessage({ v: 1, cluster, kind: 'NamespaceTemplate', name, type: 'STATUS', cause: `namespace/${namespace}` }))));
+    const sent = Promise.all(templates.map((name) => b.publish(config.topics.templates, encodeMessage(statusMessage(cluster, name, `namespace/${namespace}`)))));
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`publishing STATUS took longer than ${NOTIFY_TIMEOUT_MS} ms`)), NOTIFY_TIMEOUT_MS); });
     try {

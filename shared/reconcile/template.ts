@@ -16,10 +16,10 @@ import { apiError, TransientError } from '../kube/errors.ts';
 import { batchesList, changedKinds, chunk, fanoutBase, fanoutNeeded, NAMES_PER_LIST, fanoutTargets, notFurnishedYet, parentRecord, parentsMissed, type FanoutTargets, type NamespaceWrite, type ParentRecord } from './fanout.ts';
 import { fanoutEntries, parseFanoutEntries, templateFingerprint, templatesDigest } from './fingerprints.ts';
 import type { Logger } from '../log.ts';
-import { DEFAULT_FANOUT_BATCH, encodeMessage, MAX_FANOUT_TARGETS, type ReconcileMessage } from '../bus/envelope.ts';
+import { DEFAULT_FANOUT_BATCH, encodeMessage, MAX_FANOUT_TARGETS, statusMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { namespaceInfo } from './plan.ts';
 import { groupKindOf, parseGroupKind, sortedUnique } from './objects.ts';
-import { statusDiffers, templateStatus } from './report.ts';
+import { statusDiffers, templateStatus, upsert } from './report.ts';
 import { addLive, emptyLive, tallyTemplate, type LiveObjects } from './template-status.ts';
 
 
@@ -247,7 +247,7 @@ export function readyUnraised(prev: NamespaceTemplateStatus | undefined, next: N
   if (!raised) return next;
   const before = prev?.conditions?.find((c) => c.type === 'Ready');
   const kept = before ?? { ...raised, status: 'False' as const, reason: 'Verifying', message: 'a recount of every kind decides' };
-  return { ...next, conditions: [...(next.conditions ?? []).filter((c) => c.type !== 'Ready'), kept].sort((a, b) => a.type.localeCompare(b.type)) };
+  return { ...next, conditions: upsert(next.conditions ?? [], kept) };
 }
 
 /** The record of this fan-out, or null (removed: the next reads every kind) when too large to keep beside the template's other annotations. */
@@ -262,6 +262,6 @@ const MAX_ENTRIES_ANNOTATION = 64 * 1024;
 /** Best effort: a lost recount costs a status that waits for the next message or the resync. */
 async function askRecount(deps: TemplateDeps, name: string): Promise<void> {
   if (!deps.templateTopic) return;
-  const sent = await deps.bus.publish(deps.templateTopic, encodeMessage({ v: 1, cluster: deps.cluster, kind: 'NamespaceTemplate', name, type: 'STATUS', cause: `fanout/${name}` }));
+  const sent = await deps.bus.publish(deps.templateTopic, encodeMessage(statusMessage(deps.cluster, name, `fanout/${name}`)));
   if (!sent.ok) deps.log.log('WARNING', 'could not ask for a recount after a fan-out', { template: name, error: sent.error });
 }
