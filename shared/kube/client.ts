@@ -2,6 +2,7 @@
 // transport (transport.ts), which builds every request and parses every answer. Here and nowhere
 // else: retries with backoff, the client-side rate limit, metrics and test fault injection. The
 // connection (kubeconfig, credentials) is connection.ts's, watches are watch.ts's, counters metrics.ts's.
+import { currentCause, type Cause } from './cause.ts';
 import { classifyApiError } from './errors.ts';
 import { API_RETRY, backoffDelay, hasAttemptsLeft, type RetryPolicy } from './retry.ts';
 import type { KubeCall, KubeResult } from './http.ts';
@@ -25,6 +26,8 @@ export interface KubeRequest extends TransportRequest {
    * once, never retried, and their time not taken as the server queueing.
    */
   expected?: (answer: TransportAnswer) => boolean;
+  /** The delivery the call serves: stamped by the client from where it is called (cause.ts). */
+  cause?: Cause;
 }
 
 /** The transport's answer, and how many attempts it took. */
@@ -73,6 +76,12 @@ export const USER_AGENT = 'furnish';
 
 const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** The request with the cause of the code calling (none outside a delivery). */
+function stamped(req: KubeRequest): KubeRequest {
+  const cause = req.cause ?? currentCause();
+  return cause === req.cause ? req : { ...req, cause };
+}
+
 /** The seam's answer to one attempt. */
 function responseOf<T>(a: TransportAnswer<unknown>, attempts: number): KubeResponse<T> {
   if (a.ok) return { ok: true, status: a.status, data: a.data as T, headers: a.headers, attempts };
@@ -108,7 +117,8 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
     return responseOf<T>(answer, attempt);
   }
 
-  async function call<T>(req: KubeRequest): Promise<KubeResponse<T>> {
+  async function call<T>(asked: KubeRequest): Promise<KubeResponse<T>> {
+    const req = stamped(asked);
     const p = req.retry ?? policy;
     for (let attempt = 1; ; attempt += 1) {
       const res = await attemptOnce<T>(req, attempt);
@@ -123,7 +133,8 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
     }
   }
 
-  function watch(req: KubeRequest, onObject: (obj: unknown) => void): WatchHandle {
+  function watch(asked: KubeRequest, onObject: (obj: unknown) => void): WatchHandle {
+    const req = stamped(asked);
     return openWatch<KubeResponse<void>>(
       {
         transport,

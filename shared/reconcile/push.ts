@@ -5,6 +5,7 @@
 //   500  unexpected error: redelivered too;
 //   400  not a push envelope; 401/403 the OIDC token did not verify.
 import type { PushVerifier } from '../auth/oidc.ts';
+import { withCause } from '../kube/cause.ts';
 import { PermanentError, TransientError } from '../kube/errors.ts';
 import type { Logger } from '../log.ts';
 import { decodeMessage, type MessageKind, type ReconcileMessage } from '../bus/envelope.ts';
@@ -73,7 +74,9 @@ export async function handleEnvelope(opts: { accept: MessageKind; handle: Messag
     return { status: 204, body: { acknowledged: true, ignored: decoded.message.kind } };
   }
   try {
-    const result = await opts.handle(decoded.message);
+    const { kind, name, cause: by } = decoded.message;
+    // Every API call this delivery makes carries its cause (cause.ts).
+    const result = await withCause({ kind, name, by }, () => opts.handle(decoded.message));
     return { status: 200, body: { acknowledged: true, ...result } };
   } catch (e) {
     if (e instanceof TransientError) {

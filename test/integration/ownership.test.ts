@@ -4,8 +4,9 @@
 // can edit; a fan-out reconcile costs at most (objects that changed) + 2 calls per namespace (in
 // fact the changed objects' writes alone: in a small cluster a batch lists its namespaces at once)
 // and lists the templates three times in all (reconcile-template; the batch as it runs and after
-// its writes). Calls are counted at the reconcilers' client seam, the same on both
-// servers.
+// its writes). Calls are counted at the reconcilers' client seam, the same on both servers, by
+// the message each was made for (shared/kube/cause.ts): other suites' work on a shared cluster is
+// not this fan-out's.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { KEY } from '../../shared/keys.ts';
 import { applyObject, mergePatch } from '../../shared/kube/api.ts';
@@ -28,6 +29,11 @@ const run = `${process.pid % 1000}-${Date.now().toString(36).slice(-4)}`;
 let seq = 0;
 const uniq = (p: string) => `${p}-${run}-${++seq}`;
 const created: Created = { namespaces: [], templates: [] };
+/**
+ * Where the first test edits an object by hand: a namespace this stack never furnishes, or its
+ * reconcile, racing the test, would prune the object (Furnish's, of no template).
+ */
+const handsOn = `fields-${run}`;
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps', namespaced: true };
 
 async function namespace(name: string, labels: Record<string, string>): Promise<void> {
@@ -45,6 +51,11 @@ const tpl = (name: string, selector: Record<string, string>, objects: KubeObject
   apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: selector } }, templates: objects, mode, deletionPolicy: 'Delete' },
 });
 
+/** A call made for template `name`: reconcile-template's (a change, a recount), or a message its fan-out sent (cause.ts). */
+function causedBy(r: KubeRequest, name: string): boolean {
+  return (r.cause?.kind === 'NamespaceTemplate' && r.cause.name === name) || r.cause?.by?.startsWith(`template/${name}@`) === true;
+}
+
 async function settle(): Promise<void> {
   for (let quiet = 0; quiet < 2; ) {
     await stack.idle();
@@ -59,7 +70,7 @@ beforeAll(async () => {
   admin = await clientFor(cluster.kubeconfigPath, context);
   stack = await startLocalStack({
     kubeconfigPath: cluster.kubeconfigPath, context, port: 0, relayPort: 0, webhooks: false, resyncSeconds: 0, log: silentLogger,
-    env: { FURNISH_WATCH_TIMEOUT_SECONDS: '5' },
+    env: { FURNISH_WATCH_TIMEOUT_SECONDS: '5', FURNISH_SYSTEM_NAMESPACES: handsOn },
     // The reconcilers' client only (the relay's lists are not theirs).
     kubeOptions: { faults: (req) => void sent.push(req) },
   });
@@ -69,7 +80,7 @@ afterAll(() => tearDown({ cluster, admin, stack, created }));
 
 describe('managedFields say who owns what (the same on kube-sim and a real server)', () => {
   it('a label taken off by someone else leaves Furnish owning its recorded annotations; orphaning releases everything', async () => {
-    const ns = uniq('fields');
+    const ns = handsOn;
     await namespace(ns, {});
     const obj: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: ns, labels: { [KEY.template]: 't' }, annotations: { [KEY.appliedHash]: 'h', [KEY.deletionPolicy]: 'Delete' } }, data: { a: '1' } };
     expect((await applyObject(admin, CONFIGMAPS, obj)).ok).toBe(true);
@@ -138,28 +149,27 @@ describe('calls per namespace reconcile', () => {
     await template(tpl(name, { calls: label }, objects('60')));
     for (const ns of names) await waitFor(`${ns} has the change`, async () => ((await get(admin, CONFIGMAP(ns, 'quota-like')))?.data as Record<string, string> | undefined)?.pods === '60');
     await settle();
-    const perNamespace = names.map((ns) => sent.filter((r) => r.path.includes(`/namespaces/${ns}`)).length);
-    const templateLists = sent.filter((r) => r.method === 'GET' && r.path === '/apis/furnish.dev/v1alpha1/namespacetemplates').length;
-    // On a shared cluster this stack also reconciles what other suites do meanwhile, and each such
-    // reconcile lists the templates once: a namespace of theirs (one still pending is messaged alone
-    // by every fan-out), a fan-out batch of theirs (its namespaces listed by name, and the templates
-    // listed twice), a template of theirs (reconcile-template lists every namespace). None of it is this fan-out's.
-    const ours = new Set(names);
-    const otherNamespaces = new Set(sent.map((r) => /^\/api\/v1\/namespaces\/([^/]+)$/.exec(r.path)?.[1]).filter((n): n is string => n !== undefined && !ours.has(n))).size;
-    const namespaceLists = sent.filter((r) => r.method === 'GET' && r.path === '/api/v1/namespaces' && r.query?.continue === undefined);
-    const otherBatches = 2 * namespaceLists.filter((r) => r.query?.labelSelector !== undefined && !names.some((n) => String(r.query!.labelSelector).includes(n))).length;
-    // reconcile-template lists every namespace in each run; a status recount reads its template by GET, a fan-out lists them all.
-    const recounts = sent.filter((r) => r.method === 'GET' && r.path.startsWith('/apis/furnish.dev/v1alpha1/namespacetemplates/')).length;
-    const otherTemplates = Math.max(0, namespaceLists.filter((r) => r.query?.labelSelector === undefined).length - recounts - 1);
-    const theirs = otherNamespaces + otherBatches + otherTemplates;
-    process.stdout.write(`calls per namespace for a one-object fan-out (${cluster.isSimulated ? 'kube-sim' : 'real server'}): ${perNamespace.join(', ')}; template lists: ${templateLists}, of other suites' reconciles meanwhile: ${theirs}\n`);
+    // On a shared cluster this stack also reconciles what other suites do meanwhile: only calls made
+    // for this template's messages count (reconcile-template's for it, its batches'), by their cause.
+    const ours = sent.filter((r) => causedBy(r, name));
+    const inNamespace = (r: KubeRequest, ns: string) => r.path === `/api/v1/namespaces/${ns}` || r.path.startsWith(`/api/v1/namespaces/${ns}/`);
+    const perNamespace = names.map((ns) => ours.filter((r) => inNamespace(r, ns)).length);
+    const isTemplateList = (r: KubeRequest) => r.method === 'GET' && r.path === '/apis/furnish.dev/v1alpha1/namespacetemplates';
+    const templateLists = ours.filter(isTemplateList).length;
+    const theirs = sent.filter(isTemplateList).length - templateLists;
+    process.stdout.write(`calls per namespace for a one-object fan-out (${cluster.isSimulated ? 'kube-sim' : 'real server'}): ${perNamespace.join(', ')}; template lists: ${templateLists}, and ${theirs} for other messages meanwhile\n`);
+    // At least the write each namespace got (a cause lost on the way would leave none counted).
+    for (const calls of perNamespace) expect(calls).toBeGreaterThanOrEqual(1);
     for (const calls of perNamespace) expect(calls).toBeLessThanOrEqual(1 + 2);
     // reconcile-template's, and its one batch's: as it runs and after its writes (recheck.ts).
-    expect(templateLists - theirs).toBeLessThanOrEqual(3);
+    expect(templateLists).toBeGreaterThanOrEqual(1);
+    expect(templateLists).toBeLessThanOrEqual(3);
+    // Alone on kube-sim, every list is this fan-out's: a call the cause did not follow would show here.
     if (cluster.isSimulated) expect(theirs).toBe(0);
-    // Writes are the changed object alone: the record holds nothing a clean apply changes, so the namespace is not written.
+    // Nothing else wrote in these namespaces, and this fan-out wrote the changed object alone: the
+    // record holds nothing a clean apply changes, so the namespace is not written.
     for (const ns of names) {
-      const writes = sent.filter((r) => r.method !== 'GET' && r.query?.dryRun === undefined && r.path.includes(`/namespaces/${ns}`));
+      const writes = sent.filter((r) => r.method !== 'GET' && r.query?.dryRun === undefined && inNamespace(r, ns));
       expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual([`PATCH /api/v1/namespaces/${ns}/configmaps/quota-like`]);
     }
     // The namespaces came in their batch's list, not a GET each (a small cluster: fanout.ts batchesList).
@@ -168,7 +178,7 @@ describe('calls per namespace reconcile', () => {
     sent.length = 0;
     await stack.relay.relay.resync();
     await settle();
-    const writes = sent.filter((r) => r.method !== 'GET' && r.query?.dryRun === undefined && names.some((ns) => r.path.includes(`/namespaces/${ns}`)));
+    const writes = sent.filter((r) => r.method !== 'GET' && r.query?.dryRun === undefined && names.some((ns) => inNamespace(r, ns)));
     expect(writes).toEqual([]);
   });
 });

@@ -5,7 +5,9 @@ import type { PushAuthSettings } from '../../../shared/reconcile/config.ts';
 import { apiError, PermanentError, TransientError } from '../../../shared/kube/errors.ts';
 import { collectingLogger } from '../../../shared/log.ts';
 import { encodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
-import { handlePush, type MessageHandler } from '../../../shared/reconcile/push.ts';
+import { handleEnvelope, handlePush, type MessageHandler } from '../../../shared/reconcile/push.ts';
+import type { Cause } from '../../../shared/kube/cause.ts';
+import { createKubeClient } from '../../../shared/kube/client.ts';
 
 const settings: PushAuthSettings = { mode: 'oidc', issuer: 'https://accounts.google.com', audience: 'https://reconcile.example/push', jwksUrl: 'https://unused.invalid', serviceAccountEmail: 'pusher@p.iam.gserviceaccount.com' };
 let verify: PushVerifier;
@@ -86,5 +88,57 @@ describe('handlePush: the status code is the ack', () => {
     const r = await handlePush({ verify, accept: 'Namespace', handle: async () => ((called = true), {}), log: collectingLogger() }, undefined, envelope());
     expect(r.status).toBe(401);
     expect(called).toBe(false);
+  });
+});
+
+describe('every API call a delivery makes carries its cause (shared/kube/cause.ts)', () => {
+  const envelopeOf = (m: ReconcileMessage) => ({ message: { data: Buffer.from(JSON.stringify(m)).toString('base64'), messageId: m.name } });
+  const batch = (name: string, template: string): ReconcileMessage => ({ v: 1, cluster: 'local', kind: 'Namespace', name, type: 'FANOUT', cause: `template/${template}@7` });
+
+  it('interleaved deliveries keep their own, through awaits, timers and retries; calls outside a delivery have none', async () => {
+    const seen: { path: string; attempt: number; cause?: Cause }[] = [];
+    let failOnce = true;
+    const kube = createKubeClient({ server: 'http://127.0.0.1:1', headers: async () => ({}) }, {
+      sleep: async () => undefined,
+      faults: (req, attempt) => {
+        seen.push({ path: req.path, attempt, cause: req.cause });
+        // The first call of all fails once: its retry must keep the cause.
+        if (failOnce) {
+          failOnce = false;
+          return { status: 503 };
+        }
+        return undefined;
+      },
+      transport: async () => ({ status: 200, data: {} }),
+    });
+    const gate = () => {
+      let open = () => {};
+      return { promise: new Promise<void>((r) => (open = r)), resolve: () => open() };
+    };
+    const gates = { a: gate(), b: gate() };
+    const handle: MessageHandler = async (m) => {
+      await kube.call({ method: 'GET', path: `/first/${m.name}` });
+      await gates[m.name as 'a' | 'b'].promise;
+      await new Promise((r) => setTimeout(r, 1));
+      await kube.call({ method: 'GET', path: `/second/${m.name}` });
+      return {};
+    };
+    const deliver = (m: ReconcileMessage) => handleEnvelope({ accept: 'Namespace', handle, log: collectingLogger() }, envelopeOf(m));
+    const a = deliver(batch('a', 'quotas'));
+    const b = deliver({ v: 1, cluster: 'local', kind: 'Namespace', name: 'b', type: 'MODIFIED' });
+    // b's second call goes first, while a waits.
+    gates.b.resolve();
+    await b;
+    gates.a.resolve();
+    expect((await a).status).toBe(200);
+    await kube.call({ method: 'GET', path: '/outside' });
+    expect(seen).toEqual([
+      { path: '/first/a', attempt: 1, cause: { kind: 'Namespace', name: 'a', by: 'template/quotas@7' } },
+      { path: '/first/b', attempt: 1, cause: { kind: 'Namespace', name: 'b' } },
+      { path: '/first/a', attempt: 2, cause: { kind: 'Namespace', name: 'a', by: 'template/quotas@7' } },
+      { path: '/second/b', attempt: 1, cause: { kind: 'Namespace', name: 'b' } },
+      { path: '/second/a', attempt: 1, cause: { kind: 'Namespace', name: 'a', by: 'template/quotas@7' } },
+      { path: '/outside', attempt: 1, cause: undefined },
+    ]);
   });
 });

@@ -1,0 +1,25 @@
+// Which delivery an API call serves. The push runtime runs each message inside its cause
+// (push.ts handleEnvelope) and the client stamps it on every request it sends (KubeRequest.cause):
+// on a cluster where other work goes on, a hook at the seam can tell this message's calls from
+// the rest. AsyncLocalStorage follows the awaits, timers and callbacks a reconcile starts.
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+export interface Cause {
+  /** The message's kind and the object it names (a batch: its label). */
+  kind: string;
+  name: string;
+  /** What the message says started it: a fan-out's `template/<name>@<resourceVersion>`. */
+  by?: string;
+}
+
+const causes = new AsyncLocalStorage<Cause>();
+
+/** Runs `fn` with `cause` as the cause of every call made from it. */
+export function withCause<T>(cause: Cause, fn: () => T): T {
+  return causes.run(cause, fn);
+}
+
+/** The cause of the code running now; undefined outside a delivery (the relay, a watch, start-up). */
+export function currentCause(): Cause | undefined {
+  return causes.getStore();
+}
