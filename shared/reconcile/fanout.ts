@@ -6,14 +6,14 @@ import type { KubeObject } from '../kube/types.ts';
 import { isSystemNamespace, matchTemplates } from '../render/index.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
 import { sortedUnique, splitList } from './objects.ts';
-import { entryKind, templateFingerprint, type FanoutEntries } from './fingerprints.ts';
+import { entryKind, fanoutRecord, type FanoutEntries } from './fingerprints.ts';
 import { writtenAfter } from '../kube/revisions.ts';
 
 
-/** A deleted template always fans out; otherwise only when its fingerprint moved since the last fan-out. */
+/** A deleted template always fans out; otherwise only when its fingerprint moved since the last fan-out (or that was another object's). */
 export function fanoutNeeded(t: NamespaceTemplate | null): boolean {
   if (!t) return true;
-  return t.metadata.annotations?.[KEY.fanoutHash] !== templateFingerprint(t);
+  return t.metadata.annotations?.[KEY.fanoutHash] !== fanoutRecord(t);
 }
 
 /** Bookkeeping a namespace's ApplySet parent records for the templates. */

@@ -20,6 +20,15 @@ export function templateFingerprint(t: NamespaceTemplate): string {
 }
 
 /**
+ * What reconcile-template records (furnish.dev/fanout-hash) once a fan-out is published: the
+ * fingerprint, bound to the template's uid. An exported template applied again after a delete is
+ * a new object carrying the old record among its annotations: it fans out as the new template it is.
+ */
+export function fanoutRecord(t: NamespaceTemplate): string {
+  return `${templateFingerprint(t)}/${t.metadata.uid ?? ''}`;
+}
+
+/**
  * What a fan-out propagated, entry by entry: `g`, the template's generation; `s`, the fingerprint
  * of everything templateFingerprint covers but the entries (selector, mode, policy annotations: a
  * change there may change every object); `e`, one fingerprint per entry under `<group-kind>/<name>`.

@@ -14,7 +14,7 @@ import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type 
 import { mapLimit } from './concurrency.ts';
 import { apiError, TransientError } from '../kube/errors.ts';
 import { batchesList, changedKinds, chunk, fanoutBase, fanoutNeeded, NAMES_PER_LIST, fanoutTargets, notFurnishedYet, parentRecord, parentsMissed, type FanoutTargets, type NamespaceWrite, type ParentRecord } from './fanout.ts';
-import { fanoutEntries, parseFanoutEntries, templateFingerprint, templatesDigest } from './fingerprints.ts';
+import { fanoutEntries, fanoutRecord, parseFanoutEntries, templatesDigest } from './fingerprints.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_FANOUT_BATCH, encodeMessage, MAX_FANOUT_TARGETS, statusMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { namespaceInfo } from './plan.ts';
@@ -215,7 +215,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     // Failing the delivery makes Pub/Sub redeliver: the whole fan-out runs again, which is harmless.
     if (failed > 0) throw new TransientError(`template ${name}: ${failed} of ${total} publishes failed`, { status: 503 });
     if (t) {
-      const record = (entries: string | null) => mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [KEY.fanoutHash]: templateFingerprint(t), [KEY.fanoutEntries]: entries } } });
+      const record = (entries: string | null) => mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [KEY.fanoutHash]: fanoutRecord(t), [KEY.fanoutEntries]: entries } } });
       let res = await record(entriesAnnotation(t));
       // Refused (the annotations would pass 256 KiB beside the others): the hash alone, so that the next fan-out reads every kind rather than this one repeating.
       if (res.status === 422) res = await record(null);

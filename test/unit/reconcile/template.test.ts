@@ -6,7 +6,7 @@ import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { decodeMessage, encodeMessage } from '../../../shared/bus/envelope.ts';
 import { batchesList, changedKinds, fanoutBase, fanoutTargets, parentsMissed } from '../../../shared/reconcile/fanout.ts';
-import { fanoutEntries, parseFanoutEntries } from '../../../shared/reconcile/fingerprints.ts';
+import { fanoutEntries, parseFanoutEntries, templateFingerprint } from '../../../shared/reconcile/fingerprints.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
 import { batchRequest, reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
@@ -52,7 +52,7 @@ describe('reconcileTemplate', () => {
     await bus.idle();
     expect(received.sort()).toEqual(['a', 'b', 'c']);
     const t = api.get('', 'NamespaceTemplate', undefined, 'gold') as NamespaceTemplate;
-    expect(t.metadata.annotations?.[KEY.fanoutHash]).toMatch(/^[0-9a-f]{32}$/);
+    expect(t.metadata.annotations?.[KEY.fanoutHash]).toMatch(/^[0-9a-f]{32}\/uid-/);
     expect(t.status?.matched).toBe(3);
     expect(t.status?.conditions?.find((c) => c.type === 'Propagated')?.status).toBe('True');
     // The next message (resync, or our own status write) fans out nothing; the counts now show the work done.
@@ -96,6 +96,26 @@ describe('reconcileTemplate', () => {
     expect(r).toMatchObject({ deleted: true, targets: 1 });
     await bus.idle();
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
+  });
+
+  it('an exported template applied again after a delete fans out, though it carries the old fan-out record', async () => {
+    const { api, bus, deps } = setup();
+    api.put(ns('a', { tier: 'gold' }));
+    api.put(tpl('t', { tier: 'gold' }));
+    await reconcileTemplate(deps, 't');
+    await bus.idle();
+    // `kubectl get -o yaml`, less what the server sets: the annotations, the record among them, stay.
+    const exported = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
+    expect(exported.metadata.annotations?.[KEY.fanoutHash]).toBe(`${templateFingerprint(exported)}/uid-t`);
+    await api.client.call({ method: 'DELETE', path: '/apis/furnish.dev/v1alpha1/namespacetemplates/t' });
+    await reconcileTemplate(deps, 't');
+    await bus.idle();
+    expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
+    api.put({ ...exported, metadata: { name: 't', annotations: exported.metadata.annotations, uid: 'uid-t-again' }, status: undefined });
+    expect(await reconcileTemplate(deps, 't')).toMatchObject({ fannedOut: true, targets: 1 });
+    await bus.idle();
+    expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeDefined();
+    expect((api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate).metadata.annotations?.[KEY.fanoutHash]).toBe(`${templateFingerprint(exported)}/uid-t-again`);
   });
 
   it('a fan-out reads cluster-wide only the kinds whose entries changed since a rollout seen complete; the namespaces judge the others by their record', async () => {
@@ -219,7 +239,7 @@ describe('reconcileTemplate', () => {
     api.put(tpl('t', { tier: 'gold' }));
     await reconcileTemplate({ kube: api.client, bus, cluster: 'local', namespaceTopic: 'ns', log: silentLogger }, 't');
     const t = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
-    expect(t.metadata.annotations?.[KEY.fanoutHash]).toMatch(/^[0-9a-f]{32}$/);
+    expect(t.metadata.annotations?.[KEY.fanoutHash]).toMatch(/^[0-9a-f]{32}\/uid-/);
     expect(t.metadata.annotations?.[KEY.fanoutEntries]).toBeUndefined();
   });
 
