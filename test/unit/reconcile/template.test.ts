@@ -184,6 +184,17 @@ describe('reconcileTemplate', () => {
     await recount();
     expect(readyOf()).toMatchObject({ status: 'True', observedGeneration: 4 });
 
+    // A record from before it named the uid (README, Upgrading): one fan-out, which reads no kind
+    // cluster-wide, and whose namespaces write nothing (only dry runs, reads and the record).
+    const older = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
+    api.put({ ...older, metadata: { ...older.metadata, annotations: { ...older.metadata.annotations, [KEY.fanoutHash]: templateFingerprint(older) } } });
+    api.requests.length = 0;
+    expect(await reconcileTemplate(withResolver, 't')).toMatchObject({ fannedOut: true, targets: 3 });
+    await bus.idle();
+    expect([listedCluster('configmaps'), listedCluster('serviceaccounts')]).toEqual([0, 0]);
+    expect(api.writes().filter((r) => r.path.startsWith('/api/v1/namespaces/') && r.query?.dryRun === undefined)).toEqual([]);
+    expect(await reconcileTemplate(withResolver, 't')).toMatchObject({ fannedOut: false });
+
     // Around the entries (the selector): every kind again.
     await change(two({ a: '3' }, { tier: 'gold', extra: 'no' }));
     expect([listedCluster('configmaps'), listedCluster('serviceaccounts')]).toEqual([1, 1]);
