@@ -15,7 +15,7 @@ import { OAuth2Client } from 'google-auth-library';
 import { TransientError } from '../kube/errors.ts';
 import { hashId, isoTime } from './event.ts';
 import type { BillingSink } from './sink.ts';
-import { snapshotsTableName, viewName } from './sink.ts';
+import { SinkNotReady, snapshotsTableName, viewName } from './sink.ts';
 import type { OpenNamespace } from './snapshot.ts';
 import type { BillingEventType, BillingRow, SnapshotEndMessage } from './types.ts';
 
@@ -78,10 +78,10 @@ function describe(f: PartialFailure): string {
  * query reading it), as an error that names it and the fix; undefined for any other failure.
  * Terraform creates the tables: record-billing deployed before `terraform apply` meets this.
  */
-export function missingTableError(e: unknown, table: string): Error | undefined {
+export function missingTableError(e: unknown, table: string): SinkNotReady | undefined {
   const err = e as { code?: unknown; errors?: Array<{ reason?: string }>; message?: string } | undefined;
   if (err?.code !== 404 && !err?.errors?.some((x) => x.reason === 'notFound')) return undefined;
-  return new Error(`BigQuery table ${table} not found (${err.message ?? 'HTTP 404'}): run terraform apply (terraform/billing.tf creates it) before deploying record-billing; Pub/Sub redelivers the message until then`);
+  return new SinkNotReady(`BigQuery table ${table} not found (${err.message ?? 'HTTP 404'}): run terraform apply (terraform/billing.tf creates it) before deploying record-billing; Pub/Sub redelivers the message until then`);
 }
 
 /** BigQuery answers TIMESTAMP as BigQueryTimestamp ({ value }). */

@@ -12,7 +12,7 @@ import { openEnvelope, refusedPush, type PushAnswer } from '../reconcile/push.ts
 import { createRuntime, type Runtime } from '../reconcile/runtime.ts';
 import { decodeBillingMessage } from './event.ts';
 import { organizationBillingReader, recordBilling, type RecordDeps } from './record.ts';
-import { openSink, parseSinkSpec } from './sink.ts';
+import { openSink, parseSinkSpec, SinkNotReady } from './sink.ts';
 
 export const RECORD_BILLING = 'record-billing';
 
@@ -54,8 +54,11 @@ export async function handleBillingEnvelope(deps: RecordDeps, body: unknown): Pr
     return { status: 200, body: { acknowledged: true, ...(await recordBilling(deps, decoded.message)) } };
   } catch (e) {
     const transient = e instanceof TransientError;
-    deps.log.log(transient ? 'WARNING' : 'ERROR', transient ? 'billing: transient failure, delivery will be retried' : 'billing: crashed, delivery will be retried', { messageId, error: transient ? (e as Error).message : ((e as Error).stack ?? String(e)) });
-    return { status: transient ? 503 : 500, body: { error: (e as Error).message } };
+    // A sink not set up is the operator's to fix (its error says how), not a crash: no stack.
+    const known = transient || e instanceof SinkNotReady;
+    const what = transient ? 'transient failure' : known ? 'sink not set up' : 'crashed';
+    deps.log.log(transient ? 'WARNING' : 'ERROR', `billing: ${what}, delivery will be retried`, { messageId, error: known ? (e as Error).message : ((e as Error).stack ?? String(e)) });
+    return { status: known ? 503 : 500, body: { error: (e as Error).message } };
   }
 }
 

@@ -4,6 +4,14 @@ import { ConfigError, readSetting } from '../config/settings.ts';
 import type { OpenNamespace, SnapshotListing } from './snapshot.ts';
 import type { BillingRow, SnapshotEndMessage } from './types.ts';
 
+/**
+ * The sink's storage is not set up yet (a BigQuery table terraform has not created): the error
+ * names what is missing and the fix; the delivery is redelivered until it is there.
+ */
+export class SinkNotReady extends Error {
+  override name = 'SinkNotReady';
+}
+
 export interface FailedRow {
   row: BillingRow;
   reason: string;

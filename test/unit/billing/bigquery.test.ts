@@ -160,13 +160,18 @@ describe('BigQuery sink: complete snapshots', () => {
     await expect(sink.saveSnapshot(end, new Date(0))).rejects.toThrow(/^injected/);
   });
 
-  it('record-billing deployed before terraform apply: a snapshot-end answers 500 (redelivered) with that error, logged', async () => {
+  it('record-billing deployed before terraform apply: a snapshot-end answers 503 (redelivered) with that error, logged as the sink not set up, not as a crash', async () => {
     fake.missingTables.add('namespace_events_snapshots');
     const log = collectingLogger();
     const deps: RecordDeps = { sink, log, now: () => new Date('2026-03-02T12:00:00Z'), organizationBilling: async () => ({}) };
     const answer = await handleBillingEnvelope(deps, { message: { data: Buffer.from(JSON.stringify(end)).toString('base64'), messageId: '7', attributes: {} } });
-    expect(answer).toMatchObject({ status: 500, body: { error: expect.stringMatching(/BigQuery table proj\.furnish\.namespace_events_snapshots not found .*run terraform apply/) } });
-    expect(log.lines).toContainEqual(expect.objectContaining({ severity: 'ERROR', message: 'billing: crashed, delivery will be retried' }));
+    expect(answer).toMatchObject({ status: 503, body: { error: expect.stringMatching(/BigQuery table proj\.furnish\.namespace_events_snapshots not found .*run terraform apply/) } });
+    const logged = log.lines.find((l) => l.severity === 'ERROR');
+    expect(logged).toMatchObject({ message: 'billing: sink not set up, delivery will be retried', fields: { error: answer.body.error } });
+    // A crash keeps its stack (500).
+    const crash = await handleBillingEnvelope({ ...deps, sink: { ...sink, saveSnapshot: () => Promise.reject(new TypeError('boom')) } }, { message: { data: Buffer.from(JSON.stringify(end)).toString('base64'), messageId: '8', attributes: {} } });
+    expect(crash.status).toBe(500);
+    expect(log.lines.at(-1)).toMatchObject({ severity: 'ERROR', message: 'billing: crashed, delivery will be retried', fields: { error: expect.stringContaining('TypeError: boom\n    at ') } });
   });
 
   it('latestSnapshot asks the newest snapshot after a TIMESTAMP, and whether it listed the uid', async () => {
