@@ -77,11 +77,16 @@ export interface FanoutTargets {
   alone: string[];
 }
 
-export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], systemNamespaces: readonly string[] = []): FanoutTargets {
-  const alone = new Set(namespaces.filter((ns) => notFurnishedYet(ns, systemNamespaces)).map((ns) => ns.name));
+/**
+ * `deleting`: namespaces being deleted, never messaged: their reconcile would skip them, and what
+ * Furnish put there goes with them.
+ */
+export function fanoutTargets(name: string, t: NamespaceTemplate | null, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], systemNamespaces: readonly string[] = [], deleting: ReadonlySet<string> = new Set()): FanoutTargets {
+  const live = namespaces.filter((ns) => !deleting.has(ns.name));
+  const alone = new Set(live.filter((ns) => notFurnishedYet(ns, systemNamespaces)).map((ns) => ns.name));
   const targets = new Set<string>();
-  if (t && !t.metadata.deletionTimestamp) for (const ns of namespaces) if (matchesNow(t, ns, systemNamespaces)) targets.add(ns.name);
-  const existing = new Set(namespaces.map((n) => n.name));
+  if (t && !t.metadata.deletionTimestamp) for (const ns of live) if (matchesNow(t, ns, systemNamespaces)) targets.add(ns.name);
+  const existing = new Set(live.map((n) => n.name));
   for (const p of parents) if (existing.has(p.namespace) && (p.applied.includes(name) || p.failed.includes(name))) targets.add(p.namespace);
   return { batched: [...targets].filter((n) => !alone.has(n)).sort(), alone: [...alone].sort() };
 }

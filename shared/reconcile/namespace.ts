@@ -27,7 +27,7 @@ import { markTimedOutInitializer } from './initializers.ts';
 import { grantedTemplates, observeNamespace, readNamespace, readTemplates } from './namespace-reads.ts';
 import { applyParent, execute, patchNamespace, postEvent } from './namespace-writes.ts';
 import { sortedUnique, splitList } from './objects.ts';
-import { afterWrites, desiredState, heldSnapshotOutdated, kindsAbsenceDecides, kindsToObserve, planNamespace, unpopulated, type HeldObjects, type PlanInput } from './plan.ts';
+import { afterWrites, desiredState, heldSnapshotOutdated, kindsAbsenceDecides, kindsToObserve, namespaceSkip, planNamespace, unpopulated, type HeldObjects, type PlanInput } from './plan.ts';
 import { confirmTemplates, namedBefore, newlyNamed, plannedFrom, recheckNeeded } from './recheck.ts';
 import { EMPTY_RECORD, readRecord } from './record.ts';
 import { namespaceEvent, warningEvents, type NamespaceOutcome } from './report.ts';
@@ -108,6 +108,9 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   if (!got.ok) return failed(got.reason);
   const ns = got.value;
   if (!ns) return { result: 'gone', namespace: name, writes: 0 };
+  // A namespace being deleted (each step of its deletion is an event) costs no template list.
+  const skip = namespaceSkip(ns, deps.systemNamespaces);
+  if (skip) return { result: 'skipped', namespace: name, writes: 0, reason: skip };
   const listed = await readTemplates(deps.kube, request.fanout ? request.templates : undefined);
   if (!listed.ok) return failed(listed.reason);
   const { templates, listedAt } = listed.value;

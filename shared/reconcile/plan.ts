@@ -67,11 +67,17 @@ export function withRecordedAnnotations(obj: KubeObject, hash: string, policy: D
   return { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata.annotations, [KEY.appliedHash]: hash, [KEY.deletionPolicy]: policy } } };
 }
 
+/** Why a namespace is never furnished, whatever the templates say (decided before they are read); undefined when it may be. */
+export function namespaceSkip(ns: KubeObject, systemNamespaces?: readonly string[]): string | undefined {
+  if (isSystemNamespace(ns.metadata.name ?? '', systemNamespaces)) return 'system namespace';
+  if (ns.metadata.deletionTimestamp) return 'namespace is being deleted';
+  return undefined;
+}
+
 export function desiredState(ns: KubeObject, templates: readonly NamespaceTemplate[], opts: DesiredOptions = {}): DesiredState {
-  const name = ns.metadata.name ?? '';
   const empty = { matched: [], skipped: [], objects: [], warnings: [], problems: [], groupKinds: [] };
-  if (isSystemNamespace(name, opts.systemNamespaces)) return { ...empty, skip: 'system namespace' };
-  if (ns.metadata.deletionTimestamp) return { ...empty, skip: 'namespace is being deleted' };
+  const skip = namespaceSkip(ns, opts.systemNamespaces);
+  if (skip) return { ...empty, skip };
   const match = matchTemplates(namespaceInfo(ns), liveTemplates(templates), { systemNamespaces: opts.systemNamespaces, granted: opts.granted });
   const rendered = renderNamespace(match.matched, renderContextOf(ns));
   const byName = new Map(match.matched.map((t) => [t.metadata.name ?? '', t]));

@@ -68,20 +68,22 @@ function transientOr(what: string, status: number, reason: string | undefined, e
  * listed again (then after the namespaces), so that it is seen with its parent (a namespace not
  * furnished yet is messaged anyway). A quiet fan-out lists them once.
  */
-async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInfo[]; parents: ParentRecord[] }> {
+async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInfo[]; parents: ParentRecord[]; deleting: Set<string> }> {
   const namespaces: NamespaceInfo[] = [];
+  const deleting = new Set<string>();
   const written: NamespaceWrite[] = [];
   const [nsList, first] = await Promise.all([
     listEach(deps.kube, resourcePath(NAMESPACES), { limit: deps.pageSize }, (ns) => {
       const info = namespaceInfo(ns);
       namespaces.push(info);
+      if (ns.metadata.deletionTimestamp) deleting.add(info.name);
       if (!notFurnishedYet(info, deps.systemNamespaces)) written.push({ name: info.name, resourceVersion: ns.metadata.resourceVersion });
     }),
     readParents(deps),
   ]);
   if (!nsList.ok) transientOr('list namespaces', nsList.status, nsList.reason, nsList.error);
   const { parents } = parentsMissed(written, first.parents, first.resourceVersion) ? await readParents(deps) : first;
-  return { namespaces, parents };
+  return { namespaces, parents, deleting };
 }
 
 async function readParents(deps: TemplateDeps): Promise<{ parents: ParentRecord[]; resourceVersion: string }> {
@@ -176,12 +178,12 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
   // A fan-out reads the objects of the kinds whose entries changed since a rollout seen complete; a recount, every kind.
   const kinds = fanningOut && t ? changedKinds(fanoutEntries(t), fanoutBase(t, parseFanoutEntries(t.metadata.annotations?.[KEY.fanoutEntries]))) : null;
   // The namespaces, their parents and the template's objects, read side by side.
-  const [{ namespaces, parents }, live] = await Promise.all([readState(deps), t ? readLive(deps, t, kinds) : null]);
+  const [{ namespaces, parents, deleting }, live] = await Promise.all([readState(deps), t ? readLive(deps, t, kinds) : null]);
   const readMs = Math.round(performance.now() - started);
   let status = t?.status;
 
   if (fanningOut) {
-    const targets = fanoutTargets(name, t, namespaces, parents, deps.systemNamespaces);
+    const targets = fanoutTargets(name, t, namespaces, parents, deps.systemNamespaces, deleting);
     result.targets = targets.batched.length + targets.alone.length;
     result.fannedOut = true;
     const bucket = new TokenBucket(deps.messagesPerSecond ?? 2000, Math.max(1, Math.ceil((deps.messagesPerSecond ?? 2000) / 10)));

@@ -294,4 +294,17 @@ describe('calls per namespace reconcile', () => {
     expect(mine.filter((q) => q.method === 'DELETE').map((q) => q.path)).toEqual(['/api/v1/namespaces/a/configmaps/extra']);
     expect(api.get('v1', 'ConfigMap', 'a', 'extra')).toBeUndefined();
   });
+
+  it('a namespace being deleted costs its read alone (each step of a deletion is an event), and no fan-out messages it', async () => {
+    const { api, deps } = setup();
+    api.put(tpl('base', [quota('50')]));
+    api.put(ns('live'));
+    const ending = ns('ending');
+    api.put({ ...ending, metadata: { ...ending.metadata, deletionTimestamp: '2026-11-23T08:00:00Z' } });
+    const sent = api.requests.length;
+    expect(await reconcileNamespace(deps, 'ending')).toMatchObject({ result: 'skipped', reason: 'namespace is being deleted', writes: 0 });
+    expect(api.requests.slice(sent).map((q) => `${q.method} ${q.path}`)).toEqual(['GET /api/v1/namespaces/ending']);
+    const { messages } = await fanOut(api, deps, 'base');
+    expect(messages.map((m) => m.name)).toEqual(['live']);
+  });
 });

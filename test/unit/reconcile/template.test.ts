@@ -361,6 +361,14 @@ describe('fanoutTargets', () => {
     expect(fanoutTargets('gold', t, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried', 'predates-gold', 'ready'], alone: ['pending', 'pending-other'] });
     expect(fanoutTargets('gold', null, namespaces, parents, ['extra-system'])).toEqual({ batched: ['carried'], alone: ['pending', 'pending-other'] });
   });
+
+  it('never messages a namespace being deleted, pending, matching or carrying the template', () => {
+    const namespaces = [info('ready', { [KEY.phase]: 'ready', tier: 'gold' }), info('ending', { [KEY.phase]: 'ready', tier: 'gold' }), info('pending', { [KEY.phase]: 'pending' }), info('pending-ending', { [KEY.phase]: 'pending' }), info('carried-ending', { [KEY.phase]: 'ready' })];
+    const parents = [{ namespace: 'carried-ending', applied: ['gold'], failed: [] }];
+    const deleting = new Set(['ending', 'pending-ending', 'carried-ending']);
+    expect(fanoutTargets('gold', t, namespaces, parents, [], deleting)).toEqual({ batched: ['ready'], alone: ['pending'] });
+    expect(fanoutTargets('gold', null, namespaces, parents, [], deleting)).toEqual({ batched: [], alone: ['pending'] });
+  });
 });
 
 describe('parentsMissed', () => {
