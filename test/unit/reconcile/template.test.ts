@@ -84,31 +84,19 @@ describe('reconcileTemplate', () => {
     expect(api.get('v1', 'ConfigMap', 'b', 't-cm')).toBeDefined();
   });
 
-  it('a deleted template reaches every namespace that carried it, whose objects are pruned', async () => {
+  it('a deleted template reaches every namespace that carried it, whose objects are pruned; applied again from an export, the old fan-out record among its annotations, it fans out again', async () => {
     const { api, bus, deps } = setup();
     api.put(ns('a', { tier: 'gold' }));
     api.put(tpl('t', { tier: 'gold' }));
     await reconcileTemplate(deps, 't');
     await bus.idle();
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeDefined();
-    await api.client.call({ method: 'DELETE', path: '/apis/furnish.dev/v1alpha1/namespacetemplates/t' });
-    const r = await reconcileTemplate(deps, 't');
-    expect(r).toMatchObject({ deleted: true, targets: 1 });
-    await bus.idle();
-    expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
-  });
-
-  it('an exported template applied again after a delete fans out, though it carries the old fan-out record', async () => {
-    const { api, bus, deps } = setup();
-    api.put(ns('a', { tier: 'gold' }));
-    api.put(tpl('t', { tier: 'gold' }));
-    await reconcileTemplate(deps, 't');
-    await bus.idle();
     // `kubectl get -o yaml`, less what the server sets: the annotations, the record among them, stay.
     const exported = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
     expect(exported.metadata.annotations?.[KEY.fanoutHash]).toBe(`${templateFingerprint(exported)}/uid-t`);
     await api.client.call({ method: 'DELETE', path: '/apis/furnish.dev/v1alpha1/namespacetemplates/t' });
-    await reconcileTemplate(deps, 't');
+    const r = await reconcileTemplate(deps, 't');
+    expect(r).toMatchObject({ deleted: true, targets: 1 });
     await bus.idle();
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
     api.put({ ...exported, metadata: { name: 't', annotations: exported.metadata.annotations, uid: 'uid-t-again' }, status: undefined });
