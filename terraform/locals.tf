@@ -6,8 +6,8 @@ locals {
   # Each listens on its own topic: the relay publishes namespaces and templates separately, and
   # reconcile-template fans out onto the namespaces topic.
   reconcilers = {
-    "reconcile-namespace"    = "namespaces"
-    "reconcile-template"     = "templates"
+    "reconcile-namespace" = "namespaces"
+    "reconcile-template"  = "templates"
     # Trues up Organizations' namespace counts; a second subscription on the namespaces topic.
     "reconcile-organization" = "namespaces"
     "record-billing"         = "billing"

@@ -4,7 +4,7 @@ resource "google_cloudfunctions2_function" "fn" {
   location = var.region
   # Bare names: every part of Furnish addresses a function as <functions URL>/<name> (infra/webhooks,
   # the webhook token audiences), so one deployment per project and region.
-  name     = each.key
+  name = each.key
 
   build_config {
     runtime     = var.runtime
