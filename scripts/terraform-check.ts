@@ -1,10 +1,11 @@
-// `npm run check:terraform`: validates terraform/ offline, where no Terraform binary or provider
+// `npm run check:terraform`: validates terraform/ offline, where no provider
 // download is possible. Every .tf file is parsed with HashiCorp's own HCL parser (compiled to
 // WebAssembly in @cdktn/hcl2json, the maintained continuation of CDKTF's), then checked for what
 // `terraform validate` would catch without providers: undeclared or unused variables, unknown
 // locals, resources, data sources and functions, providers not pinned, outputs without a
 // description, and functions Terraform deploys that `npm run build` does not build.
 import { getExpressionAst, getReferencesInExpression, parse } from '@cdktn/hcl2json';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -237,10 +238,24 @@ export async function checkTerraform(dir: string, builtFunctions: readonly strin
   return [...problems, ...checkModule(module, builtFunctions)];
 }
 
+/**
+ * Terraform's own formatting, where a Terraform binary is on PATH (it needs no provider): the
+ * files it would rewrite, as problems. Undefined when there is no binary to ask.
+ */
+export function formatProblems(dir: string, binary = 'terraform'): Problem[] | undefined {
+  const run = spawnSync(binary, ['fmt', '-check', '-recursive', '-no-color'], { cwd: dir, encoding: 'utf8', env: { ...process.env, TF_CLI_CONFIG_FILE: '/dev/null' } });
+  if (run.error) return undefined;
+  if (run.status === 0) return [];
+  const files = run.stdout.split('\n').filter((l) => l.trim() !== '');
+  return files.length > 0 ? files.map((file) => ({ file, message: 'not formatted as `terraform fmt` writes it (run terraform fmt terraform/)' })) : [{ file: '.', message: `terraform fmt -check failed: ${run.stderr.trim()}` }];
+}
+
 if (import.meta.main) {
   const root = join(import.meta.dirname, '..');
   const built = readdirSync(join(root, 'functions'));
-  const problems = await checkTerraform(join(root, 'terraform'), built);
+  const format = formatProblems(join(root, 'terraform'));
+  if (!format) console.log('terraform: no Terraform binary on PATH, formatting not checked (terraform fmt)');
+  const problems = [...(await checkTerraform(join(root, 'terraform'), built)), ...(format ?? [])];
   for (const p of problems) console.error(`terraform/${p.file}: ${p.message}`);
   console.log(problems.length === 0 ? 'terraform: no problems' : `terraform: ${problems.length} problem(s)`);
   process.exitCode = problems.length === 0 ? 0 : 1;

@@ -1,10 +1,10 @@
 // The offline Terraform check CI runs: the project's own module passes, and each kind of mistake
 // `terraform validate` would catch without providers is reported with its file.
 import { describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkTerraform } from '../../scripts/terraform-check.ts';
+import { checkTerraform, formatProblems } from '../../scripts/terraform-check.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const builtFunctions = readdirSync(join(root, 'functions'));
@@ -79,5 +79,20 @@ describe('terraform check', () => {
     const problems = await check({ 'broken.tf': 'resource "a" "b" {\n  x = \n}\n' });
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^broken\.tf: .*broken\.tf:2,\d+/);
+  });
+
+  it('formatting: the files `terraform fmt -check` names are problems; without a binary, nothing is claimed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'furnish-tf-fmt-'));
+    // A stand-in with terraform's contract: the unformatted files on stdout, exit 3 (the real one runs in `npm run check:terraform`).
+    const fake = (stdout: string, status: number) => {
+      const bin = join(dir, `terraform-${status}`);
+      writeFileSync(bin, `#!/bin/sh\n[ "$1 $2 $3" = "fmt -check -recursive" ] || exit 9\nprintf '${stdout}'\nexit ${status}\n`);
+      chmodSync(bin, 0o755);
+      return bin;
+    };
+    expect(formatProblems(dir, fake('main.tf\\nlocals.tf\\n', 3))?.map((p) => p.file)).toEqual(['main.tf', 'locals.tf']);
+    expect(formatProblems(dir, fake('', 0))).toEqual([]);
+    expect(formatProblems(dir, fake('', 1))?.[0]?.message).toMatch(/^terraform fmt -check failed/);
+    expect(formatProblems(dir, join(dir, 'no-such-terraform'))).toBeUndefined();
   });
 });
