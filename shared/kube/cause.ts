@@ -1,7 +1,9 @@
 // Which delivery an API call serves. The push runtime runs each message inside its cause
 // (push.ts handleEnvelope) and the client stamps it on every request it sends (KubeRequest.cause):
 // on a cluster where other work goes on, a hook at the seam can tell this message's calls from
-// the rest. AsyncLocalStorage follows the awaits, timers and callbacks a reconcile starts.
+// the rest. AsyncLocalStorage follows the awaits, timers and callbacks a reconcile starts. Work
+// that deliveries share (a list in flight others join, discovery, a coalesced recount) carries
+// the cause of the delivery that started it: a count by cause is a lower bound for the others.
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 export interface Cause {

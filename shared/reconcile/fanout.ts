@@ -6,14 +6,29 @@ import type { KubeObject } from '../kube/types.ts';
 import { isSystemNamespace, matchTemplates } from '../render/index.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
 import { sortedUnique, splitList } from './objects.ts';
-import { entryKind, fanoutRecord, type FanoutEntries } from './fingerprints.ts';
+import { entryKind, fanoutRecord, recordedFingerprint, templateFingerprint, type FanoutEntries } from './fingerprints.ts';
 import { writtenAfter } from '../kube/revisions.ts';
 
 
-/** A deleted template always fans out; otherwise only when its fingerprint moved since the last fan-out (or that was another object's). */
+/**
+ * A deleted template always fans out; otherwise only when its fingerprint moved since the last
+ * fan-out, or that fan-out was another object's (an exported template applied again after a
+ * delete: a new object carrying the old record) and this one's own status does not vouch for the
+ * rollout. A record of the same content written for another uid, or before the record named the
+ * uid, is enough while this object is Ready at its generation: a GitOps tool that writes back the
+ * record of the manifest it holds does not cause a fan-out at every resync.
+ */
 export function fanoutNeeded(t: NamespaceTemplate | null): boolean {
   if (!t) return true;
-  return t.metadata.annotations?.[KEY.fanoutHash] !== fanoutRecord(t);
+  const recorded = t.metadata.annotations?.[KEY.fanoutHash];
+  if (recorded === fanoutRecord(t)) return false;
+  return !(recordedFingerprint(recorded) === templateFingerprint(t) && readyGeneration(t) === t.metadata.generation);
+}
+
+/** The generation the template's status says is rolled out everywhere (Ready, decided by a recount of every kind); undefined while not Ready. */
+function readyGeneration(t: NamespaceTemplate): number | undefined {
+  const ready = t.status?.conditions?.find((c) => c.type === 'Ready');
+  return ready?.status === 'True' ? ready.observedGeneration : undefined;
 }
 
 /** Bookkeeping a namespace's ApplySet parent records for the templates. */
@@ -113,8 +128,7 @@ export function changedKinds(now: FanoutEntries, before: FanoutEntries | null): 
  * none: every kind is read, as a fan-out always did.
  */
 export function fanoutBase(t: NamespaceTemplate, recorded: FanoutEntries | null): FanoutEntries | null {
-  const ready = t.status?.conditions?.find((c) => c.type === 'Ready');
-  return recorded && ready?.status === 'True' && ready.observedGeneration === recorded.g ? recorded : null;
+  return recorded && readyGeneration(t) === recorded.g ? recorded : null;
 }
 
 /** Names per list of a batch's namespaces: a selector of a hundred names of at most 63 characters stays well inside any URL limit. */

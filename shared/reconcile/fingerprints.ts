@@ -28,6 +28,11 @@ export function fanoutRecord(t: NamespaceTemplate): string {
   return `${templateFingerprint(t)}/${t.metadata.uid ?? ''}`;
 }
 
+/** The fingerprint part of a fan-out record (all of one written before the record named the uid). */
+export function recordedFingerprint(record: string | undefined): string | undefined {
+  return record?.split('/')[0];
+}
+
 /**
  * What a fan-out propagated, entry by entry: `g`, the template's generation; `s`, the fingerprint
  * of everything templateFingerprint covers but the entries (selector, mode, policy annotations: a

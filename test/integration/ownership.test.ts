@@ -153,7 +153,7 @@ describe('calls per namespace reconcile', () => {
     // for this template's messages count (reconcile-template's for it, its batches'), by their cause.
     const ours = sent.filter((r) => causedBy(r, name));
     // Besides its batch, a fan-out messages every namespace still pending, anywhere (fanout.ts
-    // fanoutTargets): on a shared cluster, other suites' (none on kube-sim). Each costs its read and a template list.
+    // fanoutTargets): on a shared cluster, other suites' (none on kube-sim), each a reconcile of its own.
     const elsewhere = ours.filter((r) => r.cause!.kind === 'Namespace' && !r.cause!.name.startsWith(`${name}#`));
     const pendingElsewhere = new Set(elsewhere.map((r) => r.cause!.name));
     const inNamespace = (r: KubeRequest, ns: string) => r.path === `/api/v1/namespaces/${ns}` || r.path.startsWith(`/api/v1/namespaces/${ns}/`);
@@ -164,14 +164,13 @@ describe('calls per namespace reconcile', () => {
     process.stdout.write(`calls per namespace for a one-object fan-out (${cluster.isSimulated ? 'kube-sim' : 'real server'}): ${perNamespace.join(', ')}; template lists: ${templateLists}; `
       + `pending namespaces elsewhere messaged: ${pendingElsewhere.size}, ${elsewhere.length} calls; template lists for other messages meanwhile: ${theirs}\n`);
     // What a failure needs to be understood: this fan-out's calls, in order, with their cause.
-    if (templateLists > 3 || elsewhere.length > 2 * pendingElsewhere.size) process.stdout.write(`${ours.map((r) => `${r.at - ours[0]!.at} ms #${r.attempt} ${r.method} ${r.path}${r.query ? ` ${JSON.stringify(r.query)}` : ''} <- ${r.cause!.kind}/${r.cause!.name}`).join('\n')}\n`);
+    if (templateLists > 3) process.stdout.write(`${ours.map((r) => `${r.at - ours[0]!.at} ms #${r.attempt} ${r.method} ${r.path}${r.query ? ` ${JSON.stringify(r.query)}` : ''} <- ${r.cause!.kind}/${r.cause!.name}`).join('\n')}\n`);
     // At least the write each namespace got (a cause lost on the way would leave none counted).
     for (const calls of perNamespace) expect(calls).toBeGreaterThanOrEqual(1);
     for (const calls of perNamespace) expect(calls).toBeLessThanOrEqual(1 + 2);
     // reconcile-template's, and its one batch's: as it runs and after its writes (recheck.ts).
     expect(templateLists).toBeGreaterThanOrEqual(1);
     expect(templateLists).toBeLessThanOrEqual(3);
-    expect(elsewhere.length).toBeLessThanOrEqual(2 * pendingElsewhere.size);
     // Alone on kube-sim, every list is this fan-out's (a call the cause did not follow would show here), and nothing else is pending.
     if (cluster.isSimulated) expect([theirs, pendingElsewhere.size]).toEqual([0, 0]);
     // Nothing else wrote in these namespaces, and this fan-out wrote the changed object alone: the

@@ -172,16 +172,22 @@ describe('reconcileTemplate', () => {
     await recount();
     expect(readyOf()).toMatchObject({ status: 'True', observedGeneration: 4 });
 
-    // A record from before it named the uid (README, Upgrading): one fan-out, which reads no kind
-    // cluster-wide, and whose namespaces write nothing (only dry runs, reads and the record).
-    const older = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
-    api.put({ ...older, metadata: { ...older.metadata, annotations: { ...older.metadata.annotations, [KEY.fanoutHash]: templateFingerprint(older) } } });
+    // A record of the same content written for another object (a GitOps tool writing back the
+    // manifest's), or before the record named the uid (README, Upgrading): this object is Ready at
+    // its generation, so no fan-out. Not Ready at it (a new object, a rollout not seen complete): one.
+    const vouched = api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate;
+    const recordAs = (record: string, status = vouched.status) => api.put({ ...vouched, metadata: { ...vouched.metadata, annotations: { ...vouched.metadata.annotations, [KEY.fanoutHash]: record } }, status });
+    for (const record of [`${templateFingerprint(vouched)}/uid-of-the-exported-one`, templateFingerprint(vouched)]) {
+      recordAs(record);
+      expect(await reconcileTemplate(withResolver, 't')).toMatchObject({ fannedOut: false });
+    }
+    recordAs(templateFingerprint(vouched), { ...vouched.status, conditions: vouched.status?.conditions?.map((c) => (c.type === 'Ready' ? { ...c, observedGeneration: 3 } : c)) });
     api.requests.length = 0;
     expect(await reconcileTemplate(withResolver, 't')).toMatchObject({ fannedOut: true, targets: 3 });
     await bus.idle();
-    expect([listedCluster('configmaps'), listedCluster('serviceaccounts')]).toEqual([0, 0]);
     expect(api.writes().filter((r) => r.path.startsWith('/api/v1/namespaces/') && r.query?.dryRun === undefined)).toEqual([]);
-    expect(await reconcileTemplate(withResolver, 't')).toMatchObject({ fannedOut: false });
+    expect((api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate).metadata.annotations?.[KEY.fanoutHash]).toBe(`${templateFingerprint(vouched)}/uid-t`);
+    await recount();
 
     // Around the entries (the selector): every kind again.
     await change(two({ a: '3' }, { tier: 'gold', extra: 'no' }));
