@@ -92,7 +92,7 @@ export function organizationBillingReader(kubeFor: (cluster: string) => Promise<
     const res = await kube.call<{ spec?: { billing?: unknown } }>({ method: 'GET', path: `/apis/furnish.dev/v1alpha1/organizations/${encodeURIComponent(organization)}` });
     let billing: Record<string, string> = {};
     if (res.ok) billing = stringMap(res.data?.spec?.billing);
-    else if (classifyApiError({ status: res.status, reason: res.reason }).class === 'transient') {
+    else if (classifyApiError({ status: res.status, reason: res.reason, message: res.error }).class === 'transient') {
       throw new TransientError(`reading organization ${organization}: ${statusMessage(res.data, res.error ?? `HTTP ${res.status}`)}`, { status: res.status, reason: res.reason });
     } else if (res.status !== 404) log.log('WARNING', 'organization not readable: row without its billing fields', { cluster, organization, status: res.status, error: res.error });
     cache.set(key, { at: now(), billing });

@@ -123,7 +123,7 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
     for (let attempt = 1; ; attempt += 1) {
       const res = await attemptOnce<T>(req, attempt);
       if (res.ok || req.expected?.(res)) return res;
-      const transient = classifyApiError({ status: res.status, reason: res.reason }).class === 'transient';
+      const transient = classifyApiError({ status: res.status, reason: res.reason, message: res.error }).class === 'transient';
       if (!transient || !hasAttemptsLeft(p, attempt)) {
         metrics.failures += 1;
         return res;

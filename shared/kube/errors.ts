@@ -20,9 +20,19 @@ export interface Classification {
 
 const TRANSIENT_STATUS = new Set([0, 408, 425, 429, 500, 502, 503, 504]);
 
+/**
+ * A 500 no retry mends: kube-apiserver could not convert the object a server-side apply sent (a
+ * quantity that does not parse, a string where a number belongs: a template token rendered into
+ * such a field). It answers code 500, no reason, "failed to convert new object ...".
+ */
+export function unconvertible(failure: ApiFailure): boolean {
+  return failure.status === 500 && failure.reason === undefined && (failure.message ?? '').startsWith('failed to convert new object ');
+}
+
 /** 409 means two very different things: a conflict (retry) or AlreadyExists (the caller decides). */
 export function classifyApiError(failure: ApiFailure): Classification {
   const { status, reason } = failure;
+  if (unconvertible(failure)) return { class: 'permanent', why: 'HTTP 500 (the API server cannot convert the object: a field holds a value of the wrong form)' };
   if (TRANSIENT_STATUS.has(status)) return { class: 'transient', why: status === 0 ? 'no response (network or timeout)' : `HTTP ${status}${reason ? ` ${reason}` : ''}` };
   if (status === 409 && reason !== 'AlreadyExists') return { class: 'transient', why: `HTTP 409 ${reason ?? 'Conflict'}` };
   // 401 usually means an expired token that the next attempt refreshes.

@@ -95,51 +95,58 @@ export function formatQuantity(q: ParsedQuantity): string {
 type Json = Record<string, unknown>;
 const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Replaces every quantity in a ResourceList (a map of resource name → quantity). */
-function normaliseList(list: unknown): void {
-  if (!isRecord(list)) return;
-  for (const [k, v] of Object.entries(list)) {
-    const canonical = typeof v === 'string' || typeof v === 'number' ? canonicalQuantity(String(v)) : null;
-    if (canonical !== null) list[k] = canonical;
-  }
-}
+const records = (list: unknown): [Json, string, unknown][] => (isRecord(list) ? Object.entries(list).map(([k, v]) => [list, k, v]) : []);
 
-function containerResources(podSpec: unknown): void {
-  if (!isRecord(podSpec)) return;
+/** The quantities of a pod spec's containers, and its overhead. */
+function containerLists(podSpec: unknown): unknown[] {
+  if (!isRecord(podSpec)) return [];
+  const lists: unknown[] = [podSpec.overhead];
   for (const field of ['containers', 'initContainers', 'ephemeralContainers']) {
-    for (const c of Array.isArray(podSpec[field]) ? podSpec[field] : []) {
-      if (!isRecord(c) || !isRecord(c.resources)) continue;
-      normaliseList(c.resources.limits);
-      normaliseList(c.resources.requests);
-    }
+    for (const c of Array.isArray(podSpec[field]) ? podSpec[field] : []) if (isRecord(c) && isRecord(c.resources)) lists.push(c.resources.limits, c.resources.requests);
   }
-  normaliseList(podSpec.overhead);
+  return lists;
 }
 
 const at = (o: unknown, ...path: string[]): unknown => path.reduce<unknown>((v, k) => (isRecord(v) ? v[k] : undefined), o);
 
-/** The ResourceLists of each kind a template is likely to hold. */
-const BY_KIND: Record<string, (obj: Json) => void> = {
-  'v1/ResourceQuota': (o) => {
-    normaliseList(at(o, 'spec', 'hard'));
-    normaliseList(at(o, 'status', 'hard'));
-    normaliseList(at(o, 'status', 'used'));
-  },
+/** The ResourceLists (maps of resource name → quantity) of each kind a template is likely to hold. */
+const LISTS_BY_KIND: Record<string, (obj: Json) => unknown[]> = {
+  'v1/ResourceQuota': (o) => [at(o, 'spec', 'hard'), at(o, 'status', 'hard'), at(o, 'status', 'used')],
   'v1/LimitRange': (o) => {
     const limits = at(o, 'spec', 'limits');
-    for (const l of Array.isArray(limits) ? limits : []) for (const f of ['max', 'min', 'default', 'defaultRequest', 'maxLimitRequestRatio']) normaliseList(at(l, f));
+    return (Array.isArray(limits) ? limits : []).flatMap((l) => ['max', 'min', 'default', 'defaultRequest', 'maxLimitRequestRatio'].map((f) => at(l, f)));
   },
-  'v1/PersistentVolumeClaim': (o) => {
-    normaliseList(at(o, 'spec', 'resources', 'requests'));
-    normaliseList(at(o, 'spec', 'resources', 'limits'));
-  },
-  'v1/Pod': (o) => containerResources(o.spec),
+  'v1/PersistentVolumeClaim': (o) => [at(o, 'spec', 'resources', 'requests'), at(o, 'spec', 'resources', 'limits')],
+  'v1/Pod': (o) => containerLists(o.spec),
 };
-for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']) BY_KIND[`apps/${kind}`] = (o) => containerResources(at(o, 'spec', 'template', 'spec'));
-BY_KIND['batch/Job'] = (o) => containerResources(at(o, 'spec', 'template', 'spec'));
-BY_KIND['batch/CronJob'] = (o) => containerResources(at(o, 'spec', 'jobTemplate', 'spec', 'template', 'spec'));
+for (const kind of ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']) LISTS_BY_KIND[`apps/${kind}`] = (o) => containerLists(at(o, 'spec', 'template', 'spec'));
+LISTS_BY_KIND['batch/Job'] = (o) => containerLists(at(o, 'spec', 'template', 'spec'));
+LISTS_BY_KIND['batch/CronJob'] = (o) => containerLists(at(o, 'spec', 'jobTemplate', 'spec', 'template', 'spec'));
+
+/** Every quantity of an object of a built-in kind (`group` '' for core): the map holding it, its key, its value. */
+function quantitiesOf(group: string, kind: string, obj: Json): [Json, string, unknown][] {
+  return (LISTS_BY_KIND[`${group || 'v1'}/${kind}`]?.(obj) ?? []).flatMap(records);
+}
+
+const quantityText = (v: unknown): string | null => (typeof v === 'string' || typeof v === 'number' ? String(v) : null);
 
 /** Normalises, in place, the quantities of an object of a built-in kind (`group` '' for core). */
 export function normaliseQuantities(group: string, kind: string, obj: Json): void {
-  BY_KIND[`${group || 'v1'}/${kind}`]?.(obj);
+  for (const [list, key, value] of quantitiesOf(group, kind, obj)) {
+    const text = quantityText(value);
+    const canonical = text === null ? null : canonicalQuantity(text);
+    if (canonical !== null) list[key] = canonical;
+  }
 }
+
+/**
+ * Whether a quantity of the object does not parse: the API server cannot decode it (a create or an
+ * update: 400; a server-side apply: 500, "failed to convert new object"; a patch: 422).
+ */
+export function hasInvalidQuantity(group: string, kind: string, obj: Json): boolean {
+  return quantitiesOf(group, kind, obj).some(([, , value]) => {
+    const text = quantityText(value);
+    return text !== null && canonicalQuantity(text) === null;
+  });
+}
+

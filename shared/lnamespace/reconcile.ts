@@ -38,7 +38,7 @@ const INFO: Record<string, ResourceInfo> = { Namespace: NAMESPACES, RoleBinding:
 class PermanentReadError extends Error {}
 
 function transientOr(what: string, res: KubeResponse<unknown>): string {
-  const c = classifyApiError({ status: res.status, reason: res.reason });
+  const c = classifyApiError({ status: res.status, reason: res.reason, message: res.error });
   if (c.class === 'transient') throw new TransientError(`${what}: ${c.why}: ${res.error ?? ''}`, { status: res.status, reason: res.reason, message: res.error });
   return `${what}: ${c.why}: ${res.error ?? ''}`;
 }
@@ -115,7 +115,7 @@ async function converge(deps: LnsDeps, name: string): Promise<LnsResult> {
     writes += 1;
     const res = await execute(deps, w);
     if (res.ok || (w.op === 'delete' && res.status === 404)) return;
-    const c = classifyApiError({ status: res.status, reason: res.reason });
+    const c = classifyApiError({ status: res.status, reason: res.reason, message: res.error });
     (c.class === 'transient' ? transient : failures).push(`${w.op} ${w.key}: ${c.why}: ${res.error ?? ''}`);
   };
   const [first, ...rest] = plan.writes;

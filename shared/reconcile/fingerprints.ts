@@ -3,6 +3,7 @@
 // records the hash it fanned out. One home for both, so neither borrows the other's logic.
 import { createHash } from 'node:crypto';
 import { KEY, PHASE } from '../keys.ts';
+import { INITIALIZER_KEY } from '../initializers/keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
 import { groupKindOf } from './objects.ts';
@@ -71,15 +72,19 @@ export function parseFanoutEntries(raw: string | undefined): FanoutEntries | nul
   }
 }
 
+/** Annotations Furnish writes on a namespace as its own bookkeeping: its reconciler's record and verdict, the initializers' progress. */
+const BOOKKEEPING_ANNOTATIONS: ReadonlySet<string> = new Set([KEY.applied, KEY.failure, INITIALIZER_KEY.initializers, INITIALIZER_KEY.initializerFailed]);
+
 /**
- * What the namespace reconciler sees of a namespace: labels (phase aside), the annotations it
- * reads, deletion. The reconciler's own phase=ready write leaves it unchanged, so the relay does
- * not send the namespace straight back (see namespaceChangeMatters).
+ * What the namespace reconciler sees of a namespace: labels (phase aside), annotations (a template
+ * renders any of them, $(ANNOTATION:key|default); opt-out, creator) but Furnish's own bookkeeping,
+ * deletion. The reconciler's own writes (phase=ready, its record) leave it unchanged, so the relay
+ * does not send the namespace straight back (see namespaceChangeMatters).
  */
 export function namespaceFingerprint(ns: KubeObject): string {
   const { [KEY.phase]: _phase, ...labels } = ns.metadata.labels ?? {};
-  const a = ns.metadata.annotations ?? {};
-  const relevant = { labels, creator: a[KEY.creator] ?? null, optOut: a[KEY.optOut] ?? null, deleting: Boolean(ns.metadata.deletionTimestamp) };
+  const annotations = Object.entries(ns.metadata.annotations ?? {}).filter(([k]) => !BOOKKEEPING_ANNOTATIONS.has(k)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const relevant = { labels, annotations, deleting: Boolean(ns.metadata.deletionTimestamp) };
   return createHash('sha256').update(JSON.stringify(relevant)).digest('hex').slice(0, 16);
 }
 

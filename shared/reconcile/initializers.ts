@@ -19,7 +19,7 @@ export const CONFIGURATIONS: ResourceInfo = { group: 'furnish.dev', version: 'v1
 async function patchNamespace(kube: KubeClient, name: string, patch: MetadataPatch, what: string, log: Logger): Promise<boolean> {
   const res = await mergePatch(kube, resourcePath(NAMESPACES, undefined, name), patch);
   if (res.ok) return true;
-  const c = classifyApiError({ status: res.status, reason: res.reason });
+  const c = classifyApiError({ status: res.status, reason: res.reason, message: res.error });
   if (c.class === 'transient') throw new TransientError(`${what} of ${name}: ${c.why}`, { status: res.status, reason: res.reason });
   log.log('ERROR', `could not ${what}`, { namespace: name, status: res.status, error: res.error });
   return false;
@@ -36,7 +36,7 @@ export async function markTimedOutInitializer(kube: KubeClient, ns: KubeObject, 
   if (!pending?.length || pending[0] === FURNISH_INITIALIZER) return 0;
   const { result, items } = await listAll(kube, resourcePath(CONFIGURATIONS));
   if (!result.ok && result.status !== 404) {
-    const c = classifyApiError({ status: result.status, reason: result.reason });
+    const c = classifyApiError({ status: result.status, reason: result.reason, message: result.error });
     if (c.class === 'transient') throw new TransientError(`list ${CONFIG_RESOURCE}: ${c.why}`, { status: result.status, reason: result.reason });
     log.log('ERROR', `could not list ${CONFIG_RESOURCE}`, { status: result.status, error: result.error });
     return 0;

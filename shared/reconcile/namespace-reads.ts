@@ -28,7 +28,7 @@ export interface ReadDeps {
 
 /** A failed read: transient ones throw (redelivery), permanent ones are answered with the reason. */
 export function failRead(what: string, res: Pick<KubeResponse<unknown>, 'status' | 'reason' | 'error'>): string {
-  const c = classifyApiError({ status: res.status, reason: res.reason });
+  const c = classifyApiError({ status: res.status, reason: res.reason, message: res.error });
   if (c.class === 'transient') throw new TransientError(`${what}: ${c.why}: ${res.error ?? ''}`, { status: res.status, reason: res.reason, message: res.error });
   return `${what}: ${c.why}: ${res.error ?? ''}`;
 }

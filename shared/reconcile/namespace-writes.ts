@@ -44,7 +44,7 @@ export function newExecution(): Execution {
 }
 
 function recordFailure(exec: Execution, template: string, key: string, hash: string, res: KubeResponse<unknown>): void {
-  const c = classifyApiError({ status: res.status, reason: res.reason });
+  const c = classifyApiError({ status: res.status, reason: res.reason, message: res.error });
   if (c.class === 'transient') exec.transient.push(`${key}: ${c.why}`);
   else exec.failures.push({ template, key, hash, status: res.status, reason: res.reason ?? c.why, message: res.error ?? '' });
 }
@@ -114,7 +114,7 @@ async function unmake(deps: WriteDeps, exec: Execution, m: Made): Promise<void> 
     forget(exec, m);
     return;
   }
-  const c = classifyApiError({ status: res.status, reason: res.reason });
+  const c = classifyApiError({ status: res.status, reason: res.reason, message: res.error });
   if (c.class === 'transient') exec.transient.push(`${want.key}: roll back template ${want.template}: ${c.why}`);
   else leftBehind(res.status, res.reason ?? c.why, res.error ?? c.why);
 }
@@ -191,7 +191,7 @@ export async function postEvent(deps: WriteDeps, ns: KubeObject, draft: ReturnTy
 export async function patchNamespace(deps: WriteDeps, name: string, patch: MetadataPatch): Promise<string | null> {
   const res = await mergePatch(deps.kube, resourcePath(NAMESPACES, undefined, name), patch);
   if (res.ok) return null;
-  const c = classifyApiError({ status: res.status, reason: res.reason });
+  const c = classifyApiError({ status: res.status, reason: res.reason, message: res.error });
   if (c.class === 'transient') throw new TransientError(`write namespace ${name}: ${c.why}`, { status: res.status, reason: res.reason });
   deps.log.log('ERROR', 'could not write namespace', { namespace: name, keys: Object.keys(patch.metadata.annotations ?? {}).concat(Object.keys(patch.metadata.labels ?? {})), status: res.status, error: res.error });
   return c.why;

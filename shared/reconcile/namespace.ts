@@ -27,10 +27,12 @@ import { markTimedOutInitializer } from './initializers.ts';
 import { grantedTemplates, observeNamespace, readNamespace, readTemplates } from './namespace-reads.ts';
 import { applyParent, execute, patchNamespace, postEvent } from './namespace-writes.ts';
 import { sortedUnique, splitList } from './objects.ts';
-import { afterWrites, desiredState, heldSnapshotOutdated, kindsAbsenceDecides, kindsToObserve, namespaceSkip, planNamespace, unpopulated, type HeldObjects, type PlanInput } from './plan.ts';
+import { afterWrites, desiredState, heldSnapshotOutdated, kindsAbsenceDecides, kindsToObserve, namespaceInfo, namespaceSkip, planNamespace, unpopulated, type HeldObjects, type PlanInput } from './plan.ts';
 import { confirmTemplates, namedBefore, newlyNamed, plannedFrom, recheckNeeded } from './recheck.ts';
 import { EMPTY_RECORD, readRecord } from './record.ts';
 import { namespaceEvent, warningEvents, type NamespaceOutcome } from './report.ts';
+import { heldBackBy, maybeCountedPending } from './template-status.ts';
+import type { NamespaceTemplate } from '../render/types.ts';
 
 export { EVENT_COMPONENT } from './namespace-writes.ts';
 
@@ -95,6 +97,22 @@ async function observeFor(deps: NamespaceDeps, name: string, first: readonly str
   return read.ok && read.value.parent ? observeNamespace(deps, name, all) : read;
 }
 
+/** A namespace being deleted: the templates whose status it may hold back recount without it (heldBackBy). */
+async function notifyLeaving(deps: NamespaceDeps, ns: KubeObject): Promise<void> {
+  if (!deps.notifyTemplates) return;
+  const info = namespaceInfo(ns);
+  let templates: NamespaceTemplate[] | null = null;
+  if (maybeCountedPending(info)) {
+    const listed = await readTemplates(deps.kube);
+    // Best effort, as every notice: the resync recounts anyway.
+    if (listed.ok) templates = listed.value.templates;
+  }
+  const held = heldBackBy(info, readRecord(ns)?.failed ?? [], templates, deps.systemNamespaces);
+  if (held.length === 0) return;
+  deps.log.log('INFO', 'namespace being deleted: its templates recount without it', { namespace: info.name, templates: held });
+  await deps.notifyTemplates(held).catch((e: unknown) => deps.log.log('WARNING', 'could not notify reconcile-template', { namespace: info.name, error: String(e) }));
+}
+
 /** Writes in a ready namespace: the templates they concern are checked after them (recheck.ts), by the batch when there is one. */
 async function recheck(deps: NamespaceDeps, name: string, planned: string[]): Promise<void> {
   if (deps.recheckTemplates) deps.recheckTemplates(planned);
@@ -108,9 +126,13 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   if (!got.ok) return failed(got.reason);
   const ns = got.value;
   if (!ns) return { result: 'gone', namespace: name, writes: 0 };
-  // A namespace being deleted (each step of its deletion is an event) costs no template list.
+  // A namespace being deleted (each step of its deletion is an event) costs no template list,
+  // unless templates may count it pending: they are told it is leaving.
   const skip = namespaceSkip(ns, deps.systemNamespaces);
-  if (skip) return { result: 'skipped', namespace: name, writes: 0, reason: skip };
+  if (skip) {
+    if (ns.metadata.deletionTimestamp) await notifyLeaving(deps, ns);
+    return { result: 'skipped', namespace: name, writes: 0, reason: skip };
+  }
   const listed = await readTemplates(deps.kube, request.fanout ? request.templates : undefined);
   if (!listed.ok) return failed(listed.reason);
   const { templates, listedAt } = listed.value;

@@ -49,12 +49,12 @@ export function namespaceInfo(ns: KubeObject): NamespaceInfo {
 }
 
 export function renderContextOf(ns: KubeObject): RenderContext {
-  return {
-    namespace: ns.metadata.name ?? '',
-    creator: ns.metadata.annotations?.[KEY.creator] ?? '',
-    organization: ns.metadata.labels?.[KEY.organization] ?? '',
-    annotations: { ...ns.metadata.annotations },
-  };
+  return renderContextOfInfo(namespaceInfo(ns));
+}
+
+/** What a template renders from for a namespace: its name, creator, organization and annotations ($(ANNOTATION:key|default)). */
+export function renderContextOfInfo(ns: NamespaceInfo): RenderContext {
+  return { namespace: ns.name, creator: ns.annotations[KEY.creator] ?? '', organization: ns.labels[KEY.organization] ?? '', annotations: ns.annotations };
 }
 
 /** Templates that are being deleted no longer count: their objects are pruned per policy. */

@@ -4,12 +4,13 @@
 // A namespace counts as applied only when it holds the objects of the template's current
 // generation, so Ready never says True while a spec edit is still on its way; failures are
 // counted and listed with the reason the namespace itself records.
-import { KEY } from '../keys.ts';
+import { KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { renderNamespace, type NamespaceInfo, type NamespaceTemplate, type TemplateFailure } from '../render/index.ts';
+import { isOptedOut, renderNamespace, type NamespaceInfo, type NamespaceTemplate, type TemplateFailure } from '../render/index.ts';
 import { matchesNow, type ParentRecord } from './fanout.ts';
 import { groupKindOf, keyOf } from './objects.ts';
 import { failureLineFor } from './phase.ts';
+import { renderContextOfInfo } from './plan.ts';
 import { MAX_RECENT_FAILURES, type TemplateCounts } from './report.ts';
 
 /** What a template's objects hold in the cluster: object key → its furnish.dev/hash. */
@@ -47,11 +48,8 @@ export function liveHashes(objects: readonly KubeObject[]): Map<string, string> 
  * unchanged, fanout.ts changedKinds).
  */
 export function holdsCurrent(t: NamespaceTemplate, ns: NamespaceInfo, live: LiveHashes, only: readonly string[] | null = null): boolean {
-  const rendered = renderNamespace([t], {
-    namespace: ns.name,
-    creator: ns.annotations[KEY.creator] ?? '',
-    organization: ns.labels[KEY.organization] ?? '',
-  });
+  // The same context the namespace's own reconcile renders from, annotations included.
+  const rendered = renderNamespace([t], renderContextOfInfo(ns));
   if (rendered.problems.length > 0) return false;
   const createOnly = t.spec.mode === 'CreateOnly';
   const judged = only ? rendered.objects.filter((o) => only.includes(groupKindOf(o.object.apiVersion, o.object.kind))) : rendered.objects;
@@ -68,6 +66,23 @@ export interface TemplateTally extends TemplateCounts {
  * Counts for `t`: matched (selected now), applied (the parent says so and, when `live` is given,
  * the objects are this generation's), failed (the parent says so), with the failures' reasons.
  */
+/**
+ * The templates a namespace being deleted may still hold back, counted by tallyTemplate as failed
+ * (its record) or, while it is not ready, as pending (every template matching it): told when its
+ * deletion starts, their recount leaves it out (reconcile-template counts no namespace being
+ * deleted) rather than waiting for the resync. `templates` is null when it is ready: none to match.
+ * An opted-out namespace matches none.
+ */
+export function heldBackBy(ns: NamespaceInfo, failed: readonly string[], templates: readonly NamespaceTemplate[] | null, systemNamespaces: readonly string[] = []): string[] {
+  const matching = (templates ?? []).filter((t) => matchesNow(t, ns, systemNamespaces)).map((t) => t.metadata.name ?? '');
+  return [...new Set([...failed, ...matching])].sort();
+}
+
+/** Whether a namespace being deleted may be counted pending by a template it matches (its phase is not ready, and it is not opted out). */
+export function maybeCountedPending(ns: NamespaceInfo): boolean {
+  return ns.labels[KEY.phase] !== PHASE.ready && !isOptedOut(ns);
+}
+
 export function tallyTemplate(t: NamespaceTemplate, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], live: LiveHashes | null, systemNamespaces: readonly string[] = [], only: readonly string[] | null = null): TemplateTally {
   const name = t.metadata.name ?? '';
   const byNamespace = new Map(parents.map((p) => [p.namespace, p]));

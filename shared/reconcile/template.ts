@@ -179,6 +179,8 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
   const kinds = fanningOut && t ? changedKinds(fanoutEntries(t), fanoutBase(t, parseFanoutEntries(t.metadata.annotations?.[KEY.fanoutEntries]))) : null;
   // The namespaces, their parents and the template's objects, read side by side.
   const [{ namespaces, parents, deleting }, live] = await Promise.all([readState(deps), t ? readLive(deps, t, kinds) : null]);
+  // A namespace being deleted no longer counts: one still pending or failed would hold Ready back until it is gone (heldBackBy).
+  const present = namespaces.filter((ns) => !deleting.has(ns.name));
   const readMs = Math.round(performance.now() - started);
   let status = t?.status;
 
@@ -190,7 +192,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     const cause = `template/${name}@${t?.metadata.resourceVersion ?? 'deleted'}`;
     const batch = Math.max(1, Math.min(deps.batch ?? DEFAULT_FANOUT_BATCH, MAX_FANOUT_TARGETS));
     const every = Math.max(batch, deps.progressEvery ?? 2000);
-    const counts0 = t ? tallyTemplate(t, namespaces, parents, null, deps.systemNamespaces) : null;
+    const counts0 = t ? tallyTemplate(t, present, parents, null, deps.systemNamespaces) : null;
     const messages = fanoutMessages({ cluster: deps.cluster, template: name, cause, digest: templatesDigest(all), batch, namespacesInCluster: namespaces.length, heldKinds: kinds }, targets, live);
     const total = result.targets;
     // A batch takes the namespaces topic; a namespace messaged alone is pending: the relay's pending lane.
@@ -225,7 +227,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     }
   }
   if (!t) return result;
-  const tally = tallyTemplate(t, namespaces, parents, live?.hashes ?? null, deps.systemNamespaces, kinds);
+  const tally = tallyTemplate(t, present, parents, live?.hashes ?? null, deps.systemNamespaces, kinds);
   const counted = templateStatus(status, tally, now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined, tally.failures);
   const next = kinds === null ? counted : readyUnraised(status, counted);
   if (statusDiffers(t.status, next)) {

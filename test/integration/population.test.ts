@@ -226,6 +226,39 @@ describe('population through the relay and the in-process bus', () => {
     await deleteTemplate(admin, t.metadata.name!);
   });
 
+  kubectlGate.it('a namespace that failed, once deleted, no longer holds the template\'s Ready back (it tells the template as its deletion starts)', async () => {
+    const label = uniq('leave');
+    const [fine, broken] = [uniq('leave'), uniq('leave')];
+    const name = uniq('leaving');
+    // The quota comes from each namespace: the broken one's is not a quantity, so the server refuses it.
+    await namespace(fine, { leave: label }, { 'example.com/pods': '10' });
+    await namespace(broken, { leave: label }, { 'example.com/pods': 'lots' });
+    await template({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name }, spec: { namespaces: { labelSelector: { matchLabels: { leave: label } } }, templates: [{ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'pods' }, spec: { hard: { pods: '$(ANNOTATION:example.com/pods|5)' } } }] } });
+    await waitFor(`${broken} failed`, async () => (await get(admin, `/api/v1/namespaces/${broken}`))?.metadata.labels?.[KEY.phase] === 'failed');
+    const path = `/apis/furnish.dev/v1alpha1/namespacetemplates/${name}`;
+    const counted = async () => ((await get(admin, path)) as NamespaceTemplate | undefined)?.status;
+    await waitFor('one applied, one failed', async () => (await counted())?.failed === 1 && (await counted())?.applied === 1);
+    // The server's own words name what is wrong, and the failure is final (not retried as a 500 would be).
+    expect((await counted())?.recentFailures?.[0]?.reason).toMatch(/cannot convert the object.*quantities must match the regular expression/);
+    // Every recount the converging namespaces asked for is done (FURNISH_STATUS_INTERVAL_MS, 1 s, and
+    // a fifth of the time at most): none left to flip Ready but the one the deletion brings.
+    await settle();
+    await new Promise((r) => setTimeout(r, 3000));
+    expect((await counted())?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+    // No resync runs in this stack: only the leaving namespace's notice can bring the recount. A
+    // finalizer of someone else's holds it Terminating, as a real namespace controller does for a
+    // while (it is best effort: a namespace gone before its reconcile reads it tells nobody).
+    await patchNamespace(admin, broken, { metadata: { finalizers: ['example.com/hold'] } });
+    expect((await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${broken}` })).ok).toBe(true);
+    const ready = await kubectl(['wait', '--for=condition=Ready', `nstpl/${name}`, '--timeout=20s']);
+    expect(ready.stderr).toBe('');
+    expect(ready.status).toBe(0);
+    expect(((await get(admin, path)) as NamespaceTemplate).status).toMatchObject({ matched: 1, applied: 1, failed: 0 });
+    expect((await get(admin, `/api/v1/namespaces/${broken}`))?.metadata.deletionTimestamp).toBeDefined();
+    await patchNamespace(admin, broken, { metadata: { finalizers: null } });
+    await deleteTemplate(admin, name);
+  });
+
   it('an object removed from a template is pruned; relabelling adds and removes templates', async () => {
     const ns = uniq('relabel');
     const name = uniq('silver');

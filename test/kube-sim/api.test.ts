@@ -113,6 +113,19 @@ describe('namespaces', () => {
     cluster.sim.options.namespaceDeletionDelayMs = 0;
   });
 
+  it('a finalizer of someone else\'s holds an emptied namespace Terminating; removing it deletes the namespace', async () => {
+    await namespace('held');
+    await call(cluster, 'POST', cm('held'), { body: CONFIGMAP('inside', 'held') });
+    await call(cluster, 'PATCH', `${NS}/held`, { contentType: 'application/merge-patch+json', body: { metadata: { finalizers: ['example.com/hold'] } } });
+    expect((await call(cluster, 'DELETE', `${NS}/held`)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await call(cluster, 'GET', cm('held'))).body.items).toEqual([]);
+    expect((await call(cluster, 'GET', `${NS}/held`)).body.status.phase).toBe('Terminating');
+    const released = await call(cluster, 'PATCH', `${NS}/held`, { contentType: 'application/merge-patch+json', body: { metadata: { finalizers: null } } });
+    expect(released.status).toBe(200);
+    expect((await call(cluster, 'GET', `${NS}/held`)).status).toBe(404);
+  });
+
   it('refuses to delete default', async () => {
     const reply = await call(cluster, 'DELETE', `${NS}/default`);
     expect([reply.status, reply.body.message]).toEqual([403, 'namespaces "default" is forbidden: this namespace may not be deleted']);

@@ -1,7 +1,8 @@
 // kube-sim against answers captured from the real control plane (kube-apiserver 1.26.3,
 // test/fixtures/kube-apiserver-1.26/api) where the two used to differ: quantities in canonical
-// form, custom resources with their keys sorted, RBAC subject validation, the text of a webhook's
-// error answer, and the OpenAPI v3 document of authorization.k8s.io/v1.
+// form (and refused where they do not parse: 400, 500 or 422 by the write), custom resources with
+// their keys sorted, RBAC subject validation, the text of a webhook's error answer, and the OpenAPI
+// v3 document of authorization.k8s.io/v1.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
@@ -52,6 +53,32 @@ describe('quantities are stored in canonical form', () => {
     expect(['1000m', '1024Mi', '0.5', '0.25Gi', '1.5Gi', '1e3', '1.5e3', '0.0001', '12000', '1023Ki', '1073741824', '0'].map(canonicalQuantity))
       .toEqual(['1', '1Gi', '500m', '256Mi', '1536Mi', '1e3', '1500', '1m', '12k', '1023Ki', '1073741824', '0']);
     expect(canonicalQuantity('ten')).toBeNull();
+  });
+});
+
+describe('a quantity that does not parse is refused, in the words of where decoding failed', () => {
+  const LOTS = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'lots' }, spec: { hard: { pods: 'lots' } } };
+
+  it('a create: 400 BadRequest', async () => {
+    const reply = await post('/api/v1/namespaces/team-a/resourcequotas', LOTS);
+    const real = fixture('quantity-invalid-create');
+    expect([reply.status, reply.body]).toEqual([real.status, real.body]);
+  });
+
+  it('a server-side apply: 500 without a reason, the conversion of the applied object', async () => {
+    const reply = await call(cluster, 'PATCH', '/api/v1/namespaces/team-a/resourcequotas/lots?fieldManager=furnish&force=true', { body: LOTS, contentType: 'application/apply-patch+yaml' });
+    const real = fixture('quantity-invalid-apply');
+    expect([reply.status, reply.body]).toEqual([real.status, real.body]);
+  });
+
+  it('a merge patch: 422 Invalid on the patched object', async () => {
+    expect((await post('/api/v1/namespaces/team-a/resourcequotas', { ...LOTS, metadata: { name: 'fine' }, spec: { hard: { pods: '5' } } })).status).toBe(201);
+    const reply = await call(cluster, 'PATCH', '/api/v1/namespaces/team-a/resourcequotas/fine?fieldManager=kubectl-edit', { body: { spec: { hard: { pods: 'lots' } } }, contentType: 'application/merge-patch+json' });
+    const real = fixture('quantity-invalid-merge-patch');
+    expect(reply.status).toBe(real.status);
+    // The message quotes the whole patched object (uid, managedFields, times): compared around it.
+    const around = (b: { message: string; reason: string; details: { causes: { field: string; reason: string }[] } }) => ({ start: b.message.slice(0, b.message.indexOf('{')), end: b.message.slice(b.message.lastIndexOf('}"')), reason: b.reason, field: b.details.causes[0]!.field, causeReason: b.details.causes[0]!.reason });
+    expect(around(reply.body)).toEqual(around(real.body));
   });
 });
 

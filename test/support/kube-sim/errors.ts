@@ -163,6 +163,11 @@ export function tooManyRequests(retryAfterSeconds: number): ApiError {
   );
 }
 
+/** A failure with no reason, as kube-apiserver answers an object it cannot convert (500). */
+export function statusError(code: number, message: string): ApiError {
+  return new ApiError(failure(code, undefined, message));
+}
+
 export function internalError(message: string, causes?: StatusCause[]): ApiError {
   return new ApiError(failure(500, 'InternalError', `Internal error occurred: ${message}`, { causes: causes ?? [{ message }] }));
 }

@@ -295,15 +295,28 @@ describe('calls per namespace reconcile', () => {
     expect(api.get('v1', 'ConfigMap', 'a', 'extra')).toBeUndefined();
   });
 
-  it('a namespace being deleted costs its read alone (each step of a deletion is an event), and no fan-out messages it', async () => {
+  it('a namespace being deleted costs its read alone, and no fan-out messages it; one not ready lists the templates to tell those that count it pending', async () => {
     const { api, deps } = setup();
+    const told: string[][] = [];
+    const telling = { ...deps, notifyTemplates: async (t: string[]) => void told.push(t) };
     api.put(tpl('base', [quota('50')]));
+    api.put({ ...tpl('elsewhere', [quota('1')]), spec: { ...tpl('elsewhere', []).spec, namespaces: { labelSelector: { matchLabels: { team: 'y' } } } } });
     api.put(ns('live'));
-    const ending = ns('ending');
-    api.put({ ...ending, metadata: { ...ending.metadata, deletionTimestamp: '2026-11-23T08:00:00Z' } });
-    const sent = api.requests.length;
-    expect(await reconcileNamespace(deps, 'ending')).toMatchObject({ result: 'skipped', reason: 'namespace is being deleted', writes: 0 });
-    expect(api.requests.slice(sent).map((q) => `${q.method} ${q.path}`)).toEqual(['GET /api/v1/namespaces/ending']);
+    const deleting = (name: string, phase: string) => {
+      const n = ns(name);
+      api.put({ ...n, metadata: { ...n.metadata, labels: { ...n.metadata.labels, [KEY.phase]: phase }, deletionTimestamp: '2026-11-23T08:00:00Z' } });
+    };
+    deleting('ending', 'ready');
+    deleting('ending-pending', 'pending');
+    const callsOf = async (name: string) => {
+      const sent = api.requests.length;
+      expect(await reconcileNamespace(telling, name)).toMatchObject({ result: 'skipped', reason: 'namespace is being deleted', writes: 0 });
+      return api.requests.slice(sent).map((q) => `${q.method} ${q.path}`);
+    };
+    expect(await callsOf('ending')).toEqual(['GET /api/v1/namespaces/ending']);
+    expect(told).toEqual([]);
+    expect(await callsOf('ending-pending')).toEqual(['GET /api/v1/namespaces/ending-pending', `GET ${TEMPLATES_PATH}`]);
+    expect(told).toEqual([['base']]);
     const { messages } = await fanOut(api, deps, 'base');
     expect(messages.map((m) => m.name)).toEqual(['live']);
   });

@@ -1,4 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { classifyApiError } from '../../../shared/kube/errors.ts';
 import { API_RETRY, backoffDelay, hasAttemptsLeft, parseRetryAfter } from '../../../shared/kube/retry.ts';
 
@@ -16,6 +18,15 @@ describe('classifyApiError', () => {
   it('409 Conflict retries but 409 AlreadyExists is for the caller to accept', () => {
     expect(classifyApiError({ status: 409, reason: 'Conflict' }).class).toBe('transient');
     expect(classifyApiError({ status: 409, reason: 'AlreadyExists' }).class).toBe('permanent');
+  });
+
+  it('the 500 of an object the API server cannot convert (a server-side apply of a quantity that does not parse) is permanent; other 500s retry', () => {
+    // kube-apiserver 1.26.3's answer, as captured (test/fixtures/kube-apiserver-1.26/api/quantity-invalid-apply.http).
+    const real = JSON.parse(readFileSync(join(import.meta.dirname, '../../fixtures/kube-apiserver-1.26/api/quantity-invalid-apply.http'), 'utf8').split('\n\n').slice(1).join('\n\n'));
+    expect(real).toMatchObject({ code: 500 });
+    expect(classifyApiError({ status: real.code, reason: real.reason, message: real.message })).toMatchObject({ class: 'permanent', why: expect.stringContaining('cannot convert the object') });
+    expect(classifyApiError({ status: 500, reason: 'InternalError', message: real.message }).class).toBe('transient');
+    expect(classifyApiError({ status: 500, message: 'etcdserver: request timed out' }).class).toBe('transient');
   });
 
   it('names a missing response', () => {

@@ -32,6 +32,13 @@ describe('RelayState', () => {
     expect(s.observe('Namespace', ns('a', 'pending'), 'MODIFIED')).toBe(true); // still not ready
     expect(s.observe('Namespace', ns('a', 'ready'), 'MODIFIED')).toBe(false);
     expect(s.observe('Namespace', { ...ns('a', 'ready'), metadata: { ...ns('a', 'ready').metadata, labels: { 'furnish.dev/phase': 'ready', team: 'x' } } }, 'MODIFIED')).toBe(true);
+    // An annotation a template may render ($(ANNOTATION:key|default)), set, changed, removed: a change.
+    const annotated = (annotations: Record<string, string>) => ({ ...ns('a', 'ready'), metadata: { ...ns('a', 'ready').metadata, annotations } });
+    expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '200' }), 'MODIFIED')).toBe(true);
+    expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '300' }), 'MODIFIED')).toBe(true);
+    // The reconciler's own record and verdict, and the initializers' progress, are not.
+    expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '300', 'furnish.dev/applied': '{"v":2}', 'furnish.dev/failure': '', 'furnish.dev/initializers': '' }), 'MODIFIED')).toBe(false);
+    expect(s.observe('Namespace', annotated({}), 'MODIFIED')).toBe(true);
     expect(s.observe('Namespace', ns('a', 'ready'), 'SYNC')).toBe(true);
     expect(s.observe('Namespace', ns('a', 'ready'), 'DELETED')).toBe(true);
   });

@@ -11,6 +11,7 @@ import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
 import { batchRequest, reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
 import { entriesAnnotation, fanoutMessages, readyUnraised, reconcileTemplate, type TemplateDeps } from '../../../shared/reconcile/template.ts';
+import { heldBackBy, maybeCountedPending } from '../../../shared/reconcile/template-status.ts';
 import { memoryApi } from './memory-api.ts';
 
 // Furnished namespaces (phase ready): a fan-out converges them in batches. One not furnished yet is messaged alone (fanout-race.test.ts).
@@ -104,6 +105,33 @@ describe('reconcileTemplate', () => {
     await bus.idle();
     expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeDefined();
     expect((api.get('', 'NamespaceTemplate', undefined, 't') as NamespaceTemplate).metadata.annotations?.[KEY.fanoutHash]).toBe(`${templateFingerprint(exported)}/uid-t-again`);
+  });
+
+  it('a namespace being deleted is not counted: one still pending no longer holds Ready back, and it names the templates to tell', async () => {
+    const { api, bus, deps } = setup();
+    for (const n of ['a', 'b']) api.put(ns(n, { tier: 'gold' }));
+    api.put(tpl('gold', { tier: 'gold' }));
+    api.put(tpl('silver', { tier: 'silver' }));
+    await reconcileTemplate(deps, 'gold');
+    await bus.idle();
+    const stuck = ns('c', { tier: 'gold', [KEY.phase]: 'pending' });
+    api.put(stuck);
+    const recount = async () => {
+      await reconcileTemplate(deps, 'gold', { recountOnly: true });
+      const status = (api.get('', 'NamespaceTemplate', undefined, 'gold') as NamespaceTemplate).status;
+      return { matched: status?.matched, ready: status?.conditions?.find((c) => c.type === 'Ready')?.status };
+    };
+    expect(await recount()).toEqual({ matched: 3, ready: 'False' });
+    api.put({ ...stuck, metadata: { ...stuck.metadata, deletionTimestamp: '2026-11-23T08:00:00Z' } });
+    expect(await recount()).toEqual({ matched: 2, ready: 'True' });
+    const templates = ['gold', 'silver'].map((n) => api.get('', 'NamespaceTemplate', undefined, n) as NamespaceTemplate);
+    const info = (labels: Record<string, string>, annotations: Record<string, string> = {}) => ({ name: 'c', labels: { tier: 'gold', ...labels }, annotations });
+    expect(heldBackBy(info({ [KEY.phase]: 'pending' }), [], templates)).toEqual(['gold']);
+    expect(heldBackBy(info({ [KEY.phase]: 'ready' }), ['silver'], null)).toEqual(['silver']);
+    expect(maybeCountedPending(info({ [KEY.phase]: 'pending' }))).toBe(true);
+    expect(maybeCountedPending(info({}))).toBe(true);
+    expect(maybeCountedPending(info({ [KEY.phase]: 'ready' }))).toBe(false);
+    expect(maybeCountedPending(info({}, { [KEY.optOut]: 'true' }))).toBe(false);
   });
 
   it('a fan-out reads cluster-wide only the kinds whose entries changed since a rollout seen complete; the namespaces judge the others by their record', async () => {

@@ -16,6 +16,7 @@ import { observedHash, projectOnto } from '../../../shared/reconcile/observed.ts
 import { decidePhase, failureLineFor, failureText } from '../../../shared/reconcile/phase.ts';
 import { statusDiffers, templateStatus } from '../../../shared/reconcile/report.ts';
 import { holdsCurrent, liveHashes, tallyTemplate } from '../../../shared/reconcile/template-status.ts';
+import { renderContextOf } from '../../../shared/reconcile/plan.ts';
 import { renderNamespace } from '../../../shared/render/index.ts';
 
 const ns = (labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels, annotations } });
@@ -87,6 +88,9 @@ describe('existingNamespaces', () => {
   });
 });
 
+/** The hash the namespace's own reconcile applies (plan.ts renderContextOf, from the namespace object). */
+const planHash = (t: NamespaceTemplate, ns: NamespaceInfo) => renderNamespace([t], renderContextOf({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns.name, labels: ns.labels, annotations: ns.annotations } })).objects[0]!.hash;
+
 describe('template status', () => {
   const t = tpl();
   const live = (hashOf: (name: string) => string) => new Map(['a', 'b'].map((n) => [`/ConfigMap/${n}/c`, hashOf(n)]));
@@ -101,6 +105,15 @@ describe('template status', () => {
     const tally = tallyTemplate(t, namespaces, parents, live((n) => (n === 'a' ? current(n) : 'older')));
     expect(tally).toMatchObject({ generation: 2, matched: 3, applied: 1, failed: 1, pending: ['b'] });
     expect(tally.failures).toEqual([{ namespace: 'c', object: '/ConfigMap/c/c', reason: 'Invalid (HTTP 422): nope' }]);
+  });
+
+  it('renders for the count what the namespace renders: its annotations too ($(ANNOTATION:key|default))', () => {
+    const byAnnotation = tpl({ templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { pods: '$(ANNOTATION:example.com/pods|5)' } }] });
+    const annotated: NamespaceInfo = { ...info('a'), annotations: { ...info('a').annotations, 'example.com/pods': '10' } };
+    const applied = planHash(byAnnotation, annotated);
+    expect(holdsCurrent(byAnnotation, annotated, new Map([['/ConfigMap/a/c', applied]]))).toBe(true);
+    // What the default renders is not what this namespace holds.
+    expect(holdsCurrent(byAnnotation, annotated, new Map([['/ConfigMap/a/c', planHash(byAnnotation, info('a'))]]))).toBe(false);
   });
 
   it('Ready is True only when all matched namespaces are applied and no fan-out is still publishing', () => {

@@ -9,7 +9,7 @@ import { managersForWrite, nowTime, recordUpdate, setManagedFields } from '../ma
 import { groupResource, type ResourceType } from '../resources.ts';
 import type { Sim } from '../sim.ts';
 import { validateObject } from '../validation.ts';
-import { admissionAttributes, type ApiReply, type ApiRequest, applyDefaults, bodyObject, checkKind, checkNamespaceLifecycle, checkNamespaceOfBody, dryRunOf, isCrdType, isNamespaceType, isQuotaType, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
+import { admissionAttributes, type ApiReply, type ApiRequest, applyDefaults, bodyObject, checkKind, checkQuantities, checkNamespaceLifecycle, checkNamespaceOfBody, dryRunOf, isCrdType, isNamespaceType, isQuotaType, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 function generateName(prefix: string): string {
@@ -44,6 +44,7 @@ export async function createObject(sim: Sim, req: ApiRequest): Promise<ApiReply>
   if (req.subresource) throw methodNotSupported(groupResource(req.type), 'create');
   const obj = bodyObject(req);
   checkKind(req.type, obj);
+  checkQuantities(req.type, obj, 'body');
   checkNamespaceOfBody(req, obj);
   const managers = recordUpdate(undefined, withDefaults(sim, req.type, obj), managersForWrite(undefined, obj), writeContext(req));
   setManagedFields(obj, managers);

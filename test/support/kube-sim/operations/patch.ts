@@ -9,7 +9,7 @@ import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PATCH_TYPES 
 import { groupResource } from '../resources.ts';
 import type { Sim } from '../sim.ts';
 import { commitCreate } from './create.ts';
-import { type ApiReply, type ApiRequest, bodyObject, checkKind, checkNameOfBody, checkNamespaceOfBody, liveOrNotFound, requestOptions, withDefaults, writeContext } from './request.ts';
+import { type ApiReply, type ApiRequest, bodyObject, checkKind, checkQuantities, checkNameOfBody, checkNamespaceOfBody, liveOrNotFound, requestOptions, withDefaults, writeContext } from './request.ts';
 import { checkResourceVersion, commitUpdate, prepareForUpdate, retriedOnRace } from './update.ts';
 
 function patchedObject(req: ApiRequest, live: KubeObject): KubeObject {
@@ -37,6 +37,7 @@ async function patchOnce(sim: Sim, req: ApiRequest): Promise<ApiReply> {
   const live = liveOrNotFound(sim, req);
   const patched = patchedObject(req, live);
   if (!isObject(patched) || !isObject(patched.metadata)) throw badRequest('the patch must leave an object with metadata');
+  checkQuantities(req.type, patched, 'patch');
   checkResourceVersion(req, live, patched);
   patched.apiVersion = live.apiVersion;
   patched.kind = live.kind;
@@ -66,6 +67,7 @@ function applyConfiguration(req: ApiRequest): KubeObject {
 
 async function applyObject(sim: Sim, req: ApiRequest): Promise<ApiReply> {
   const config = applyConfiguration(req);
+  checkQuantities(req.type, config, 'apply', req.body);
   const force = req.query.get('force') === 'true';
   const ctx = writeContext(req);
   const live = sim.store.get(sim.keyOf(req.type), req.namespace, req.name!);

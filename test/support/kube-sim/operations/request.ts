@@ -3,10 +3,10 @@
 import type { KubeObject } from '../../../../shared/kube/types.ts';
 import type { AdmissionAttributes, Operation } from '../admission.ts';
 import type { Authenticated } from '../authn.ts';
-import { badRequest, forbidden, notFound } from '../errors.ts';
+import { ApiError, badRequest, forbidden, notFound, statusError } from '../errors.ts';
 import { isObject } from '../fieldsets.ts';
 import type { WriteContext } from '../managed-fields.ts';
-import { normaliseQuantities } from '../../../../shared/kube/quantity.ts';
+import { hasInvalidQuantity, normaliseQuantities } from '../../../../shared/kube/quantity.ts';
 import { sortQuotaLists } from '../quota-usage.ts';
 import { apiVersionOf, groupResource, type ResourceType } from '../resources.ts';
 import type { Sim } from '../sim.ts';
@@ -142,6 +142,26 @@ export function admissionAttributes(req: ApiRequest, operation: Operation, objec
     ...(req.namespace ? { namespace: req.namespace } : {}),
     ...(name ? { name } : {}),
   };
+}
+
+/** kube-apiserver's words for a quantity that does not parse (resource.ParseQuantity). */
+const QUANTITY_SYNTAX = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+/**
+ * A built-in object whose quantities do not all parse cannot be decoded, and the real server says
+ * so in the words of where it failed: a create or update body, 400; a server-side apply, 500 (the
+ * conversion of the applied object); a patch, 422 on the patched object
+ * (test/fixtures/kube-apiserver-1.26/api/quantity-invalid-*.http).
+ */
+export function checkQuantities(type: ResourceType, obj: KubeObject, how: 'body' | 'apply' | 'patch', sent?: unknown): void {
+  if (type.crdName || !hasInvalidQuantity(type.group, type.kind, obj)) return;
+  const gv = `${type.group}/${type.version}`;
+  if (how === 'body') throw badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: ${QUANTITY_SYNTAX}`);
+  // An apply names the namespace its body gave (none: empty), before the URL's is filled in.
+  const namespace = isObject(sent) && isObject(sent.metadata) && typeof sent.metadata.namespace === 'string' ? sent.metadata.namespace : '';
+  if (how === 'apply') throw statusError(500, `failed to convert new object (${namespace}/${obj.metadata.name ?? ''}; ${gv}, Kind=${type.kind}) to proper version: unable to convert unstructured object to ${gv}, Kind=${type.kind}: ${QUANTITY_SYNTAX}`);
+  const value = `Invalid value: ${JSON.stringify(JSON.stringify(obj))}: ${QUANTITY_SYNTAX}`;
+  throw new ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: ` "" is invalid: patch: ${value}`, reason: 'Invalid', details: { causes: [{ reason: 'FieldValueInvalid', message: value, field: 'patch' }] }, code: 422 });
 }
 
 export function withDefaults(sim: Sim, type: ResourceType, obj: KubeObject): KubeObject {

@@ -9,7 +9,7 @@ import { managersForWrite, recordUpdate, setManagedFields } from '../managed-fie
 import { groupResource, type ResourceType } from '../resources.ts';
 import type { Sim } from '../sim.ts';
 import { validateUpdate } from '../validation.ts';
-import { admissionAttributes, type ApiReply, type ApiRequest, bodyObject, checkKind, checkNameOfBody, checkNamespaceLifecycle, checkNamespaceOfBody, dryRunOf, isNamespaceType, liveOrNotFound, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
+import { admissionAttributes, type ApiReply, type ApiRequest, bodyObject, checkKind, checkQuantities, checkNameOfBody, checkNamespaceLifecycle, checkNamespaceOfBody, dryRunOf, isNamespaceType, liveOrNotFound, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
 
 /** Fields an update may not change, the status/main split, and generation (PrepareForUpdate). */
 export function prepareForUpdate(type: ResourceType, live: KubeObject, next: KubeObject, subresource: string | undefined): KubeObject {
@@ -81,6 +81,7 @@ export const updateObject = retriedOnRace(updateOnce);
 async function updateOnce(sim: Sim, req: ApiRequest): Promise<ApiReply> {
   const obj = bodyObject(req);
   checkKind(req.type, obj);
+  checkQuantities(req.type, obj, 'body');
   checkNamespaceOfBody(req, obj);
   checkNameOfBody(req, obj);
   const live = liveOrNotFound(sim, req);
