@@ -21,12 +21,15 @@ export interface Classification {
 const TRANSIENT_STATUS = new Set([0, 408, 425, 429, 500, 502, 503, 504]);
 
 /**
- * A 500 no retry mends: kube-apiserver could not convert the object a server-side apply sent (a
- * quantity that does not parse, a string where a number belongs: a template token rendered into
- * such a field). It answers code 500, no reason, "failed to convert new object ...".
+ * The 500s no retry mends: kube-apiserver could not type or convert the object a server-side apply
+ * sent (a string where a number belongs: "failed to create typed patch object ..."; a quantity that
+ * does not parse: "failed to convert new object ..."), as when a template token renders such a
+ * value. Both are answered with code 500 and no reason, and depend on the object alone.
  */
+const UNCONVERTIBLE = ['failed to create typed patch object ', 'failed to convert new object '];
+
 export function unconvertible(failure: ApiFailure): boolean {
-  return failure.status === 500 && failure.reason === undefined && (failure.message ?? '').startsWith('failed to convert new object ');
+  return failure.status === 500 && failure.reason === undefined && UNCONVERTIBLE.some((p) => (failure.message ?? '').startsWith(p));
 }
 
 /** 409 means two very different things: a conflict (retry) or AlreadyExists (the caller decides). */

@@ -6,23 +6,23 @@ import type { KubeObject } from '../kube/types.ts';
 import { isSystemNamespace, matchTemplates } from '../render/index.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../render/types.ts';
 import { sortedUnique, splitList } from './objects.ts';
-import { entryKind, fanoutRecord, recordedFingerprint, templateFingerprint, type FanoutEntries } from './fingerprints.ts';
+import { entryKind, fanoutRecord, templateFingerprint, type FanoutEntries } from './fingerprints.ts';
 import { writtenAfter } from '../kube/revisions.ts';
 
 
 /**
  * A deleted template always fans out; otherwise only when its fingerprint moved since the last
- * fan-out, or that fan-out was another object's (an exported template applied again after a
- * delete: a new object carrying the old record) and this one's own status does not vouch for the
- * rollout. A record of the same content written for another uid, or before the record named the
- * uid, is enough while this object is Ready at its generation: a GitOps tool that writes back the
- * record of the manifest it holds does not cause a fan-out at every resync.
+ * fan-out, or that fan-out was another object's (an exported template applied again after a delete
+ * is a new object carrying the old record). A record from before it named the uid (the fingerprint
+ * alone: an upgrade) is taken as this object's while its status says Ready at its generation, so a
+ * rolled-out template is not fanned out again. A record of another uid is never taken: it may come
+ * from another cluster, beside an annotation change (apply, require-permission) no generation counts.
  */
 export function fanoutNeeded(t: NamespaceTemplate | null): boolean {
   if (!t) return true;
   const recorded = t.metadata.annotations?.[KEY.fanoutHash];
   if (recorded === fanoutRecord(t)) return false;
-  return !(recordedFingerprint(recorded) === templateFingerprint(t) && readyGeneration(t) === t.metadata.generation);
+  return !(recorded === templateFingerprint(t) && readyGeneration(t) === t.metadata.generation);
 }
 
 /** The generation the template's status says is rolled out everywhere (Ready, decided by a recount of every kind); undefined while not Ready. */

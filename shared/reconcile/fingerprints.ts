@@ -29,10 +29,6 @@ export function fanoutRecord(t: NamespaceTemplate): string {
   return `${templateFingerprint(t)}/${t.metadata.uid ?? ''}`;
 }
 
-/** The fingerprint part of a fan-out record (all of one written before the record named the uid). */
-export function recordedFingerprint(record: string | undefined): string | undefined {
-  return record?.split('/')[0];
-}
 
 /**
  * What a fan-out propagated, entry by entry: `g`, the template's generation; `s`, the fingerprint
@@ -88,9 +84,12 @@ export function namespaceFingerprint(ns: KubeObject): string {
   return createHash('sha256').update(JSON.stringify(relevant)).digest('hex').slice(0, 16);
 }
 
-/** A namespace change is worth a reconcile when what it sees moved, or while it is not ready. */
+/**
+ * A namespace change is worth a reconcile when what it sees moved, or while it is not ready and
+ * not being deleted (each step of a deletion is a change: the start, which moves the fingerprint, is enough).
+ */
 export function namespaceChangeMatters(ns: KubeObject, before: string | undefined, now: string): boolean {
-  return before !== now || ns.metadata.labels?.[KEY.phase] !== PHASE.ready;
+  return before !== now || (ns.metadata.labels?.[KEY.phase] !== PHASE.ready && !ns.metadata.deletionTimestamp);
 }
 
 /**

@@ -103,9 +103,9 @@ async function notifyLeaving(deps: NamespaceDeps, ns: KubeObject): Promise<void>
   const info = namespaceInfo(ns);
   let templates: NamespaceTemplate[] | null = null;
   if (maybeCountedPending(info)) {
-    const listed = await readTemplates(deps.kube);
-    // Best effort, as every notice: the resync recounts anyway.
-    if (listed.ok) templates = listed.value.templates;
+    // Best effort, as every notice: the resync recounts anyway (a failed list fails no delivery).
+    const listed = await readTemplates(deps.kube).catch(() => null);
+    if (listed?.ok) templates = listed.value.templates;
   }
   const held = heldBackBy(info, readRecord(ns)?.failed ?? [], templates, deps.systemNamespaces);
   if (held.length === 0) return;

@@ -119,9 +119,13 @@ export class Controllers implements DeletionHooks {
       this.later(() => this.finalizeNamespace(name), RETRY_MS);
       return;
     }
-    // Finalizers of others (metadata.finalizers) hold it Terminating, as on kube-apiserver: the
-    // update that removes the last one deletes it (operations/update.ts).
-    if ((this.sim.store.get(NAMESPACE_KEY, undefined, name)?.metadata.finalizers ?? []).length > 0) return;
+    // Finalizers of others (metadata.finalizers) hold it Terminating, as on kube-apiserver, until they go.
+    const held = this.sim.store.get(NAMESPACE_KEY, undefined, name);
+    if (!held) return;
+    if ((held.metadata.finalizers ?? []).length > 0) {
+      this.later(() => this.finalizeNamespace(name), RETRY_MS);
+      return;
+    }
     this.sim.store.delete(NAMESPACE_KEY, undefined, name);
   }
 

@@ -21,11 +21,13 @@ describe('classifyApiError', () => {
   });
 
   it('the 500 of an object the API server cannot convert (a server-side apply of a quantity that does not parse) is permanent; other 500s retry', () => {
-    // kube-apiserver 1.26.3's answer, as captured (test/fixtures/kube-apiserver-1.26/api/quantity-invalid-apply.http).
-    const real = JSON.parse(readFileSync(join(import.meta.dirname, '../../fixtures/kube-apiserver-1.26/api/quantity-invalid-apply.http'), 'utf8').split('\n\n').slice(1).join('\n\n'));
-    expect(real).toMatchObject({ code: 500 });
-    expect(classifyApiError({ status: real.code, reason: real.reason, message: real.message })).toMatchObject({ class: 'permanent', why: expect.stringContaining('cannot convert the object') });
-    expect(classifyApiError({ status: 500, reason: 'InternalError', message: real.message }).class).toBe('transient');
+    // kube-apiserver 1.26.3's answers, as captured: a quantity that does not parse, a string for replicas.
+    const captured = (name: string) => JSON.parse(readFileSync(join(import.meta.dirname, `../../fixtures/kube-apiserver-1.26/api/${name}.http`), 'utf8').split('\n\n').slice(1).join('\n\n'));
+    for (const real of [captured('quantity-invalid-apply'), captured('ssa-typed-patch-invalid')]) {
+      expect(real).toMatchObject({ code: 500 });
+      expect(classifyApiError({ status: real.code, reason: real.reason, message: real.message })).toMatchObject({ class: 'permanent', why: expect.stringContaining('cannot convert the object') });
+      expect(classifyApiError({ status: 500, reason: 'InternalError', message: real.message }).class).toBe('transient');
+    }
     expect(classifyApiError({ status: 500, message: 'etcdserver: request timed out' }).class).toBe('transient');
   });
 

@@ -40,6 +40,12 @@ describe('RelayState', () => {
     expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '300', 'furnish.dev/applied': '{"v":2}', 'furnish.dev/failure': '', 'furnish.dev/initializers': '' }), 'MODIFIED')).toBe(false);
     expect(s.observe('Namespace', annotated({}), 'MODIFIED')).toBe(true);
     expect(s.observe('Namespace', ns('a', 'ready'), 'SYNC')).toBe(true);
+    // A failed namespace being deleted: its deletion starting is a change, the steps after it are not.
+    const deleting = (status: string) => ({ ...ns('f', 'failed'), metadata: { ...ns('f', 'failed').metadata, deletionTimestamp: '2026-11-23T08:00:00Z' }, status: { phase: status } });
+    expect(s.observe('Namespace', ns('f', 'failed'), 'MODIFIED')).toBe(true);
+    expect(s.observe('Namespace', deleting('Terminating'), 'MODIFIED')).toBe(true);
+    expect(s.observe('Namespace', deleting('Terminating, contents gone'), 'MODIFIED')).toBe(false);
+    expect(s.observe('Namespace', { ...deleting('x'), metadata: { ...deleting('x').metadata, annotations: { 'furnish.dev/initializer-failed': 'x: y' } } }, 'MODIFIED')).toBe(false);
     expect(s.observe('Namespace', ns('a', 'ready'), 'DELETED')).toBe(true);
   });
 

@@ -6,7 +6,7 @@ import { applySchema } from '../crd.ts';
 import { staleConflict } from '../errors.ts';
 import { deepEqual, isObject } from '../fieldsets.ts';
 import { managersForWrite, recordUpdate, setManagedFields } from '../managed-fields.ts';
-import { groupResource, type ResourceType } from '../resources.ts';
+import { groupResource, typeKey, type ResourceType } from '../resources.ts';
 import type { Sim } from '../sim.ts';
 import { validateUpdate } from '../validation.ts';
 import { admissionAttributes, type ApiReply, type ApiRequest, bodyObject, checkKind, checkQuantities, checkNameOfBody, checkNamespaceLifecycle, checkNamespaceOfBody, dryRunOf, isNamespaceType, liveOrNotFound, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
@@ -76,6 +76,11 @@ export function retriedOnRace(once: (sim: Sim, req: ApiRequest) => Promise<ApiRe
   };
 }
 
+/** Whether any namespaced object is still in the namespace. */
+function holdsObjects(sim: Sim, namespace: string): boolean {
+  return sim.registry.all().some((t) => t.namespaced && sim.store.list(typeKey(t.group, t.plural), namespace).length > 0);
+}
+
 export const updateObject = retriedOnRace(updateOnce);
 
 async function updateOnce(sim: Sim, req: ApiRequest): Promise<ApiReply> {
@@ -108,7 +113,8 @@ export async function commitUpdate(sim: Sim, req: ApiRequest, live: KubeObject, 
   if (dryRun) return { status: 200, body: prepared, warnings };
   const key = sim.keyOf(req.type);
   if (sim.store.get(key, live.metadata.namespace, live.metadata.name!)?.metadata.resourceVersion !== live.metadata.resourceVersion) throw new LostRace();
-  if (prepared.metadata.deletionTimestamp && (prepared.metadata.finalizers ?? []).length === 0) {
+  // The last finalizer gone deletes the object; a namespace, once the namespace controller has emptied it (it deletes it then).
+  if (prepared.metadata.deletionTimestamp && (prepared.metadata.finalizers ?? []).length === 0 && !(isNamespaceType(req.type) && holdsObjects(sim, prepared.metadata.name!))) {
     return { status: 200, body: sim.store.delete(key, prepared.metadata.namespace, prepared.metadata.name!), warnings };
   }
   return { status: 200, body: sim.store.update(key, prepared), warnings };
