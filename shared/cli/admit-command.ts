@@ -10,7 +10,7 @@ import { isRecord } from '../render/json.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
 import { validateTemplate } from '../render/validate.ts';
 import { admitOffline, type AdmitOfflineOptions } from '../webhooks/offline.ts';
-import { CliError, EXIT, repeatedOption, requiredString, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
+import { CliError, type CliIo, type Command, EXIT, type OptionValues, repeatedOption, requiredString, stringOption, UsageError } from './command.ts';
 import { fileErrorMessage, formatLoadProblem, loadObjects, type SourceObject } from './load.ts';
 import { readPolicySettings } from './policy-settings.ts';
 import { ORGANIZATIONS_OPTION, organizationsOption } from './organizations.ts';
@@ -19,25 +19,19 @@ import { formatProblem } from './templates.ts';
 const EXPECTATIONS = ['allowed', 'denied'] as const;
 type Verdict = (typeof EXPECTATIONS)[number];
 
-/**
- * Exit code when the answer is not the one `--expect` names. It is also the code of an internal
- * error: either way the pipeline must fail, and stderr says which it was.
- */
-const EXPECTATION_NOT_MET = 1;
-
 /** `--request -`: a pipeline may generate the review rather than keep it in a file. */
 const STDIN = '-';
 
 function webhookOption(values: OptionValues): WebhookName {
   const name = requiredString(values, 'webhook');
-  if (!isWebhookName(name)) throw new CliError(`--webhook: unknown webhook "${name}"; webhooks: ${WEBHOOKS.join(', ')}`);
+  if (!isWebhookName(name)) throw new UsageError(`--webhook: unknown webhook "${name}"; webhooks: ${WEBHOOKS.join(', ')}`);
   return name;
 }
 
 function expectOption(values: OptionValues): Verdict | undefined {
   const value = stringOption(values, 'expect');
   if (value === undefined) return undefined;
-  if (!(EXPECTATIONS as readonly string[]).includes(value)) throw new CliError(`--expect: "${value}" is not one of ${EXPECTATIONS.join(', ')}`);
+  if (!(EXPECTATIONS as readonly string[]).includes(value)) throw new UsageError(`--expect: "${value}" is not one of ${EXPECTATIONS.join(', ')}`);
   return value as Verdict;
 }
 
@@ -114,7 +108,7 @@ function checkExpectation(review: AdmissionReview, expected: Verdict, io: CliIo)
   if (verdict === expected) return EXIT.ok;
   const message = review.response?.status?.message;
   io.stderr(`furnish admit: expected ${expected}, but the webhook ${verdict} the request${message ? `: ${message}` : ''}\n`);
-  return EXPECTATION_NOT_MET;
+  return EXIT.failed;
 }
 
 /**
@@ -128,12 +122,12 @@ function noteMissingCluster(review: AdmissionReview, io: CliIo): void {
 async function run(values: OptionValues, io: CliIo): Promise<number> {
   const webhook = webhookOption(values);
   const expected = expectOption(values);
-  const request = readRequest(requiredString(values, 'request'), io);
+  const request = readRequest(stringOption(values, 'filename') ?? requiredString(values, 'request'), io);
   const clusterPaths = repeatedOption(values, 'cluster');
   const cluster = clusterPaths.length > 0 ? loadCluster(clusterPaths) : undefined;
   if (cluster && cluster.problems.length > 0) {
     io.stderr(cluster.problems.map((line) => `${line}\n`).join(''));
-    return EXIT.invalid;
+    return EXIT.failed;
   }
   const configPath = stringOption(values, 'config');
   const config: PolicySettings | undefined = configPath === undefined ? undefined : readPolicySettings(configPath);
@@ -141,7 +135,9 @@ async function run(values: OptionValues, io: CliIo): Promise<number> {
   const review = await answer({ webhook, review: request.value, cluster: cluster && { objects: cluster.objects }, config, organizations }, request);
   io.stdout(`${JSON.stringify(review, null, 2)}\n`);
   if (!cluster) noteMissingCluster(review, io);
-  return expected === undefined ? EXIT.ok : checkExpectation(review, expected, io);
+  // As a policy tool's: a denial fails the pipeline unless --expect says it should be denied.
+  if (expected === undefined) return verdictOf(review) === 'allowed' ? EXIT.ok : EXIT.failed;
+  return checkExpectation(review, expected, io);
 }
 
 export const admitCommand: Command = {
@@ -157,12 +153,14 @@ export const admitCommand: Command = {
     'initializers a new namespace gets) and Namespaces (the stored namespace guard-initializing',
     'reads); without --cluster there is no template and every permission check is refused.',
     'With --organizations, organization rules are on (membership, default organization, quota',
-    'from each status). Exit 0 when the review was answered, allowed or denied; 1 when --expect is not met;',
-    '2 on invalid input.',
+    'from each status). Exit 0 when the request is allowed (with --expect: when the answer is the one',
+    'expected), 1 when it is denied (with --expect: when it is not the one expected) or the input is',
+    'invalid, 2 on a wrong command line.',
   ].join('\n'),
   options: {
-    webhook: { type: 'string', short: 'w', value: 'name', description: `webhook to ask: ${WEBHOOKS.join(', ')}` },
+    webhook: { type: 'string', short: 'w', required: true, value: 'name', description: `webhook to ask: ${WEBHOOKS.join(', ')}` },
     request: { type: 'string', short: 'r', value: 'file|-', description: 'AdmissionReview JSON to answer ("-": stdin)' },
+    filename: { type: 'string', short: 'f', value: 'file|-', description: 'the same as --request, as kubectl names the file it reads' },
     cluster: {
       type: 'string',
       multiple: true,

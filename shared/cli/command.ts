@@ -1,10 +1,15 @@
 // The command runner of `furnish`: a command is one entry in a table (name, options, run), and
 // this module does the rest (help, flag parsing, exit codes, error printing) the same way for all.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { ConfigError } from '../config/settings.ts';
 
-/** Exit codes: 0 done, 1 a bug in furnish (with a stack trace), 2 invalid input (with its location). */
-export const EXIT = { ok: 0, internal: 1, invalid: 2 } as const;
+/**
+ * Exit codes, as Kyverno's and kubectl's: 0 done (allowed, valid), 1 denied, invalid or failed (a
+ * bug too, with its stack trace), 2 the command line itself is wrong (usage).
+ */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 /** All a command touches of its process, injected: main.ts passes the real ones, tests their own. */
 export interface CliIo {
@@ -21,6 +26,8 @@ export interface OptionSpec {
   /** Repeatable; for lists, each occurrence may also be comma-separated. */
   multiple?: boolean;
   short?: string;
+  /** The command cannot run without it: every missing one is reported at once, before it runs. */
+  required?: boolean;
   /** Placeholder of the value in the help, e.g. `file|dir`. */
   value?: string;
   description: string;
@@ -38,9 +45,21 @@ export interface Command {
   run(values: OptionValues, io: CliIo): number | Promise<number>;
 }
 
-/** A user error: printed as one line (never a stack trace), exit code 2. */
+/** A failure the user can act on (a bad file, a refused request): one line, never a stack trace, exit 1. */
 export class CliError extends Error {
   override name = 'CliError';
+  readonly exitCode: number = EXIT.failed;
+}
+
+/** The command line is wrong (an unknown flag, a flag's value out of its range): one line, exit 2. */
+export class UsageError extends CliError {
+  override name = 'UsageError';
+  override readonly exitCode: number = EXIT.usage;
+}
+
+/** This package's version (package.json, beside shared/ in the clone and in the packed tarball). */
+export function furnishVersion(): string {
+  return (JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 const HELP: OptionSpec = { type: 'boolean', short: 'h', description: 'show this help' };
@@ -59,10 +78,18 @@ export function commandHelp(command: Command): string {
   return `Usage: furnish ${command.name} [options]\n${description}\nOptions:\n${lines.join('\n')}\n`;
 }
 
-export function mainHelp(commands: readonly Command[]): string {
-  const width = Math.max(...commands.map((c) => c.name.length)) + 3;
-  const lines = commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`);
-  return `Usage: furnish <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nRun \`furnish <command> --help\` for the options of a command.\n`;
+export function mainHelp(commands: readonly Command[], group?: string): string {
+  const shown = (c: Command) => (group ? c.name.slice(group.length + 1) : c.name);
+  const width = Math.max(...commands.map((c) => shown(c).length)) + 3;
+  const lines = commands.map((c) => `  ${shown(c).padEnd(width)}${c.summary}`);
+  const usage = group ? `furnish ${group} <command>` : 'furnish <command>';
+  const more = group ? `Run \`furnish ${group} <command> --help\` for the options of a command.` : 'Run `furnish <command> --help` for the options of a command, `furnish --version` for the version.';
+  return `Usage: ${usage} [options]\n\nCommands:\n${lines.join('\n')}\n\n${more}\n`;
+}
+
+/** The commands under a group word (`billing` → `billing report`). */
+function groupCommands(commands: readonly Command[], group: string): Command[] {
+  return commands.filter((c) => c.name.startsWith(`${group} `));
 }
 
 function parseConfig(command: Command): ParseArgsOptionsConfig {
@@ -89,9 +116,15 @@ function parseOptions(command: Command, args: readonly string[]): OptionValues {
   try {
     return parseArgs({ args: [...args], options: parseConfig(command), strict: true, allowPositionals: false }).values;
   } catch (err) {
-    if (isParseArgsError(err)) throw new CliError(`${firstSentence(err.message)} (see furnish ${command.name} --help)`);
+    if (isParseArgsError(err)) throw new UsageError(`${firstSentence(err.message)} (see furnish ${command.name} --help)`);
     throw err;
   }
+}
+
+/** Every required option the command line lacks, said at once. */
+function checkRequired(command: Command, values: OptionValues): void {
+  const missing = Object.entries(command.options).filter(([name, spec]) => spec.required && (values[name] === undefined || values[name] === '')).map(([name]) => `--${name}`);
+  if (missing.length > 0) throw new UsageError(`missing ${missing.join(', ')} (see furnish ${command.name} --help)`);
 }
 
 async function runCommand(command: Command, args: readonly string[], io: CliIo): Promise<number> {
@@ -100,18 +133,23 @@ async function runCommand(command: Command, args: readonly string[], io: CliIo):
     io.stdout(commandHelp(command));
     return EXIT.ok;
   }
+  checkRequired(command, values);
   return command.run(values, io);
 }
 
 function report(err: unknown, prefix: string, io: CliIo): number {
-  // A setting's error (ConfigError) is the user's to fix, like a bad flag.
-  if (err instanceof CliError || err instanceof ConfigError) {
+  if (err instanceof CliError) {
     io.stderr(`${prefix}: ${err.message}\n`);
-    return EXIT.invalid;
+    return err.exitCode;
+  }
+  // A setting's error (a variable, a configuration file) is the user's to fix: no stack trace.
+  if (err instanceof ConfigError) {
+    io.stderr(`${prefix}: ${err.message}\n`);
+    return EXIT.failed;
   }
   const detail = (err as { stack?: unknown } | null)?.stack;
   io.stderr(`${prefix}: internal error (please report it): ${typeof detail === 'string' ? detail : String(err)}\n`);
-  return EXIT.internal;
+  return EXIT.failed;
 }
 
 /** The command argv starts with; a name may be several words (`billing report`). */
@@ -125,17 +163,30 @@ export async function runCli(commands: readonly Command[], argv: readonly string
   const [name, ...rest] = argv;
   if (name === undefined) {
     io.stderr(mainHelp(commands));
-    return EXIT.invalid;
+    return EXIT.usage;
+  }
+  if (name === '--version' || name === 'version') {
+    io.stdout(`furnish ${furnishVersion()}\n`);
+    return EXIT.ok;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
+    const [topicName] = rest;
     const topic = findCommand(commands, rest)?.command;
-    io.stdout(topic ? commandHelp(topic) : mainHelp(commands));
+    const group = topicName === undefined ? [] : groupCommands(commands, topicName);
+    io.stdout(topic ? commandHelp(topic) : group.length > 0 ? mainHelp(group, topicName) : mainHelp(commands));
     return EXIT.ok;
   }
   const found = findCommand(commands, argv);
   if (!found) {
+    // `furnish billing`: a group word alone (or with --help) lists what is under it.
+    const group = groupCommands(commands, name);
+    const asksHelp = rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h');
+    if (group.length > 0 && (rest.length === 0 || asksHelp)) {
+      (asksHelp ? io.stdout : io.stderr)(mainHelp(group, name));
+      return asksHelp ? EXIT.ok : EXIT.usage;
+    }
     io.stderr(`furnish: unknown command "${name}"; commands: ${commands.map((c) => c.name).join(', ')} (see furnish --help)\n`);
-    return EXIT.invalid;
+    return EXIT.usage;
   }
   const { command } = found;
   try {
@@ -153,7 +204,7 @@ export function stringOption(values: OptionValues, name: string): string | undef
 
 export function requiredString(values: OptionValues, name: string): string {
   const value = stringOption(values, name);
-  if (value === undefined || value === '') throw new CliError(`missing --${name} (see --help)`);
+  if (value === undefined || value === '') throw new UsageError(`missing --${name} (see --help)`);
   return value;
 }
 

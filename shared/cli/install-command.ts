@@ -6,7 +6,7 @@ import { install, InstallError, uninstall } from '../install/install.ts';
 import { imageReferenceProblem } from '../install/plan.ts';
 import { PROBE_USER } from '../install/probes.ts';
 import type { InstallVars } from '../install/vars.ts';
-import { CliError, EXIT, requiredString, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
+import { CliError, type CliIo, type Command, EXIT, type OptionValues, requiredString, stringOption, UsageError } from './command.ts';
 import { agreedOptions, readVarsOption, varsOption } from './vars-option.ts';
 import { REGISTRATION_OPTIONS, REGISTRATION_VARS, registrationOptions } from './webhooks-command.ts';
 
@@ -21,14 +21,14 @@ function timeoutSeconds(values: OptionValues): number {
   const text = stringOption(values, 'timeout');
   if (text === undefined) return DEFAULT_TIMEOUT_SECONDS;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new CliError(`--timeout: a whole number of seconds, at least 1, got ${JSON.stringify(text)}`);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--timeout: a whole number of seconds, at least 1, got ${JSON.stringify(text)}`);
   return n;
 }
 
 function relayImage(values: OptionValues): string {
   const image = requiredString(values, 'relay-image');
   const problem = imageReferenceProblem(image);
-  if (problem) throw new CliError(`--relay-image: ${problem}`);
+  if (problem) throw new UsageError(`--relay-image: ${problem}`);
   return image;
 }
 

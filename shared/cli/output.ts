@@ -36,7 +36,8 @@ function toJson(printed: readonly Printed[]): string {
   return `${JSON.stringify({ apiVersion: 'v1', kind: 'List', metadata: {}, items: printed.map((p) => p.object) }, null, 2)}\n`;
 }
 
-export function formatRendered(result: RenderResult, format: OutputFormat): string {
-  const printed = printedObjects(result);
+/** What Furnish would apply; `undefined` (a system or opted-out namespace): nothing, still a valid document in JSON. */
+export function formatRendered(result: RenderResult | undefined, format: OutputFormat): string {
+  const printed = result ? printedObjects(result) : [];
   return format === 'json' ? toJson(printed) : toYaml(printed);
 }

@@ -5,17 +5,17 @@ import { KEY } from '../keys.ts';
 import { isOptedOut, isSystemNamespace, matchTemplates } from '../render/match.ts';
 import { renderNamespace } from '../render/render.ts';
 import type { NamespaceInfo, NamespaceTemplate, SkipReason } from '../render/types.ts';
-import { CliError, EXIT, listOption, requiredString, stringOption, type CliIo, type Command, type OptionValues } from './command.ts';
+import { type CliIo, type Command, EXIT, listOption, type OptionValues, requiredString, stringOption, UsageError } from './command.ts';
 import type { SourceTemplate } from './load.ts';
 import { DEFAULT_CREATOR, namespaceFromFlags } from './namespace.ts';
 import { ORGANIZATIONS_OPTION, organizationsOption, resolveOrganization } from './organizations.ts';
 import { formatRendered, isOutputFormat, OUTPUT_FORMATS, type OutputFormat } from './output.ts';
-import { formatProblem, loadCheckedTemplates, templatePaths, TEMPLATES_OPTION } from './templates.ts';
+import { formatProblem, loadCheckedTemplates, templatePaths, TEMPLATE_FILE_OPTIONS } from './templates.ts';
 import { INITIALIZERS_OPTION, previewInitializers } from './initializers.ts';
 
 function outputFormat(values: OptionValues): OutputFormat {
   const format = stringOption(values, 'output') ?? 'yaml';
-  if (!isOutputFormat(format)) throw new CliError(`--output: "${format}" is not one of ${OUTPUT_FORMATS.join(', ')}`);
+  if (!isOutputFormat(format)) throw new UsageError(`--output: "${format}" is not one of ${OUTPUT_FORMATS.join(', ')}`);
   return format;
 }
 
@@ -60,21 +60,25 @@ function run(values: OptionValues, io: CliIo): number {
   const checked = loadCheckedTemplates(paths);
   if (checked.problems.length > 0) {
     io.stderr(checked.problems.map((line) => `${line}\n`).join(''));
-    return EXIT.invalid;
+    return EXIT.failed;
   }
   const templates = checked.sources.map((s) => s.template);
   const match = matchTemplates(ns, templates, { granted: usableBy(ns, templates, grantedBy(values, checked.sources, io)) });
   io.stderr(match.skipped.map(skipLine).join(''));
   const initializers = previewInitializers(values, ns, isSystemNamespace(ns.name) || isOptedOut(ns));
   io.stderr([...(initializers?.problems ?? []), ...(initializers?.lines ?? [])].map((l) => `${l}\n`).join(''));
-  if (initializers?.problems.length) return EXIT.invalid;
+  if (initializers?.problems.length) return EXIT.failed;
   // Furnish leaves system and opted-out namespaces alone: not even an ApplySet parent.
-  if (isSystemNamespace(ns.name) || isOptedOut(ns)) return EXIT.ok;
+  if (isSystemNamespace(ns.name) || isOptedOut(ns)) {
+    io.stderr(`nothing to apply: ${isSystemNamespace(ns.name) ? `${ns.name} is a system namespace` : `${ns.name} is opted out (${KEY.optOut})`}\n`);
+    io.stdout(formatRendered(undefined, format));
+    return EXIT.ok;
+  }
   const result = renderNamespace(match.matched, ctx);
   if (result.problems.length > 0) {
     const sourceOf = new Map(checked.sources.map((s) => [s.template.metadata.name, s]));
     io.stderr(result.problems.map((p) => `${formatProblem(sourceOf.get(p.template)!, p)}\n`).join(''));
-    return EXIT.invalid;
+    return EXIT.failed;
   }
   io.stderr(result.warnings.map((w) => `warning: ${w}\n`).join(''));
   io.stdout(formatRendered(result, format));
@@ -89,12 +93,13 @@ export const renderCommand: Command = {
     'then each object of the matching templates (name order, later templates overriding earlier',
     'ones), each after a "# from template: NAME" comment. Skipped templates and warnings go to',
     'stderr. JSON output is a v1 List; each item names its template in label',
-    `${KEY.template}. Exit 0 when rendered, 2 on invalid input or templates.`,
+    `${KEY.template}. Exit 0 when rendered (a system or opted-out namespace: nothing, an empty List in JSON),`,
+    '1 on invalid input or templates, 2 on a wrong command line.',
   ].join('\n'),
   options: {
-    templates: TEMPLATES_OPTION,
+    ...TEMPLATE_FILE_OPTIONS,
     initializers: INITIALIZERS_OPTION,
-    namespace: { type: 'string', short: 'n', value: 'name', description: 'name of the namespace to render for' },
+    namespace: { type: 'string', short: 'n', required: true, value: 'name', description: 'name of the namespace to render for' },
     labels: { type: 'string', multiple: true, value: 'k=v,...', description: 'labels of the namespace' },
     annotations: { type: 'string', multiple: true, value: 'k=v,...', description: 'annotations of the namespace' },
     creator: { type: 'string', value: 'user', description: `user who creates the namespace: $(CREATOR) (default: annotation ${KEY.creator}, else "${DEFAULT_CREATOR}")` },

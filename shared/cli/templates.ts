@@ -2,20 +2,21 @@
 // as one line: `file: NamespaceTemplate/name: path: message`.
 import { validateTemplate } from '../render/validate.ts';
 import type { ValidationProblem } from '../render/types.ts';
-import { CliError, repeatedOption, type OptionSpec, type OptionValues } from './command.ts';
+import { repeatedOption, UsageError, type OptionSpec, type OptionValues } from './command.ts';
 import { formatLoadProblem, loadTemplates, type SourceTemplate } from './load.ts';
 
-/** `--templates`, shared by every command that reads templates. */
-export const TEMPLATES_OPTION: OptionSpec = {
-  type: 'string',
-  multiple: true,
-  value: 'file|dir',
-  description: 'NamespaceTemplate file, or directory read recursively (*.yaml, *.yml, *.json)',
+/**
+ * `-f/--filename`, as kubectl names the files it reads, shared by every command that reads
+ * templates; `--templates` is its earlier name, still accepted.
+ */
+export const TEMPLATE_FILE_OPTIONS: Readonly<Record<'filename' | 'templates', OptionSpec>> = {
+  filename: { type: 'string', multiple: true, short: 'f', value: 'file|dir', description: 'NamespaceTemplate file, or directory read recursively (*.yaml, *.yml, *.json)' },
+  templates: { type: 'string', multiple: true, value: 'file|dir', description: 'the same as --filename (its earlier name)' },
 };
 
 export function templatePaths(values: OptionValues): string[] {
-  const paths = repeatedOption(values, 'templates');
-  if (paths.length === 0) throw new CliError('missing --templates (see --help)');
+  const paths = [...repeatedOption(values, 'filename'), ...repeatedOption(values, 'templates')];
+  if (paths.length === 0) throw new UsageError('missing -f/--filename (see --help)');
   return paths;
 }
 

@@ -3,7 +3,7 @@
 // values the GCP side decides. A flag that says otherwise is refused, never a silent override.
 import { readFileSync } from 'node:fs';
 import { agreedValue, defaultTopicVars, parseInstallVars, type Comparison, type InstallVars } from '../install/vars.ts';
-import { CliError, stringOption, type CliIo, type OptionSpec, type OptionValues } from './command.ts';
+import { CliError, type CliIo, type OptionSpec, type OptionValues, stringOption, UsageError } from './command.ts';
 
 /** The --vars option; `gives` says what the command takes from the file. */
 export function varsOption(gives: string): OptionSpec {
@@ -47,6 +47,6 @@ export function agreedFlag(option: string, flag: string | undefined, variable: s
   try {
     return agreedValue(option, flag, variable, vars, where, as);
   } catch (e) {
-    throw new CliError((e as Error).message);
+    throw new UsageError((e as Error).message);
   }
 }

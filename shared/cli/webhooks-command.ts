@@ -2,9 +2,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
-import { registrationYaml, type RegistrationOptions } from '../webhooks/registration.ts';
+import { registrationYaml, webhookRegistrations, type RegistrationOptions } from '../webhooks/registration.ts';
 import type { Comparison } from '../install/vars.ts';
-import { CliError, EXIT, requiredString, stringOption, type CliIo, type Command, type OptionSpec, type OptionValues } from './command.ts';
+import { CliError, type CliIo, type Command, EXIT, type OptionSpec, type OptionValues, requiredString, stringOption, UsageError } from './command.ts';
 import { agreedFlag, agreedOptions, readVarsOption, varsOption, type VarsFile } from './vars-option.ts';
 
 function pathCredential(values: OptionValues, env: CliIo['env']): { cluster: string; credential: string } | undefined {
@@ -54,13 +54,20 @@ export const REGISTRATION_VARS = { url: 'FURNISH_FUNCTIONS_URL', cluster: 'FURNI
  */
 export function registrationOptions(values: OptionValues, env: CliIo['env'], file: VarsFile = { vars: {}, where: '' }): RegistrationOptions {
   const url = requiredString(values, 'url');
-  if (!/^https:\/\/[^/]/.test(url)) throw new CliError(`--url: kube-apiserver calls webhooks over HTTPS only, got ${JSON.stringify(url)}`);
+  if (!/^https:\/\/[^/]/.test(url)) throw new UsageError(`--url: kube-apiserver calls webhooks over HTTPS only, got ${JSON.stringify(url)}`);
   return { functionsUrl: url, pathCredential: pathCredential(values, env), caBundle: agreedCaBundle(values, file) };
 }
 
+const FORMATS = ['yaml', 'json'] as const;
+
 export function runWebhooks(values: OptionValues, io: CliIo): number {
+  const format = stringOption(values, 'output') ?? 'yaml';
+  if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--output: "${format}" is not one of ${FORMATS.join(', ')}`);
   const file = readVarsOption(values, io);
-  io.stdout(registrationYaml(registrationOptions(agreedOptions(values, file, REGISTRATION_VARS), io.env, file)));
+  const options = registrationOptions(agreedOptions(values, file, REGISTRATION_VARS), io.env, file);
+  io.stdout(format === 'json'
+    ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', metadata: {}, items: webhookRegistrations(options) }, null, 2)}\n`
+    : registrationYaml(options));
   return EXIT.ok;
 }
 
@@ -75,12 +82,12 @@ export const webhooksCommand: Command = {
   name: 'webhooks',
   summary: 'Print the admission webhook registrations for a cluster',
   description: [
-    'Print the four webhook configurations of infra/webhooks for one cluster, for kubectl apply -f -.',
+    'Print the webhook configurations of infra/webhooks for one cluster, for kubectl apply -f -.',
     'With --credential-env (managed control planes: GKE, EKS, AKS) each URL ends in',
     '/c/<cluster>/<credential>: the path credential, read from that environment variable so it never',
     'appears in a shell history; the output then holds a secret. Without it, the URLs carry nothing and',
     'kube-apiserver authenticates with the bearer JWT of its admission kubeconfig (infra/webhooks/apiserver).',
   ].join('\n'),
-  options: { ...REGISTRATION_OPTIONS, vars: varsOption('the functions URL, the cluster id and the CA bundle (--url and --cluster are then not needed)') },
+  options: { ...REGISTRATION_OPTIONS, output: { type: 'string', short: 'o', value: FORMATS.join('|'), description: 'yaml (default: a stream for kubectl apply -f -) or json (a v1 List)' }, vars: varsOption('the functions URL, the cluster id and the CA bundle (--url and --cluster are then not needed)') },
   run: (values, io) => runWebhooks(values, io),
 };

@@ -1,6 +1,6 @@
 // `furnish admit`, spawned as a CI pipeline runs it, on AdmissionReviews captured from
 // kube-apiserver 1.26 and on cluster directories built here: the printed response, the exit codes
-// of --expect, and every bad input refused with a message (exit 2, no stack trace).
+// of --expect, and every bad input refused with a message (exit 1, a wrong command line 2; no stack trace).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,9 +104,9 @@ describe('furnish admit: mutate-namespace', () => {
 });
 
 describe('furnish admit: validate-namespace with a cluster directory', () => {
-  it('denies bob a privileged namespace when no RBAC lets him use the template, naming the verb', async () => {
+  it('denies bob a privileged namespace when no RBAC lets him use the template, naming the verb (exit 1, the response printed)', async () => {
     const run = await furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', privilegedOnly]);
-    expect(run.status).toBe(0);
+    expect(run.status).toBe(1);
     const { response } = printed(run);
     expect(response).toMatchObject({ uid: admissionReview(VALIDATE_PRIV_B).request.uid, allowed: false, status: { code: 403, reason: 'Forbidden' } });
     expect(response!.status!.message).toMatch(/"bob".*NamespaceTemplate "privileged".*verb "use" on namespacetemplates\.furnish\.dev/);
@@ -140,7 +140,7 @@ describe('furnish admit: validate-namespace with a cluster directory', () => {
     const review = admissionReview('002-validate-CREATE-namespaces-team-a-alice');
     review.request.object!.metadata.annotations = { [KEY.optOut]: 'true' };
     const run = await furnish(['-w', 'validate-namespace', '-r', json('opt-out.json', review)]);
-    expect(run.status).toBe(0);
+    expect(run.status).toBe(1);
     expect(printed(run).response!.status!.message).toMatch(/"alice" may not opt namespace "team-a" out .*needs verb "optout"/);
     expect(run.stderr).toBe('furnish admit: note: no --cluster given, so every permission check was refused\n');
   });
@@ -181,7 +181,7 @@ describe('furnish admit: validate-template', () => {
     spec.mode = 'Sometimes';
     spec.templates.push({ apiVersion: 'v1', metadata: { name: 'no-kind' } });
     const run = await furnish(['-w', 'validate-template', '-r', json('broken-template.json', review)]);
-    expect(run.status).toBe(0);
+    expect(run.status).toBe(1);
     const { status } = printed(run).response!;
     expect(status).toMatchObject({ code: 422, reason: 'Invalid' });
     expect(status!.message).toMatch(/^NamespaceTemplate "default" is invalid \(2 problems\): /);
@@ -212,7 +212,7 @@ describe('furnish admit --config', () => {
     ['- a\n', /--config \S+: must hold a mapping of policy settings/],
     ['a: [\n', /--config \S+:2:1: invalid YAML: /],
   ])('refuses %j', async (text, message) => {
-    expectUserError(await guard('--config', file('config/bad.yaml', text)), message);
+    expectUserError(await guard('--config', file('config/bad.yaml', text)), message, 1);
   });
 });
 
@@ -226,7 +226,7 @@ describe('furnish admit: bad input', () => {
 
   it('lists the webhooks for an unknown one', async () => {
     const run = await furnish(['--webhook', 'mutate-namespaces', '--request', fixture(MUTATE_TEAM_A)]);
-    expectUserError(run, /^furnish admit: --webhook: unknown webhook "mutate-namespaces"; webhooks: mutate-namespace, validate-namespace, validate-template, guard-initializing, validate-organization, mutate-pod, mutate-lnamespace, protect-objects\n$/);
+    expectUserError(run, /^furnish admit: --webhook: unknown webhook "mutate-namespaces"; webhooks: mutate-namespace, validate-namespace, validate-template, guard-initializing, validate-organization, mutate-pod, mutate-lnamespace, protect-objects\n$/, 2);
   });
 
   it.each([
@@ -235,7 +235,7 @@ describe('furnish admit: bad input', () => {
     [['-w', 'mutate-namespace', '-r', 'x.json', '--expect', 'yes'], /--expect: "yes" is not one of allowed, denied/],
     [['-w', 'mutate-namespace', '-r', 'x.json', '--namespace', 'a'], /Unknown option '--namespace'/],
   ])('refuses flags %j', async (args, message) => {
-    expectUserError(await furnish(args), message);
+    expectUserError(await furnish(args), message, 2);
   });
 
   it.each([
@@ -248,18 +248,18 @@ describe('furnish admit: bad input', () => {
     ['a review without uid', () => json('req/no-uid.json', noUid()), /request\.uid must be a non-empty string, got nothing/],
     ['a review of another resource', () => fixture('005-guard-CREATE-serviceaccounts-default-system_serviceaccount_kube_system_service_account_controller'), /webhook mutate-namespace judges namespaces, not serviceaccounts/],
   ])('refuses %s, with the reason', async (_, request, message) => {
-    expectUserError(await mutate(request()), message);
+    expectUserError(await mutate(request()), message, 1);
   });
 
   it('refuses empty stdin', async () => {
-    expectUserError(await furnish(['-w', 'mutate-namespace', '-r', '-'], ''), /--request stdin: empty/);
+    expectUserError(await furnish(['-w', 'mutate-namespace', '-r', '-'], ''), /--request stdin: empty/, 1);
   });
 
   it('refuses a cluster directory holding something that is not an object, or an invalid template, naming each', async () => {
     file('broken-cluster/notes.yaml', 'just: notes\n');
     file('broken-cluster/templates.yaml', PRIVILEGED_EXAMPLE.replace('mode: Enforce', 'mode: Sometimes'));
     const run = await furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', join(dir, 'broken-cluster')]);
-    expect(run.status).toBe(2);
+    expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr.trimEnd().split('\n')).toEqual([
       `${join(dir, 'broken-cluster', 'notes.yaml')}: document 1: (no apiVersion) (no kind) is not a Kubernetes object (apiVersion and kind are required)`,
@@ -269,7 +269,7 @@ describe('furnish admit: bad input', () => {
 
   it('refuses a missing cluster directory', async () => {
     const run = await furnish(['-w', 'validate-namespace', '-r', fixture(VALIDATE_PRIV_B), '--cluster', join(dir, 'no-such-dir')]);
-    expect(run.status).toBe(2);
+    expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/no-such-dir: no such file or directory/);
   });
 });

@@ -58,15 +58,15 @@ describe('furnish (no command, help, unknown command)', () => {
   });
 
   it('refuses an unknown command', async () => {
-    expectUserError(await furnish('apply'), /^furnish: unknown command "apply"; commands: render, validate/);
+    expectUserError(await furnish('apply'), /^furnish: unknown command "apply"; commands: render, validate/, 2);
   });
 
   it('refuses an unknown flag', async () => {
-    expectUserError(await furnish('render', '--templates', 'examples', '--namespace', 'a', '--lables', 'a=b'), /^furnish render: Unknown option '--lables' \(see furnish render --help\)\n$/);
+    expectUserError(await furnish('render', '--templates', 'examples', '--namespace', 'a', '--lables', 'a=b'), /^furnish render: Unknown option '--lables' \(see furnish render --help\)\n$/, 2);
   });
 
   it('refuses a stray argument', async () => {
-    expectUserError(await furnish('validate', 'examples'), /Unexpected argument 'examples'/);
+    expectUserError(await furnish('validate', 'examples'), /Unexpected argument 'examples'/, 2);
   });
 });
 
@@ -78,10 +78,10 @@ describe('furnish validate', () => {
     expect(run.status).toBe(0);
   });
 
-  it('prints file: NamespaceTemplate/name: path: message for each problem and exits 2', async () => {
+  it('prints file: NamespaceTemplate/name: path: message for each problem and exits 1', async () => {
     const bad = file('bad/one.yaml', tpl('broken', `${cm('Settings')}    - apiVersion: v1\n      kind: Namespace\n      metadata: { name: x }\n`, '  annotations: { furnish.dev/apply: "off" }\n'));
     const run = await furnish('validate', '--templates', bad);
-    expect(run.status).toBe(2);
+    expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr.split('\n')).toEqual([
       `${bad}: NamespaceTemplate/broken: metadata.annotations["furnish.dev/apply"]: must be "disable", found "off"`,
@@ -108,7 +108,7 @@ describe('furnish validate', () => {
   it('names the file and document of anything that is not a NamespaceTemplate', async () => {
     const mixed = file('mixed.yaml', `${tpl('m', cm('m'))}---\napiVersion: v1\nkind: ConfigMap\nmetadata: { name: x }\n---\n- just\n- a list\n`);
     const run = await furnish('validate', '--templates', mixed);
-    expect(run.status).toBe(2);
+    expect(run.status).toBe(1);
     expect(run.stderr).toContain(`${mixed}: document 2: v1 ConfigMap is not a NamespaceTemplate\n`);
     expect(run.stderr).toContain(`${mixed}: document 3: a list, not an object is not a NamespaceTemplate\n`);
   });
@@ -117,7 +117,7 @@ describe('furnish validate', () => {
     // Lines 1-10: a valid template; 11: ---; 14: the error.
     const broken = file('broken.yaml', `${tpl('ok', cm('ok'))}---\nkind: NamespaceTemplate\nmetadata:\n  name: a: b\n`);
     const run = await furnish('validate', '--templates', broken);
-    expect(run.status).toBe(2);
+    expect(run.status).toBe(1);
     expect(run.stderr).toBe(`${broken}:14:9: invalid YAML: Nested mappings are not allowed in compact mappings\n1 problem found\n`);
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
@@ -125,21 +125,34 @@ describe('furnish validate', () => {
   it('reports a missing file and an empty directory', async () => {
     mkdirSync(join(dir, 'empty'), { recursive: true });
     const run = await furnish('validate', '--templates', 'no-such-file.yaml', '--templates', join(dir, 'empty'));
-    expect(run.status).toBe(2);
+    expect(run.status).toBe(1);
     expect(run.stderr).toContain('no-such-file.yaml: no such file or directory\n');
     expect(run.stderr).toContain(`${join(dir, 'empty')}: directory holds no .yaml, .yml or .json file\n`);
+  });
+
+  it('prints its verdict as JSON with -o json, a problem per entry, and exits 1 when invalid', async () => {
+    const ok = await furnish('validate', '-f', 'examples', '-o', 'json');
+    expect(ok.status).toBe(0);
+    const good = JSON.parse(ok.stdout) as { valid: boolean; templates: { name: string; file: string }[]; problems: string[] };
+    expect(good.valid).toBe(true);
+    expect(good.problems).toEqual([]);
+    expect(good.templates.length).toBeGreaterThan(0);
+    expect(good.templates.every((t) => t.file.startsWith('examples'))).toBe(true);
+    const missing = await furnish('validate', '-f', 'no/such/dir', '-o', 'json');
+    expect(missing.status).toBe(1);
+    expect(JSON.parse(missing.stdout)).toEqual({ valid: false, templates: [], problems: ['no/such/dir: no such file or directory'] });
   });
 
   it('refuses two templates with one name', async () => {
     const one = file('dup/one.yaml', tpl('same', cm('a')));
     const two = file('dup/two.yaml', tpl('same', cm('b')));
     const run = await furnish('validate', '--templates', join(dir, 'dup'));
-    expect(run.status).toBe(2);
+    expect(run.status).toBe(1);
     expect(run.stderr).toContain(`${two}: NamespaceTemplate/same: metadata.name: also defined in ${one} (document 1)\n`);
   });
 
   it('needs --templates', async () => {
-    expectUserError(await furnish('validate'), /^furnish validate: missing --templates/);
+    expectUserError(await furnish('validate'), /^furnish validate: missing -f\/--filename/, 2);
   });
 });
 
@@ -210,14 +223,24 @@ describe('furnish render', () => {
     expect(objects.find((o) => o.kind === 'RoleBinding')!.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: creator }]);
   });
 
-  it('prints nothing for an opted-out or a system namespace', async () => {
+  it('prints nothing for an opted-out or a system namespace, and an empty List in JSON', async () => {
     for (const args of [['--namespace', 'team-a', '--annotations', `${KEY.optOut}=true`], ['--namespace', 'kube-system']]) {
       const run = await renderExamples(...args);
       expect(run.status).toBe(0);
       expect(run.stdout).toBe('');
-      expect(run.stderr.trim().split('\n')).toHaveLength(3);
+      expect(run.stderr.trim().split('\n')).toHaveLength(4);
       expect(run.stderr).toMatch(/\((opted-out|system-namespace)\)/);
+      expect(run.stderr).toMatch(/^nothing to apply: (team-a is opted out|kube-system is a system namespace)/m);
+      const json = await renderExamples(...args, '-o', 'json');
+      expect(json.status).toBe(0);
+      expect(JSON.parse(json.stdout)).toEqual({ apiVersion: 'v1', kind: 'List', metadata: {}, items: [] });
     }
+  });
+
+  it('reads templates with -f/--filename, as kubectl does, and still with --templates', async () => {
+    const byTemplates = await furnish('render', '--templates', 'examples', '-n', 'team-a');
+    expect(byTemplates.status).toBe(0);
+    for (const flag of ['-f', '--filename']) expect((await furnish('render', flag, 'examples', '-n', 'team-a')).stdout).toBe(byTemplates.stdout);
   });
 
   it('warns when a later template overrides an object of an earlier one', async () => {
@@ -235,7 +258,7 @@ describe('furnish render', () => {
   it('refuses invalid templates with their problems and prints no object', async () => {
     const bad = file('render-bad.yaml', tpl('bad', cm('x', 'who: $(USER)')));
     const run = await furnish('render', '--templates', bad, '--namespace', 'team-a');
-    expect(run.status).toBe(2);
+    expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(new RegExp(`^${bad}: NamespaceTemplate/bad: spec.templates\\[0\\].data.who: unknown token \\$\\(USER\\)`));
   });
@@ -243,7 +266,7 @@ describe('furnish render', () => {
   it('refuses a template that cannot be rendered with these values, naming the value', async () => {
     const org = file('render-org.yaml', tpl('org', cm('settings-$(ORGANIZATION)')));
     const run = await furnish('render', '--templates', org, '--namespace', 'team-a', '--organization', 'ACME');
-    expect(run.status).toBe(2);
+    expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/NamespaceTemplate\/org: spec.templates\[0\].metadata.name: "settings-ACME" \(from "settings-\$\(ORGANIZATION\)"\) is not a valid ConfigMap name/);
   });
@@ -257,10 +280,10 @@ describe('furnish render', () => {
     [['--namespace', 'a', '--organization', 'x', '--labels', 'furnish.dev/organization=y'], /--organization and label furnish.dev\/organization disagree/],
     [['--namespace', 'a', '--output', 'xml'], /--output: "xml" is not one of yaml, json/],
   ])('refuses bad flags %p', async (args, message) => {
-    expectUserError(await renderExamples(...args), message);
+    expectUserError(await renderExamples(...args), message, 2);
   });
 
   it('reports a missing template file', async () => {
-    expectUserError(await furnish('render', '--templates', 'missing.yaml', '--namespace', 'a'), /^missing.yaml: no such file or directory\n$/);
+    expectUserError(await furnish('render', '--templates', 'missing.yaml', '--namespace', 'a'), /^missing.yaml: no such file or directory\n$/, 1);
   });
 });

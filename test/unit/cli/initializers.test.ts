@@ -46,7 +46,7 @@ describe('furnish render --initializers', () => {
   it('refuses an invalid configuration with its file and path (exit 2)', async () => {
     const bad = writeUnder(dir, 'bad/bad.yaml', 'apiVersion: furnish.dev/v1alpha1\nkind: NamespaceInitializationConfiguration\nmetadata: { name: bad }\nspec: { initializers: [{ name: furnish, principals: [{ kind: User, name: x }] }] }\n');
     const run = await runFurnish(['render', '--templates', 'examples', '-n', 'team-a', '--initializers', bad]);
-    expectUserError(run, /bad\.yaml: NamespaceInitializationConfiguration\/bad: spec\.initializers\[0\]\.name: "furnish" is Furnish's own template population/);
+    expectUserError(run, /bad\.yaml: NamespaceInitializationConfiguration\/bad: spec\.initializers\[0\]\.name: "furnish" is Furnish's own template population/, 1);
   });
 });
 

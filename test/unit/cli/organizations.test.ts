@@ -28,13 +28,13 @@ describe('furnish render --organizations', () => {
   });
 
   it('refuses as admission would: no default organization, or not a member', async () => {
-    expectUserError(await runFurnish(['render', '--templates', TEMPLATES, '-n', 'x', '--creator', 'mallory', '--organizations', ORGS]), /user "mallory" has no default organization among --organizations/);
-    expectUserError(await runFurnish(['render', '--templates', TEMPLATES, '-n', 'x', '--creator', 'bob', '--organization', 'acme', '--organizations', ORGS]), /user "bob" is not a member of organization "acme": admission would refuse the namespace/);
+    expectUserError(await runFurnish(['render', '--templates', TEMPLATES, '-n', 'x', '--creator', 'mallory', '--organizations', ORGS]), /user "mallory" has no default organization among --organizations/, 1);
+    expectUserError(await runFurnish(['render', '--templates', TEMPLATES, '-n', 'x', '--creator', 'bob', '--organization', 'acme', '--organizations', ORGS]), /user "bob" is not a member of organization "acme": admission would refuse the namespace/, 1);
   });
 
   it('refuses an invalid organizations file with every problem and its path', async () => {
     const bad = writeUnder(dir, 'bad.yaml', stringify({ apiVersion: 'furnish.dev/v1alpha1', kind: 'Organization', metadata: { name: 'x' }, spec: { namespaceQuota: -2, members: [{ kind: 'Robot', name: 'r' }] } }));
-    expectUserError(await runFurnish(['render', '--templates', TEMPLATES, '-n', 'x', '--organizations', bad]), /Organization\/x: spec.members\[0\].kind: Unsupported value: "Robot".*\n.*Organization\/x: spec.namespaceQuota: must be a non-negative integer, found -2/);
+    expectUserError(await runFurnish(['render', '--templates', TEMPLATES, '-n', 'x', '--organizations', bad]), /Organization\/x: spec.members\[0\].kind: Unsupported value: "Robot".*\n.*Organization\/x: spec.namespaceQuota: must be a non-negative integer, found -2/, 1);
   });
 });
 

@@ -45,6 +45,6 @@ describe('bin/furnish.js end to end', () => {
   });
 
   it('a user error: one line on stderr, exit 2, no stack trace', async () => {
-    expectUserError(await both(['validate', '--templates', 'no/such/dir']), /^no\/such\/dir: no such file or directory\n1 problem found\n$/);
+    expectUserError(await both(['validate', '--templates', 'no/such/dir']), /^no\/such\/dir: no such file or directory\n1 problem found\n$/, 1);
   });
 });

@@ -35,12 +35,15 @@ export function spawnFurnish(args: string[], input?: string, env?: Record<string
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
-/** A user error reads as a message, never as a stack trace, and exits 2 with nothing on stdout. */
-export function expectUserError(run: Run, message: RegExp): void {
+/**
+ * A user error reads as a message, never as a stack trace, with nothing on stdout, and exits 1
+ * (invalid input, a refusal) or 2 (a wrong command line).
+ */
+export function expectUserError(run: Run, message: RegExp, exit: 1 | 2): void {
   expect(run.stderr).toMatch(message);
   expect(run.stderr).not.toMatch(/\n\s+at /);
   expect(run.stdout).toBe('');
-  expect(run.status).toBe(2);
+  expect(run.status).toBe(exit);
 }
 
 /** Writes `text` to `dir/name`, creating folders, and returns the path. */
