@@ -3,6 +3,10 @@
 //     (Pub/Sub push format), the admission webhooks over HTTPS with a generated certificate and
 //     registered in the cluster;
 //   - the watch relay;
+//   - each component under the identity it has when deployed (furnish-system's ServiceAccounts
+//     furnish-reconciler, furnish-webhook, furnish-relay, with infra/'s RBAC, on tokens minted for
+//     them): the kubeconfig's user only installs (start/identities.ts);
+//   - Organizations on (FURNISH_ORGANIZATIONS=true unless set);
 //   - the in-process bus, or the Pub/Sub emulator when PUBSUB_EMULATOR_HOST is set (topics and
 //     push subscriptions to the local reconcilers are created);
 //   - structured JSON logs on stdout.
@@ -12,7 +16,7 @@
 // flags (package.json; shared/reconcile/memory-flags.ts), so its memory is theirs.
 //
 // `startLocalStack()` (scripts/start/stack.ts) is also what the integration tests and the benchmark
-// run; the parts are in scripts/start/ by concern (cluster, bus, webhooks, reconcilers, http).
+// run; the parts are in scripts/start/ by concern (cluster, identities, bus, webhooks, reconcilers, http).
 import { resolve } from 'node:path';
 import { readSetting } from '../shared/config/settings.ts';
 import { jsonLogger } from '../shared/log.ts';

@@ -1,4 +1,4 @@
-// `npm run test:cluster [-- jest args]`: every suite that takes a cluster (test/integration,
+// `npm run test:cluster [-- jest args, or the suites to run]`: every suite that takes a cluster (test/integration,
 // test/e2e, and the suites elsewhere that use the test-cluster helper: kube-sim's fidelity tests,
 // the relay image) against the real cluster named by FURNISH_TEST_KUBECONFIG (kind, minikube, or the
 // control plane `.ci/run` starts). Without it those suites would quietly run on kube-sim, which is
@@ -24,9 +24,12 @@ function otherClusterSuites(dir: string): string[] {
     .sort();
 }
 
+// `npm run test:cluster -- test/e2e/install.test.ts` runs that suite alone; without a path, every suite.
+const args = process.argv.slice(2);
+const suites = args.some((a) => !a.startsWith('-') && existsSync(join(root, a))) ? [] : ['test/integration', 'test/e2e', ...otherClusterSuites('test')];
 // One file at a time: the suites share one cluster, and each waits on reconcilers it starts.
 const run = spawnSync(process.execPath, [
   '--experimental-vm-modules', '--no-warnings=ExperimentalWarning', join(root, 'node_modules', 'jest', 'bin', 'jest.js'),
-  '--runInBand', 'test/integration', 'test/e2e', ...otherClusterSuites('test'), ...process.argv.slice(2),
+  '--runInBand', ...suites, ...args,
 ], { stdio: 'inherit', cwd: root });
 process.exit(run.status ?? 1);

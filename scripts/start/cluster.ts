@@ -1,5 +1,5 @@
 // The cluster side of `npm start`: is a cluster there (and what to say when not), Furnish's own
-// namespace and CRDs installed before anything else.
+// namespace and CRDs installed, as the kubeconfig's user, before anything else.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -14,10 +14,10 @@ export const ROOT = join(import.meta.dirname, '..', '..');
 export class NoClusterError extends Error {}
 
 /** Says whether a cluster answers, and how to get one if not. */
-export async function probeCluster(kubeconfigPath?: string, context?: string): Promise<KubeClient> {
+export async function probeCluster(kubeconfigPath?: string, context?: string, userAgent?: string): Promise<KubeClient> {
   let kube: KubeClient;
   try {
-    kube = createKubeClient(await connect({ kubeconfigPath, context }), { retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 }, timeoutMs: 3000 });
+    kube = createKubeClient(await connect({ kubeconfigPath, context }), { retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 }, timeoutMs: 3000, ...(userAgent ? { userAgent } : {}) });
   } catch (e) {
     throw new NoClusterError(noClusterMessage(`no usable kubeconfig (${(e as Error).message})`), { cause: e });
   }

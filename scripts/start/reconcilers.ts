@@ -6,13 +6,14 @@ import type { Bus } from '../../shared/bus/types.ts';
 import type { MessageKind, ReconcileMessage } from '../../shared/bus/envelope.ts';
 import { billingRuntime, RECORD_BILLING, registerRecordBilling, useBillingRuntime } from '../../shared/billing/function.ts';
 import { connect, createKubeClient, type KubeClientOptions } from '../../shared/kube/client.ts';
+import type { Credentials } from '../../shared/kube/connection.ts';
 import { lnamespaceHandler } from '../../shared/lnamespace/function.ts';
 import type { Logger } from '../../shared/log.ts';
 import { reconcileOrganizationsOf } from '../../shared/org/function.ts';
 import type { ReconcileConfig } from '../../shared/reconcile/config.ts';
 import { registerReconciler, useRuntime } from '../../shared/reconcile/functions.ts';
 import { createRuntime, type Runtime } from '../../shared/reconcile/runtime.ts';
-import { close, functionRouter, listen } from './http.ts';
+import { close, functionRouter, listen, serverTimeouts } from './http.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -32,8 +33,11 @@ export interface ServedReconcilers {
   stop(): Promise<void>;
 }
 
-/** reconcile-namespace and reconcile-template on one local HTTP server (push format, auth off). */
-export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: string; context?: string }; config: ReconcileConfig; bus: Bus; port: number; log: Logger; kubeOptions?: KubeClientOptions; env?: Env }): Promise<ServedReconcilers> {
+/**
+ * The reconcilers and record-billing on one local HTTP server (push format, auth off), calling the
+ * cluster with `credentials`: the stack gives them furnish-reconciler's (identities.ts).
+ */
+export async function serveReconcilers(opts: { credentials: Credentials; config: ReconcileConfig; bus: Bus; port: number; log: Logger; kubeOptions?: KubeClientOptions; env?: Env }): Promise<ServedReconcilers> {
   // Settings the caller read (the stack: the environment overlaid with its options); none by default.
   const { config, log, credentials, env = {} } = opts;
   const runtime = createRuntime({
@@ -49,8 +53,7 @@ export async function serveReconcilers(opts: { credentials: { kubeconfigPath?: s
   registerRecordBilling(functions);
   const billing = await billingRuntime(runtime, env, log);
   useBillingRuntime(billing);
-  const http = createHttpServer(await functionRouter([...RECONCILERS, RECORD_BILLING]));
-  http.keepAliveTimeout = 65_000;
+  const http = serverTimeouts(createHttpServer(await functionRouter([...RECONCILERS, RECORD_BILLING])));
   const port = await listen(http, opts.port);
   return {
     url: `http://127.0.0.1:${port}`,

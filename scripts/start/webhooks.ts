@@ -12,48 +12,41 @@ import * as functions from '@google-cloud/functions-framework';
 import { SignJWT } from 'jose';
 import { parseAllDocuments } from 'yaml';
 import { WEBHOOKS, type WebhookName } from '../../shared/config/types.ts';
-import { bearerCredentials, type KubeClient } from '../../shared/kube/client.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { Logger } from '../../shared/log.ts';
 import { webhookFunction } from '../../shared/webhooks/serve.ts';
-import { localReconcilerPrincipals } from '../local-identity.ts';
 import { removeRegistrationsCommand } from '../local-registrations.ts';
 import { ROOT } from './cluster.ts';
-import { close, functionRouter, listen } from './http.ts';
+import { close, functionRouter, listen, serverTimeouts } from './http.ts';
+import type { Identities } from './identities.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-
-interface Credentials {
-  kubeconfigPath?: string;
-  context?: string;
-}
-
 /**
  * The webhooks' settings: the stack's, plus what this local endpoint decides (cluster id, token
- * secret, public URL, the API server and credentials of the kubeconfig's user, the reconciler's
- * principals). A plain object handed to the factories: the process environment is left alone.
+ * secret, public URL) and the API server with the token of the webhooks' own ServiceAccount
+ * (SubjectAccessReviews, templates, organizations and their quota ledger are asked as
+ * furnish-webhook). The reconciler and the trusted creators are the deployed defaults. A plain
+ * object handed to the factories: the process environment is left alone.
  */
-async function webhookSettings(env: Env, local: { kube: KubeClient; credentials: Credentials; secret: string; publicUrl: string; log: Logger }): Promise<Env> {
-  // The webhooks ask the API server (SubjectAccessReviews, templates) as the kubeconfig's user.
-  const api = await bearerCredentials(local.credentials);
-  const reconciler = env.FURNISH_GUARD_RECONCILER ?? await localReconcilerPrincipals(local.kube, local.log);
+function webhookSettings(env: Env, local: { identities: Identities; secret: string; publicUrl: string }): Env {
+  const { identities } = local;
   return {
     ...env,
     FURNISH_CLUSTER_ID: readSetting(env, 'clusterId'),
     FURNISH_JWT_SECRET: local.secret,
     FURNISH_PUBLIC_URL: local.publicUrl,
-    FURNISH_API_SERVER: local.kube.server,
-    FURNISH_GUARD_RECONCILER: reconciler,
-    // The local reconcilers (the LNamespace one creates namespaces for their requesters) are trusted creators.
-    FURNISH_TRUSTED_CREATORS: env.FURNISH_TRUSTED_CREATORS ?? reconciler,
-    ...(api.caPem ? { FURNISH_API_CA: api.caPem } : {}),
-    ...(api.token ? { FURNISH_API_TOKEN: api.token } : {}),
+    FURNISH_API_SERVER: identities.server,
+    FURNISH_API_TOKEN: identities.webhook.token(),
+    ...(identities.caPem ? { FURNISH_API_CA: identities.caPem } : {}),
   };
 }
 
 interface Webhooks {
   server: Server;
+  /** https://127.0.0.1:PORT (the registrations add the path secret). */
+  url: string;
   stop(): Promise<void>;
 }
 
@@ -62,8 +55,9 @@ interface Webhooks {
  * kube-apiserver cannot be told to send a bearer token to a URL webhook without its own admission
  * configuration, so locally the URL carries a random path secret and this shim turns it into the
  * webhook JWT (HS256, local secret). Local only: the cloud deployment verifies the real token.
+ * `kube` is the installing admin's client: it only registers and unregisters the configurations.
  */
-export async function serveWebhooks(kube: KubeClient, credentials: Credentials, port: number, env: Env, log: Logger): Promise<Webhooks | null> {
+export async function serveWebhooks(kube: KubeClient, identities: Identities, port: number, env: Env, log: Logger): Promise<Webhooks | null> {
   const dir = mkdtempSync(join(tmpdir(), 'furnish-start-'));
   try {
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=furnish-local', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
@@ -76,24 +70,33 @@ export async function serveWebhooks(kube: KubeClient, credentials: Credentials, 
   rmSync(dir, { recursive: true, force: true });
   const secret = randomBytes(32).toString('hex');
   const pathSecret = randomBytes(16).toString('hex');
-  const server = createHttpsServer({ key, cert });
+  const server = serverTimeouts(createHttpsServer({ key, cert }));
   const actualPort = await listen(server, port);
   const publicUrl = `https://127.0.0.1:${actualPort}`;
-  const settings = await webhookSettings(env, { kube, credentials, secret, publicUrl, log });
-  const loaded: WebhookName[] = [];
-  for (const name of WEBHOOKS) {
-    try {
-      functions.http(name, await webhookFunction(name, settings));
-      loaded.push(name);
-    } catch (e) {
-      log.log('WARNING', 'webhook function did not load', { webhook: name, error: (e as Error).message });
+  /** Each webhook function registered with the webhooks' current token; the names that loaded. */
+  const load = async (): Promise<WebhookName[]> => {
+    const settings = webhookSettings(env, { identities, secret, publicUrl });
+    const names: WebhookName[] = [];
+    for (const name of WEBHOOKS) {
+      try {
+        functions.http(name, await webhookFunction(name, settings));
+        names.push(name);
+      } catch (e) {
+        log.log('WARNING', 'webhook function did not load', { webhook: name, error: (e as Error).message });
+      }
     }
-  }
+    return names;
+  };
+  const loaded = await load();
   if (loaded.length === 0) {
     await close(server);
     return null;
   }
-  const router = await functionRouter(loaded);
+  let router = await functionRouter(loaded);
+  // The functions hold their token as a value (as a deployed one its secret): built again with each new token.
+  identities.onRenew(() => void load().then(async (names) => {
+    router = await functionRouter(names);
+  }).catch((e: unknown) => log.log('ERROR', 'could not give the webhooks their new token', { error: (e as Error).message })));
   const key256 = new TextEncoder().encode(secret);
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const [path = '', query] = (req.url ?? '').split('?');
@@ -123,6 +126,7 @@ export async function serveWebhooks(kube: KubeClient, credentials: Credentials, 
   log.log('INFO', 'webhooks served', { url: publicUrl, webhooks: loaded, removeIfKilled: removeRegistrationsCommand(configs) });
   return {
     server,
+    url: publicUrl,
     async stop() {
       // Unregistered on exit: a webhook pointing at a stopped local server would block namespace writes.
       for (const c of configs) {

@@ -2,7 +2,7 @@
 // cannot lock anyone out (shared/install/install.ts says how).
 import { connect, createKubeClient, type Connection, type KubeClient } from '../kube/client.ts';
 import { jsonLogger } from '../log.ts';
-import { install, InstallError, uninstall } from '../install/install.ts';
+import { install, InstallError, uninstall, type Installed } from '../install/install.ts';
 import { imageReferenceProblem } from '../install/plan.ts';
 import { PROBE_USER } from '../install/probes.ts';
 import type { InstallVars } from '../install/vars.ts';
@@ -72,11 +72,13 @@ function installValues(values: OptionValues, io: CliIo): { options: OptionValues
 export async function runInstall(values: OptionValues, io: CliIo): Promise<number> {
   const { options, vars, where } = installValues(values, io);
   const registration = registrationOptions(options, io.env, { vars, where });
+  const timeoutMs = timeoutSeconds(values) * 1000;
   const conn = await clusterConnection(values);
   const kube = client(conn);
   const probeKube = client(impersonating(conn, PROBE_USER));
+  let ignored: Installed['ignored'];
   try {
-    await install({ kube, probeKube, log: logTo(io) }, { registration, vars, timeoutMs: timeoutSeconds(values) * 1000 });
+    ({ ignored } = await install({ kube, probeKube, log: logTo(io) }, { registration, vars, timeoutMs }));
   } catch (e) {
     if (e instanceof InstallError) throw new CliError(e.message);
     throw e;
@@ -84,7 +86,11 @@ export async function runInstall(values: OptionValues, io: CliIo): Promise<numbe
     kube.close();
     probeKube.close();
   }
-  io.stdout(`Furnish is installed in ${conn.server}: every function answered, and the security webhooks now fail closed.\nTo remove it: furnish uninstall (registrations first).\n`);
+  io.stdout([
+    `Furnish is installed in ${conn.server}: every function answered, and the security webhooks now fail closed${ignored.length > 0 ? ', except:' : '.'}`,
+    ...ignored.map(({ webhook, why }) => `  - ${webhook} stays failurePolicy Ignore (not enforced while its function does not answer): no probe, as ${why}`),
+    'To remove it: furnish uninstall (registrations first).',
+  ].join('\n') + '\n');
   return EXIT.ok;
 }
 
@@ -109,7 +115,8 @@ export const installCommand: Command = {
   description: [
     'Create Furnish\'s namespace, CRDs, RBAC and relay (infra/), register every webhook with',
     'failurePolicy Ignore, then probe each function with server-side dry runs until it answers as it',
-    'must; only then do the security webhooks fail closed. If a function does not answer within',
+    'must; only then does each probed security webhook fail closed (an unprobed one stays Ignore,',
+    'and the install says which and why). If a function does not answer within',
     '--timeout, the install stops with the webhooks still Ignore and names what failed.',
     'Needs cluster-admin (CRDs, RBAC, webhook registrations, impersonation of the probe user).',
   ].join('\n'),

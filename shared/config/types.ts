@@ -88,12 +88,30 @@ export interface FurnishConfig {
   maxBodyBytes: number;
 }
 
+/**
+ * kube-controller-manager's controllers (each with its own ServiceAccount, as
+ * --use-service-account-credentials runs them), the scheduler and the nodes: they act on objects
+ * already in a namespace (Pods of a ReplicaSet, a Job's Pods, PVC bindings, Events), so refusing
+ * them in a guarded namespace freezes running workloads (a ready namespace turning `failed`) and
+ * never keeps a tenant out. Only who can mint kube-system's tokens or a node's credentials is
+ * them, and such a one owns the cluster anyway. Names, never `kube-system:*`: an add-on installed
+ * in kube-system is not a system controller.
+ */
+export const KUBE_CONTROLLERS: readonly string[] = [
+  'attachdetach-controller', 'cronjob-controller', 'daemon-set-controller', 'deployment-controller', 'disruption-controller',
+  'endpoint-controller', 'endpointslice-controller', 'endpointslicemirroring-controller', 'ephemeral-volume-controller',
+  'expand-controller', 'generic-garbage-collector', 'horizontal-pod-autoscaler', 'job-controller', 'namespace-controller',
+  'node-controller', 'persistent-volume-binder', 'pod-garbage-collector', 'pvc-protection-controller', 'replicaset-controller',
+  'replication-controller', 'resource-claim-controller', 'resourcequota-controller', 'root-ca-cert-publisher',
+  'service-account-controller', 'service-controller', 'statefulset-controller', 'ttl-after-finished-controller',
+  'legacy-service-account-token-cleaner',
+];
+
 export const DEFAULT_SYSTEM_PRINCIPALS: readonly string[] = [
-  'system:serviceaccount:kube-system:service-account-controller', // creates the `default` ServiceAccount
-  'system:serviceaccount:kube-system:root-ca-cert-publisher', // creates the `kube-root-ca.crt` ConfigMap
-  'system:serviceaccount:kube-system:namespace-controller', // empties a namespace being deleted
-  'system:serviceaccount:kube-system:generic-garbage-collector', // deletes dependents
+  ...KUBE_CONTROLLERS.map((c) => `system:serviceaccount:kube-system:${c}`),
   'system:kube-controller-manager', // the same controllers without per-controller credentials
+  'system:kube-scheduler', // binds Pods, records Events
+  'group:system:nodes', // kubelets: mirror Pods, Pod deletion, Events (NodeRestriction limits each to its own)
 ];
 
 export const DEFAULT_FURNISH_NAMESPACE = 'furnish-system';

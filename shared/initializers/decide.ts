@@ -48,11 +48,23 @@ export function listChange(before: StringMap, after: StringMap): ListChange {
   return { kind: 'out-of-order', initializer: old[removed]!, current: old[0]! };
 }
 
-/** The phase an UPDATE leads to, when it must change: `ready` once the last initializer removed itself. */
-export function phaseAfterUpdate(before: StringMap, after: StringMap, phase: string | undefined): string | undefined {
-  if (phase !== INIT_PHASE.pending) return undefined;
-  const change = listChange(before, after);
-  return change.kind === 'completed' && change.rest.length === 0 ? INIT_PHASE.ready : undefined;
+/**
+ * The phase Furnish gives a namespace because of what an UPDATE does to its annotations, or
+ * undefined: `ready` when the last initializer removed itself, `failed` when the working one
+ * reported failure (both from `pending`), `pending` when a failed namespace's failure record was
+ * removed (a repair: the reconciler and the initializers take it from there). mutate-namespace
+ * sets it; validate-namespace lets nobody but the reconciler set any other (whoever may make the
+ * annotation change is judged by the rules on those annotations).
+ */
+export function phaseFromUpdate(before: { labels: StringMap; annotations: StringMap }, after: StringMap): string | undefined {
+  const phase = before.labels[KEY_PHASE];
+  if (phase === INIT_PHASE.pending) {
+    const change = listChange(before.annotations, after);
+    if (change.kind === 'completed' && change.rest.length === 0) return INIT_PHASE.ready;
+    if (newFailureReport(before.annotations, after)?.report) return INIT_PHASE.failed;
+  }
+  if (phase === INIT_PHASE.failed && before.annotations[INITIALIZER_KEY.failure] !== undefined && after[INITIALIZER_KEY.failure] === undefined) return INIT_PHASE.pending;
+  return undefined;
 }
 
 export interface FailureReport {

@@ -1,7 +1,8 @@
 // `furnish install` and `furnish uninstall` against one cluster: the I/O around plan.ts and
 // probes.ts. Install writes Furnish's namespace, CRDs, identities and relay, registers every
 // webhook with failurePolicy Ignore, probes each function with server-side dry runs until it
-// answers as it must, and only then lets the security webhooks fail closed. If a function never
+// answers as it must, and only then lets each probed security webhook fail closed (an unprobed one
+// stays Ignore, probes.ts says which and why). If a function never
 // answers, the registrations stay Ignore and the install fails naming it: nothing is locked out.
 // Uninstall removes the registrations first.
 import { applyObject, createObject, deleteObject } from '../kube/api.ts';
@@ -11,8 +12,8 @@ import type { KubeObject } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
 import { webhookRegistrations, type RegistrationOptions } from '../webhooks/registration.ts';
 import { fillObject, isWebhookConfiguration, loadKustomization } from './manifests.ts';
-import { failClosedConfigurations, imageReferenceProblem, installOrder, uninstallOrder, withFailurePolicy, type FailurePolicy } from './plan.ts';
-import { PROBE_RULES, PROBE_USER, PROBES, pendingNamespaceObject, unprobed, type Probe, type ProbeNames } from './probes.ts';
+import { failClosedConfigurations, failurePolicies, functionOf, imageReferenceProblem, installOrder, uninstallOrder, withFailurePolicy, type FailurePolicy } from './plan.ts';
+import { isProbed, PROBE_RULES, PROBE_USER, PROBES, pendingNamespaceObject, unprobed, type Probe, type ProbeNames, type Unprobed } from './probes.ts';
 
 export const INSTALL_FIELD_MANAGER = 'furnish-install';
 
@@ -36,6 +37,11 @@ export interface InstallOptions {
   intervalMs?: number;
   /** A suffix for the probe objects' names (random by default). */
   probeId?: string;
+}
+
+export interface Installed {
+  /** The webhooks whose manifest says Fail that no probe checks, left at Ignore, with why. */
+  ignored: Unprobed[];
 }
 
 /** The install stopped; the registrations that exist are Ignore. */
@@ -81,9 +87,12 @@ async function waitForCrds(t: InstallTarget, crds: readonly KubeObject[], deadli
   }
 }
 
-async function register(t: InstallTarget, resolver: ResourceResolver, configs: readonly KubeObject[], policy: FailurePolicy | 'as-manifest'): Promise<void> {
-  for (const c of configs) await apply(t, resolver, policy === 'as-manifest' ? c : withFailurePolicy(c, policy));
-  t.log.log('INFO', policy === 'Ignore' ? 'webhooks registered with failurePolicy Ignore (an unanswered call lets the request through)' : 'security webhooks switched to failurePolicy Fail', { registrations: configs.map((c) => c.metadata.name) });
+async function register(t: InstallTarget, resolver: ResourceResolver, configs: readonly KubeObject[], policy: FailurePolicy | 'as-planned'): Promise<void> {
+  for (const c of configs) await apply(t, resolver, policy === 'as-planned' ? c : withFailurePolicy(c, policy));
+  if (policy === 'as-planned') {
+    const closed = Object.entries(failurePolicies(configs)).filter(([, p]) => p === 'Fail').map(([w]) => w);
+    t.log.log('INFO', 'security webhooks switched to failurePolicy Fail', { registrations: configs.map((c) => c.metadata.name), webhooks: closed });
+  } else t.log.log('INFO', `webhooks registered with failurePolicy ${policy} (an unanswered call lets the request through)`, { registrations: configs.map((c) => c.metadata.name) });
 }
 
 const probeRole = (): KubeObject[] => [
@@ -104,7 +113,7 @@ async function remove(t: Pick<InstallTarget, 'kube' | 'log'>, resolver: Resource
 async function runProbe(t: InstallTarget, resolver: ResourceResolver, probe: Probe, names: ProbeNames): Promise<string | undefined> {
   const object = probe.object(names);
   const client = probe.as === 'probe-user' ? t.probeKube : t.kube;
-  const res = await createObject(client, await resolve(resolver, object), object, { dryRun: true, fieldManager: INSTALL_FIELD_MANAGER });
+  const res = await createObject(client, await resolve(resolver, object), object, { dryRun: true, fieldManager: probe.fieldManager ?? INSTALL_FIELD_MANAGER });
   return probe.judge({ status: res.status, data: res.data, error: res.error });
 }
 
@@ -133,8 +142,8 @@ async function probeUntilAnswered(t: InstallTarget, resolver: ResourceResolver, 
   }
 }
 
-/** Installs Furnish in the cluster; resolves once every security webhook fails closed. */
-export async function install(t: InstallTarget, o: InstallOptions): Promise<void> {
+/** Installs Furnish in the cluster; resolves once every probed security webhook fails closed. */
+export async function install(t: InstallTarget, o: InstallOptions): Promise<Installed> {
   const now = t.now ?? Date.now;
   const deadline = now() + o.timeoutMs;
   const image = o.vars.FURNISH_RELAY_IMAGE;
@@ -154,10 +163,11 @@ export async function install(t: InstallTarget, o: InstallOptions): Promise<void
     }
   }
   await register(t, resolver, registrations, 'Ignore');
-  const webhooks = registrations.flatMap((c) => ((c as { webhooks?: { name: string }[] }).webhooks ?? []).map((w) => w.name.replace(/\.furnish\.dev$/, '')));
+  const manifest = failurePolicies(registrations);
+  const webhooks = Object.keys(manifest).map(functionOf);
   const id = o.probeId ?? Math.random().toString(36).slice(2, 8);
   // Not furnish-*: Furnish reserves those names, and the probes must not be refused for their name.
-  const names: ProbeNames = { dryRun: `install-dry-run-${id}`, pendingNamespace: `install-probe-${id}` };
+  const names: ProbeNames = { dryRun: `install-dry-run-${id}`, pendingNamespace: `install-probe-${id}`, furnishNamespace: objects.find((x) => x.kind === 'Namespace')!.metadata.name! };
   const rbac = probeRole();
   for (const object of rbac) await apply(t, resolver, object);
   let failing: Map<string, string>;
@@ -185,9 +195,10 @@ export async function install(t: InstallTarget, o: InstallOptions): Promise<void
       'Fix the functions (a first install: give them the furnish-webhook token, README Deploy), then run furnish install again.',
     ].join('\n'));
   }
-  const skipped = unprobed(webhooks);
-  if (skipped.length > 0) t.log.log('INFO', 'not probed: left at failurePolicy Ignore', { webhooks: skipped });
-  await register(t, resolver, failClosedConfigurations(registrations, (w) => !skipped.includes(w)), 'as-manifest');
+  const ignored = unprobed(Object.entries(manifest).filter(([, policy]) => policy === 'Fail').map(([w]) => functionOf(w)));
+  for (const { webhook, why } of ignored) t.log.log('WARNING', 'not probed: left at failurePolicy Ignore (not enforced while its function does not answer)', { webhook, why });
+  await register(t, resolver, failClosedConfigurations(registrations, isProbed), 'as-planned');
+  return { ignored };
 }
 
 /** Why the installer's own dry-run namespace create is refused, or undefined when it is admitted. */

@@ -13,19 +13,26 @@ interface Webhook {
 
 const webhooksOf = (config: KubeObject): Webhook[] => ((config as { webhooks?: Webhook[] }).webhooks ?? []);
 
-/** The configuration with every webhook's failurePolicy set to `policy`. */
-export function withFailurePolicy(config: KubeObject, policy: FailurePolicy): KubeObject {
-  return { ...config, webhooks: webhooksOf(config).map((w) => ({ ...w, failurePolicy: policy })) } as KubeObject;
+/** The function a webhook calls, as probes.ts names it: its name without `.furnish.dev`. */
+export const functionOf = (webhookName: string): string => webhookName.replace(/\.furnish\.dev$/, '');
+
+/** The configuration with each webhook's failurePolicy set to `policy`, or to what `policy` says of that webhook. */
+export function withFailurePolicy(config: KubeObject, policy: FailurePolicy | ((webhook: Webhook) => FailurePolicy)): KubeObject {
+  const of = typeof policy === 'function' ? policy : () => policy;
+  return { ...config, webhooks: webhooksOf(config).map((w) => ({ ...w, failurePolicy: of(w) })) } as KubeObject;
 }
 
 /**
- * The configurations the second phase switches: those with at least one webhook whose manifest
- * says `Fail` (the security webhooks) and whose every webhook a probe has seen answer. The others
- * stay `Ignore`: mutate-pod by design, and a webhook no probe checks yet (protect-objects), since
- * failing closed on a function nobody saw answer is how a cluster gets locked out.
+ * The second phase, per webhook: its manifest's failurePolicy when a probe saw its function
+ * answer, otherwise Ignore, since failing closed on a function nobody saw answer is how a cluster
+ * gets locked out (mutate-pod's manifest says Ignore anyway; protect-scale has no probe, while
+ * protect-objects and protect-applyset of the same configuration do). Returns the configurations
+ * with a webhook that now fails closed; the others stay as the first phase registered them.
  */
 export function failClosedConfigurations(configs: readonly KubeObject[], probed: (webhook: string) => boolean = () => true): KubeObject[] {
-  return configs.filter((c) => webhooksOf(c).some((w) => (w.failurePolicy ?? 'Fail') === 'Fail') && webhooksOf(c).every((w) => probed(w.name.replace(/\.furnish\.dev$/, ''))));
+  return configs
+    .map((c) => withFailurePolicy(c, (w) => (probed(functionOf(w.name)) ? (w.failurePolicy ?? 'Fail') : 'Ignore')))
+    .filter((c) => webhooksOf(c).some((w) => w.failurePolicy === 'Fail'));
 }
 
 /** The failurePolicy of every webhook of these configurations, by webhook name. */

@@ -4,8 +4,9 @@
 // Mutating webhooks must leave their mark on the returned object; validating ones must refuse a
 // request they exist to refuse. Requests that need an unprivileged requester are sent as
 // PROBE_USER (impersonated, with PROBE_RULES and nothing else).
-import { KEY, PHASE } from '../keys.ts';
+import { FIELD_MANAGER, KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { APPLYSET_PARENT_NAME, applySetId } from '../render/applyset.ts';
 
 /** Impersonated for the probes that need a requester without Furnish's verbs. */
 export const PROBE_USER = 'furnish:install-probe';
@@ -27,6 +28,8 @@ export interface Probe {
   as: 'installer' | 'probe-user';
   /** apiVersion/kind/namespace of the object, and the object; always sent with dryRun=All. */
   object(names: ProbeNames): KubeObject;
+  /** The request's fieldManager, when the probe is about who writes (default: the installer's). */
+  fieldManager?: string;
   /** undefined: the function answered as it must; otherwise why not. */
   judge(answer: ProbeAnswer): string | undefined;
 }
@@ -36,6 +39,11 @@ export interface ProbeNames {
   dryRun: string;
   /** A namespace the installer keeps pending while the probes run (guard-initializing needs one). */
   pendingNamespace: string;
+  /**
+   * Furnish's own namespace, written first by the install: never pending nor furnished, so of the
+   * webhooks a ConfigMap write there meets only the protect-* ones its labels select.
+   */
+  furnishNamespace: string;
 }
 
 const deniedBy = (webhook: string) => `admission webhook "${webhook}.furnish.dev" denied the request`;
@@ -104,6 +112,27 @@ export const PROBES: readonly Probe[] = [
     object: ({ dryRun }) => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'LNamespace', metadata: { name: dryRun }, spec: {} }),
     judge: mutatedWith('mutate-lnamespace', KEY.creator),
   },
+  {
+    // Only the reconciler may make an object Furnish's: a member of the namespace's ApplySet whose
+    // label field manager `furnish` owns. The installer is not the reconciler. No applyset id
+    // label, so protect-applyset does not see it.
+    webhook: 'protect-objects',
+    as: 'installer',
+    fieldManager: FIELD_MANAGER,
+    object: ({ dryRun, furnishNamespace }) => ({
+      apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: dryRun, namespace: furnishNamespace, labels: { [KEY.applySetPartOf]: applySetId(furnishNamespace) } },
+    }),
+    judge: refusedBy('protect-objects'),
+  },
+  {
+    // Only the reconciler writes Furnish's ApplySet parent. No part-of label, so protect-objects does not see it.
+    webhook: 'protect-applyset',
+    as: 'installer',
+    object: ({ furnishNamespace }) => ({
+      apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: APPLYSET_PARENT_NAME, namespace: furnishNamespace, labels: { [KEY.applySetId]: applySetId(furnishNamespace) } },
+    }),
+    judge: refusedBy('protect-applyset'),
+  },
 ];
 
 /** The namespace guard-initializing's probe writes into: kept pending by the installer while probing. */
@@ -112,11 +141,26 @@ export function pendingNamespaceObject(name: string): KubeObject {
 }
 
 /**
- * The webhooks no probe checks, left at `failurePolicy: Ignore` by the installer: mutate-pod by
- * design (it only fills in a default deadline, and its answer can only be seen in an organization
- * namespace); protect-objects until it has a probe (it judges only UPDATE and DELETE of an object
- * a protecting template owns, which a dry run cannot set up without writing a template first).
+ * Why no probe checks these webhooks: the installer registers each of them with failurePolicy
+ * Ignore (the others of its configuration fail closed once probed). mutate-pod's manifest says
+ * Ignore anyway. protect-scale judges only `<workload>/scale` in a namespace Furnish governs,
+ * refusing only for a workload a protecting template applied: a dry run cannot reach that
+ * without a stored template, namespace and workload, and the probes store nothing.
  */
-export function unprobed(webhooks: readonly string[]): string[] {
-  return webhooks.filter((w) => !PROBES.some((p) => p.webhook === w));
+const UNPROBED: Readonly<Record<string, string>> = {
+  'mutate-pod': 'by design (it only fills in a default deadline, and its answer shows only in an organization namespace)',
+  'protect-scale': 'it refuses only a scale of a workload a protecting template applied in a namespace Furnish governs, which a dry run cannot reach without storing all three',
+};
+
+export interface Unprobed {
+  webhook: string;
+  why: string;
+}
+
+/** Whether a probe checks this webhook's function (infra/webhooks/<webhook>.yaml). */
+export const isProbed = (webhook: string): boolean => PROBES.some((p) => p.webhook === webhook);
+
+/** The webhooks no probe checks, with why; the installer leaves each at `failurePolicy: Ignore`. */
+export function unprobed(webhooks: readonly string[]): Unprobed[] {
+  return webhooks.filter((w) => !isProbed(w)).map((webhook) => ({ webhook, why: UNPROBED[webhook] ?? 'no probe checks it yet' }));
 }

@@ -114,3 +114,12 @@ export const CONFIGMAPS: ResourceInfo = { group: '', version: 'v1', plural: 'con
 export const EVENTS: ResourceInfo = { group: '', version: 'v1', plural: 'events', namespaced: true };
 
 export type { ResourceResolver };
+
+/**
+ * A namespace's labels, annotations and status conditions in one write: `namespaces/status`
+ * keeps metadata changes (its strategy resets only the spec), and a strategic merge patch merges
+ * `status.conditions` by type, leaving the namespace controller's own conditions alone.
+ */
+export function patchNamespaceStatus(client: KubeClient, name: string, patch: unknown, fieldManager = FIELD_MANAGER): Promise<KubeResponse<KubeObject>> {
+  return client.call({ method: 'PATCH', path: `${resourcePath(NAMESPACES, undefined, name)}/status`, query: { fieldManager }, contentType: 'application/strategic-merge-patch+json', body: patch });
+}

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { pathSegmentNameErrors, qualifiedNameErrors } from '../render/names.ts';
+import { qualifiedNameErrors } from '../render/names.ts';
 import { LNS_API_VERSION, LNS_KEY, LNS_KIND, RBAC_API_VERSION, RBAC_GROUP, sudoersGroup, sudoStandIn, type LNamespace, type LSubject } from './types.ts';
 
 export interface LnsSettings {
@@ -37,14 +37,17 @@ export const sudoRoleName = (lns: string): string => `furnish:lns:${lns}:sudo`;
 export const serviceAccountSelfName = (lns: string, serviceAccount: string): string => `furnish:lns:${lns}:self-impersonate:${serviceAccount}`;
 
 /**
- * Name of the shared self-impersonation ClusterRole/ClusterRoleBinding of a user. Readable when the
- * user name is a valid RBAC object name; OIDC names (`https://issuer#alice`) contain `/`, so those
- * are named by a hash (annotation furnish.dev/user says whose it is).
+ * Name of the shared self-impersonation ClusterRole/ClusterRoleBinding of a user: always the user
+ * name's SHA-256, never the name itself, so no user name (`sha256-<hash>` included) can be named
+ * like another user's objects and overwrite them. Annotation furnish.dev/user says whose it is.
  */
 export function selfImpersonationName(user: string): string {
-  const readable = `furnish:self-impersonate:${user}`;
-  if (readable.length <= 253 && pathSegmentNameErrors(user).length === 0) return readable;
-  return `furnish:self-impersonate:sha256-${createHash('sha256').update(user).digest('hex').slice(0, 32)}`;
+  return `furnish:self-impersonate:sha256-${createHash('sha256').update(user).digest('hex')}`;
+}
+
+/** The LNamespace's name and uid: what its sudoers group and stand-in user are named after. */
+export function lnsIdentity(lns: LNamespace): { name: string; uid: string } {
+  return { name: lns.metadata.name!, uid: lns.metadata.uid ?? '' };
 }
 
 export function rbacSubject(s: LSubject): RbacSubject {
@@ -101,8 +104,8 @@ export function exclusiveObjects(lns: LNamespace, settings: LnsSettings): KubeOb
     out.push(held(lns, 'ClusterRoleBinding', managerRoleName(name), undefined, { roleRef: roleRef(managerRoleName(name)), subjects: managers }));
   }
   if (sudoers.length > 0) {
-    out.push(held(lns, 'RoleBinding', sudoersBindingName, name, { roleRef: roleRef(settings.sudoRole), subjects: [{ apiGroup: RBAC_GROUP, kind: 'Group', name: sudoersGroup(name) }] }));
-    out.push(held(lns, 'ClusterRole', sudoRoleName(name), undefined, { rules: sudoRules(name, sudoers) }));
+    out.push(held(lns, 'RoleBinding', sudoersBindingName, name, { roleRef: roleRef(settings.sudoRole), subjects: [{ apiGroup: RBAC_GROUP, kind: 'Group', name: sudoersGroup(lnsIdentity(lns)) }] }));
+    out.push(held(lns, 'ClusterRole', sudoRoleName(name), undefined, { rules: sudoRules(lnsIdentity(lns), sudoers) }));
     out.push(held(lns, 'ClusterRoleBinding', sudoRoleName(name), undefined, { roleRef: roleRef(sudoRoleName(name)), subjects: sudoers }));
     out.push(...sudoers.filter((s) => s.kind === 'ServiceAccount').flatMap((sa) => serviceAccountSelfImpersonation(lns, sa)));
   }
@@ -110,11 +113,15 @@ export function exclusiveObjects(lns: LNamespace, settings: LnsSettings): KubeOb
 }
 
 /**
- * What the sudoers may impersonate: the sudoers group; and, when a Group is among them, the
- * stand-in user its members act as (a member's own name is not known to RBAC).
+ * What the sudoers may do: read their LNamespace (`kubectl sudo` finds the group in its status,
+ * even where not everyone may read LNamespaces); impersonate the sudoers group; and, when a Group
+ * is among them, the stand-in user its members act as (a member's own name is not known to RBAC).
  */
-export function sudoRules(lns: string, sudoers: readonly RbacSubject[]): Record<string, unknown>[] {
-  const rules: Record<string, unknown>[] = [{ apiGroups: [''], resources: ['groups'], resourceNames: [sudoersGroup(lns)], verbs: ['impersonate'] }];
+export function sudoRules(lns: { name: string; uid: string }, sudoers: readonly RbacSubject[]): Record<string, unknown>[] {
+  const rules: Record<string, unknown>[] = [
+    { apiGroups: ['furnish.dev'], resources: ['lnamespaces'], resourceNames: [lns.name], verbs: ['get'] },
+    { apiGroups: [''], resources: ['groups'], resourceNames: [sudoersGroup(lns)], verbs: ['impersonate'] },
+  ];
   if (sudoers.some((s) => s.kind === 'Group')) rules.push({ apiGroups: [''], resources: ['users'], resourceNames: [sudoStandIn(lns)], verbs: ['impersonate'] });
   return rules;
 }
@@ -163,6 +170,13 @@ export function billingFieldError(field: string): string | undefined {
   return errors.length === 0 ? undefined : errors.join('; ');
 }
 
+/** Billing fields as the namespace's annotations `furnish.dev/billing.<field>` (fields that cannot be keys left out). */
+export function billingAnnotations(billing: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(billing)) if (typeof v === 'string' && billingFieldError(k) === undefined) out[`${LNS_KEY.billingPrefix}${k}`] = v;
+  return out;
+}
+
 /**
  * The namespace as the reconciler applies it: owned by the LNamespace, its creator named through
  * the trusted-creator annotation, its organization from the LNamespace's label (else admission's
@@ -173,7 +187,7 @@ export function namespaceObject(lns: LNamespace, billing: Record<string, string>
   const annotations: Record<string, string> = {};
   const creator = lns.metadata.annotations?.[KEY.creator];
   if (creator) annotations[LNS_KEY.requester] = creator;
-  for (const [k, v] of Object.entries(billing)) if (billingFieldError(k) === undefined) annotations[`${LNS_KEY.billingPrefix}${k}`] = v;
+  Object.assign(annotations, billingAnnotations(billing));
   const organization = lns.metadata.labels?.[KEY.organization];
   return {
     apiVersion: 'v1',

@@ -4,8 +4,8 @@
 import { isSubset } from '../reconcile/objects.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { canonicalJson } from '../render/hash.ts';
-import { billingFieldError, effectiveBilling, exclusiveObjects, holderManager, namespaceObject, sharedObjects, subjectsOf, type LnsSettings } from './desired.ts';
-import { LNS_KEY, type LNamespace, type LNamespaceStatus } from './types.ts';
+import { billingFieldError, effectiveBilling, exclusiveObjects, holderManager, lnsIdentity, namespaceObject, sharedObjects, subjectsOf, type LnsSettings } from './desired.ts';
+import { LNS_KEY, sudoersGroup, sudoStandIn, type LNamespace, type LNamespaceStatus } from './types.ts';
 
 export interface LnsObservation {
   lns: LNamespace;
@@ -53,12 +53,34 @@ function ownerUids(o: KubeObject): string[] {
   return ((o.metadata.ownerReferences ?? []) as Array<{ uid?: string }>).map((r) => r.uid ?? '');
 }
 
+/**
+ * Whose is the namespace of the same name? Ours when it is the very namespace we created or
+ * adopted: its uid recorded in our status (which only Furnish writes). A sudoer, cluster-admin
+ * inside, can remove the ownerReference (the reconciler puts it back), and anyone who may create
+ * namespaces can write one naming us; neither decides. Only before a uid is recorded (an
+ * LNamespace reconciled by an older Furnish, or a status write that failed after the create) does
+ * our ownerReference count.
+ */
 export function namespaceState(lns: LNamespace, ns: KubeObject | null): NamespaceState {
   if (!ns) return 'create';
   if (ns.metadata.deletionTimestamp) return 'terminating';
-  if (ownerUids(ns).includes(lns.metadata.uid ?? '')) return 'owned';
+  const recorded = lns.status?.namespaceUID;
+  if (recorded ? ns.metadata.uid === recorded : ownerUids(ns).includes(lns.metadata.uid ?? '')) return 'owned';
   return lns.metadata.annotations?.[LNS_KEY.adopt] === 'true' ? 'adopt' : 'conflict';
 }
+
+/**
+ * The namespace uid to record: the live one once it is ours; else what was recorded before (a
+ * status merge patch cannot drop a field, and a stale uid never matches another namespace). A
+ * namespace being created gets its uid from the create's answer (the executor).
+ */
+export function recordedNamespaceUid(lns: LNamespace, ns: KubeObject | null, state: NamespaceState): { namespaceUID?: string } {
+  const uid = (state === 'owned' || state === 'adopt') && ns?.metadata.uid ? ns.metadata.uid : lns.status?.namespaceUID;
+  return uid ? { namespaceUID: uid } : {};
+}
+
+/** Does this state let the LNamespace grant anything inside the namespace? Not someone else's, nor one on its way out. */
+const grantsInside = (state: NamespaceState): boolean => state !== 'conflict' && state !== 'terminating';
 
 /** An object another holder still holds loses only this holder's share; the last holder deletes it. */
 export function releaseShared(lns: LNamespace, live: KubeObject): LnsWrite {
@@ -91,21 +113,26 @@ export function planLNamespace(obs: LnsObservation, settings: LnsSettings): LnsP
   const skippedBilling = Object.keys(billing).filter((k) => billingFieldError(k) !== undefined).sort();
   const status: LNamespaceStatus = {
     namespace: name,
+    ...recordedNamespaceUid(lns, obs.namespace, state),
+    sudo: { group: sudoersGroup(lnsIdentity(lns)), standIn: sudoStandIn(lnsIdentity(lns)) },
     observedGeneration: lns.metadata.generation,
     bindings: { users: subjectsOf(lns.spec?.users).length, managers: subjectsOf(lns.spec?.managers).length, sudoers: subjectsOf(lns.spec?.sudoers).length },
     billing,
     conditions: [condition(state, name, skippedBilling)],
   };
-  // Someone else's namespace, or one on its way out: grant nothing inside it.
-  if (state === 'conflict' || state === 'terminating') return { namespace: state, writes: [], status, skippedBilling };
-
   const writes: LnsWrite[] = [];
-  const ns = namespaceObject(lns, billing);
-  if (!obs.namespace || !carries(ns, obs.namespace)) writes.push({ op: 'apply', key: keyOf(ns), object: ns, why: state === 'create' ? 'create namespace' : state === 'adopt' ? 'adopt namespace' : 'namespace drifted' });
+  const inside = grantsInside(state);
+  if (inside) {
+    const ns = namespaceObject(lns, billing);
+    if (!obs.namespace || !carries(ns, obs.namespace)) writes.push({ op: 'apply', key: keyOf(ns), object: ns, why: state === 'create' ? 'create namespace' : state === 'adopt' ? 'adopt namespace' : 'namespace drifted' });
+  }
 
+  // Someone else's namespace, or one on its way out: nothing is granted inside it (what we hold
+  // there is deleted). Everything else converges in every state, so a name leaving a list always
+  // loses what it alone needed: a revocation never waits for the namespace.
   const live = new Map<string, KubeObject>([...obs.shared, ...obs.held].map((o) => [keyOf(o), o]));
   const wanted = new Set<string>();
-  for (const want of exclusiveObjects(lns, settings)) {
+  for (const want of exclusiveObjects(lns, settings).filter((o) => inside || o.metadata.namespace !== name)) {
     const key = keyOf(want);
     wanted.add(key);
     const have = live.get(key);
@@ -120,7 +147,8 @@ export function planLNamespace(obs: LnsObservation, settings: LnsSettings): LnsP
   for (const have of obs.held) {
     const key = keyOf(have);
     if (wanted.has(key)) continue;
-    if (have.metadata.labels?.[LNS_KEY.selfImpersonation] === 'true') writes.push(releaseShared(lns, have));
+    // Shared objects are cluster-scoped; a namespaced one wearing the label was made by someone else (a namespace admin) and is simply not wanted.
+    if (have.metadata.labels?.[LNS_KEY.selfImpersonation] === 'true' && !have.metadata.namespace) writes.push(releaseShared(lns, have));
     else writes.push({ op: 'delete', key, object: have, why: 'no longer needed' });
   }
   return { namespace: state, writes, status, skippedBilling };

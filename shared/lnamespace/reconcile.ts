@@ -111,22 +111,29 @@ async function converge(deps: LnsDeps, name: string): Promise<LnsResult> {
   let writes = 0;
   const failures: string[] = [];
   const transient: string[] = [];
-  const run = async (w: LnsWrite) => {
+  const run = async (w: LnsWrite): Promise<KubeResponse<unknown>> => {
     writes += 1;
     const res = await execute(deps, w);
-    if (res.ok || (w.op === 'delete' && res.status === 404)) return;
+    if (res.ok || (w.op === 'delete' && res.status === 404)) return res;
     const c = classifyApiError({ status: res.status, reason: res.reason, message: res.error });
     (c.class === 'transient' ? transient : failures).push(`${w.op} ${w.key}: ${c.why}: ${res.error ?? ''}`);
+    return res;
   };
   const [first, ...rest] = plan.writes;
-  if (first && first.object.kind === 'Namespace') await run(first);
-  else if (first) rest.unshift(first);
+  // The namespace just created (or adopted) is recorded by uid from the answer, so a sudoer removing
+  // its ownerReference right away cannot make it look like someone else's.
+  let namespaceUID = plan.status.namespaceUID;
+  if (first && first.object.kind === 'Namespace') {
+    const res = await run(first);
+    if (res.ok) namespaceUID = (res.data as KubeObject | undefined)?.metadata?.uid ?? namespaceUID;
+  } else if (first) rest.unshift(first);
   if (transient.length === 0 && failures.length === 0) await mapLimit(rest, deps.concurrency ?? 8, run);
   if (transient.length > 0) throw new TransientError(`lnamespace ${name}: ${transient.length} transient failure(s): ${transient.slice(0, 3).join('; ')}`, { status: 503 });
 
+  const planned = namespaceUID ? { ...plan.status, namespaceUID } : plan.status;
   const status = failures.length > 0
-    ? { ...plan.status, conditions: [{ type: 'Ready', status: 'False' as const, reason: 'WriteFailed', message: failures.slice(0, 3).join('; ').slice(0, 1000) }] }
-    : plan.status;
+    ? { ...planned, conditions: [{ type: 'Ready', status: 'False' as const, reason: 'WriteFailed', message: failures.slice(0, 3).join('; ').slice(0, 1000) }] }
+    : planned;
   if (statusNeedsWrite(lns.status, status)) {
     writes += 1;
     const res = await mergePatch(kube, `${resourcePath(LNAMESPACES, undefined, name)}/status`, { status: withTransitionTimes(lns.status, status, deps.now?.() ?? new Date()) });

@@ -1,10 +1,10 @@
-// `kubectl sudo`'s I/O: ask kubectl who the caller is, which namespace the context names and whom
-// the caller may impersonate (themselves, or the stand-in of a Group sudoer's members), then
+// `kubectl sudo`'s I/O: ask kubectl who the caller is, which namespace the context names, that
+// namespace's LNamespace (its status names the sudoers group and stand-in) and whom the caller may
+// impersonate (themselves, or the stand-in of a Group sudoer's members), then
 // run the command with the sudo flags, its output and exit code passed through unchanged (a
 // non-sudoer sees the API server's own refusal). Decisions live in sudo.ts.
 import { spawnSync } from 'node:child_process';
-import { parseSudoArgs, selfImpersonationQuery, sudoCommand, sudoIdentity, SudoUsageError, whoamiFailure } from './sudo.ts';
-import { sudoStandIn } from './types.ts';
+import { lnamespaceQuery, parseSudoArgs, selfImpersonationQuery, sudoCommand, sudoIdentity, sudoTarget, SudoUsageError, whoamiFailure } from './sudo.ts';
 
 const kubectl = process.env.KUBECTL ?? 'kubectl';
 
@@ -40,11 +40,16 @@ function main(argv: string[]): number {
     const ctx = ask([...args.connection, 'config', 'view', '--minify', '-o', 'jsonpath={.contexts[0].context.namespace}']);
     namespace = (ctx.ok && ctx.out) || 'default';
   }
+  const target = sudoTarget(namespace, ask([...args.connection, ...lnamespaceQuery(namespace)]));
+  if (typeof target === 'string') {
+    process.stderr.write(`${target}\n`);
+    return 1;
+  }
   // Whom to act as: the API server says (SelfSubjectAccessReview) whether you may be yourself or the stand-in.
   const may = (query: string[]) => ask([...args.connection, ...query]).out === 'yes';
   const self = may(selfImpersonationQuery(me));
-  const as = sudoIdentity(me, namespace, { self, standIn: !self && may(['auth', 'can-i', 'impersonate', `users/${sudoStandIn(namespace)}`]) });
-  const run = spawnSync(kubectl, sudoCommand(args, as, namespace), { stdio: 'inherit' });
+  const as = sudoIdentity(me, target.standIn, { self, standIn: !self && may(['auth', 'can-i', 'impersonate', `users/${target.standIn}`]) });
+  const run = spawnSync(kubectl, sudoCommand(args, as, target.group), { stdio: 'inherit' });
   if (run.error) {
     process.stderr.write(`kubectl sudo: cannot run ${kubectl}: ${run.error.message}\n`);
     return 127;

@@ -1,8 +1,7 @@
 // `kubectl sudo`'s decisions, pure: which arguments are kubectl's connection flags (kubectl
 // refuses flags before a plugin's name, so they arrive after `sudo` and must reach every kubectl
 // the plugin runs), which namespace the command is for, whom it acts as, and the command line it
-// runs in the end.
-import { sudoersGroup, sudoStandIn } from './types.ts';
+// runs in the end, with the sudoers group and stand-in read from the LNamespace's status.
 
 /** Global flags that take a value and say how to reach the cluster and as whom. */
 const CONNECTION_FLAGS_WITH_VALUE = new Set([
@@ -25,8 +24,8 @@ export class SudoUsageError extends Error {}
 
 export const USAGE = [
   'usage: kubectl sudo [kubectl flags] <kubectl command and arguments>',
-  '  runs the command as yourself plus group <namespace>-sudoers (--as <you> --as-group <namespace>-sudoers;',
-  '  a member of a Group sudoer acts as the namespace\'s stand-in user furnish:sudo:<namespace>),',
+  '  runs the command as yourself plus the sudoers group of the namespace\'s LNamespace (--as <you> --as-group',
+  '  <its status.sudo.group>; a member of a Group sudoer acts as its stand-in user, status.sudo.standIn),',
   '  the namespace from -n/--namespace or the current context. `kubectl sudo !!` repeats the last command.',
   '  Put --context, --kubeconfig and the like after `sudo`: kubectl accepts no flag before a plugin name.',
 ].join('\n');
@@ -70,8 +69,39 @@ export function parseSudoArgs(argv: readonly string[]): SudoArgs {
 }
 
 /** The kubectl arguments that run the command as `as` plus the sudoers group (impersonation flags first: kubectl takes global flags anywhere before `--`). */
-export function sudoCommand(args: SudoArgs, as: string, namespace: string): string[] {
-  return ['--as', as, '--as-group', sudoersGroup(namespace), ...args.command];
+export function sudoCommand(args: SudoArgs, as: string, group: string): string[] {
+  return ['--as', as, '--as-group', group, ...args.command];
+}
+
+/** What to impersonate inside one LNamespace's namespace. */
+export interface SudoTarget {
+  group: string;
+  standIn: string;
+}
+
+/** The `kubectl get` arguments that read the namespace's LNamespace. */
+export const lnamespaceQuery = (namespace: string): string[] => ['get', 'lnamespaces.furnish.dev', namespace, '-o', 'json'];
+
+/**
+ * The sudoers group and stand-in from the answer to lnamespaceQuery: written to the LNamespace's
+ * status by Furnish alone, never derived from the namespace's name. Else why not, as a message.
+ */
+export function sudoTarget(namespace: string, answer: { ok: boolean; out: string; err: string }): SudoTarget | string {
+  if (!answer.ok) {
+    if (/\(NotFound\)|not found/i.test(answer.err)) return `kubectl sudo: namespace "${namespace}" has no LNamespace: kubectl sudo elevates only inside an LNamespace's namespace (${answer.err.trim()})`;
+    return `kubectl sudo: cannot read LNamespace "${namespace}" to find its sudoers group: ${answer.err.trim()}`;
+  }
+  let sudo: unknown;
+  try {
+    sudo = (JSON.parse(answer.out) as { status?: { sudo?: unknown } }).status?.sudo;
+  } catch {
+    return `kubectl sudo: kubectl get lnamespace ${namespace} did not answer JSON: ${answer.out.slice(0, 200)}`;
+  }
+  const { group, standIn } = (sudo ?? {}) as Record<string, unknown>;
+  if (typeof group !== 'string' || group === '' || typeof standIn !== 'string' || standIn === '') {
+    return `kubectl sudo: LNamespace "${namespace}" names no sudoers group yet (status.sudo): Furnish has not reconciled it since it was created or upgraded; try again shortly`;
+  }
+  return { group, standIn };
 }
 
 const SERVICE_ACCOUNT_USER = /^system:serviceaccount:([^:]+):([^:]+)$/;
@@ -87,12 +117,12 @@ export function selfImpersonationQuery(me: string): string[] {
 
 /**
  * Whom to act as: yourself when you may impersonate yourself (a User or ServiceAccount sudoer);
- * else the namespace's stand-in when you may impersonate it (a member of a Group sudoer); else
+ * else the LNamespace's stand-in when you may impersonate it (a member of a Group sudoer); else
  * yourself, so that the API server's refusal names you.
  */
-export function sudoIdentity(me: string, namespace: string, may: { self: boolean; standIn: boolean }): string {
+export function sudoIdentity(me: string, standIn: string, may: { self: boolean; standIn: boolean }): string {
   if (may.self) return me;
-  return may.standIn ? sudoStandIn(namespace) : me;
+  return may.standIn ? standIn : me;
 }
 
 /** Explains a failed `kubectl auth whoami`; the fix when the API server does not serve SelfSubjectReview. */

@@ -14,6 +14,14 @@ export interface LNamespaceSpec {
 
 export interface LNamespaceStatus {
   namespace?: string;
+  /**
+   * uid of the namespace this LNamespace created or adopted: ownership recognised without the
+   * namespace's ownerReferences, which a sudoer (cluster-admin inside) can edit. Only the reconciler
+   * writes status.
+   */
+  namespaceUID?: string;
+  /** What `kubectl sudo` impersonates for this LNamespace: its sudoers group and the stand-in user of a Group sudoer's members. */
+  sudo?: { group: string; standIn: string };
   observedGeneration?: number;
   bindings?: { users: number; managers: number; sudoers: number };
   billing?: Record<string, string>;
@@ -58,13 +66,19 @@ export const LNS_KEY = {
 /** The verb a principal needs on lnamespaces/<name> to put an LNamespace around an existing namespace. */
 export const ADOPT_VERB = 'adopt';
 
-/** Group whose members are root in the namespace; `kubectl sudo` asks for it with --as-group. */
-export const sudoersGroup = (namespace: string): string => `${namespace}-sudoers`;
+/**
+ * Group whose members are root in the namespace; `kubectl sudo` asks for it with --as-group (read
+ * from status.sudo, never derived from the namespace name). Named after the LNamespace's uid under
+ * Furnish's prefix, so no binding written before this LNamespace existed can mean it, no
+ * LNamespace name can make it equal another's (names have no `:`), and an LNamespace deleted and
+ * created again under the same name inherits no binding (the seed's `<name>-sudoers` allowed all three).
+ */
+export const sudoersGroup = (lns: { name: string; uid: string }): string => `furnish:sudoers:${lns.name}:${lns.uid}`;
 
 /**
  * The user `kubectl sudo` acts as for a member of a Group sudoer. Impersonation needs a user, and
  * RBAC cannot say "impersonate yourself" for a group's unknown members, so the sudoers may
  * impersonate this stand-in, which has no rights of its own beyond the sudoers group it comes
- * with. The audit log still records the real user behind every request.
+ * with. The audit log still records the real user behind every request. Named by uid, like the group.
  */
-export const sudoStandIn = (namespace: string): string => `furnish:sudo:${namespace}`;
+export const sudoStandIn = (lns: { name: string; uid: string }): string => `furnish:sudo:${lns.name}:${lns.uid}`;

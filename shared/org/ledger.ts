@@ -56,6 +56,21 @@ export function planReservation(org: Organization, request: SlotRequest, quota: 
   return { kind: 'reserve', used: used + 1, quota, status: { ...org.status, reservations: [...live, reservation] } };
 }
 
+/**
+ * Several requests planned against one read of the Organization, in order, each seeing the slots
+ * the ones before it took (kube-apiserver's quota evaluator charges a batch the same way): the
+ * status to write when any took a slot, and each request's plan.
+ */
+export function planReservations(org: Organization, requests: readonly SlotRequest[], quota: number, now: number, ttlSeconds: number): { status?: OrganizationStatus; plans: SlotPlan[] } {
+  let current = org;
+  const plans = requests.map((request) => {
+    const plan = planReservation(current, request, quota, now, ttlSeconds);
+    if (plan.kind === 'reserve') current = { ...current, status: plan.status };
+    return plan;
+  });
+  return { ...(current !== org ? { status: current.status } : {}), plans };
+}
+
 /** Only what the reconciler needs to know about a namespace. */
 export interface CountedNamespace {
   name: string;

@@ -108,3 +108,17 @@ export function validateOrganization(obj: unknown, others: readonly Organization
 export function marksDefaultUsers(obj: unknown): boolean {
   return isRecord(obj) && isRecord(obj.spec) && Array.isArray(obj.spec.members) && obj.spec.members.some((m) => isRecord(m) && m.default === true);
 }
+
+/**
+ * Why an Organization may not be deleted now, or undefined: it still has live namespaces (a
+ * deleted one would keep them labelled, billed and unmovable) or namespace creates holding a
+ * slot. `namespaces` are its live (not terminating) namespaces' names, read fresh.
+ */
+export function deletionRefusal(name: string, namespaces: readonly string[], reservations: number): string | undefined {
+  if (namespaces.length === 0 && reservations === 0) return undefined;
+  const shown = namespaces.slice(0, 5).join(', ') + (namespaces.length > 5 ? `, and ${namespaces.length - 5} more` : '');
+  const held = namespaces.length > 0
+    ? `it still has ${namespaces.length} namespace${namespaces.length === 1 ? '' : 's'} (${shown})`
+    : `${reservations} namespace create${reservations === 1 ? ' is' : 's are'} in flight`;
+  return `Organization "${name}" may not be deleted: ${held}; move each to another organization (kubectl label namespace <name> furnish.dev/organization=<other> --overwrite, or relabel its LNamespace) or delete it, then delete the Organization`;
+}

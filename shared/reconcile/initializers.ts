@@ -3,47 +3,48 @@
 // pass (resync included) it marks a namespace `failed` whose working initializer is past its
 // timeout. Decisions are in shared/initializers/; this file only reads and writes.
 import { KEY } from '../keys.ts';
-import { listAll, mergePatch, NAMESPACES } from '../kube/api.ts';
+import { listAll, patchNamespaceStatus } from '../kube/api.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { resourcePath, type ResourceInfo } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { mergeConfigurations } from '../initializers/config.ts';
 import { failurePatch, pendingInitializers, timedOut } from '../initializers/decide.ts';
-import type { MetadataPatch } from '../initializers/decide.ts';
 import { CONFIG_RESOURCE, FURNISH_INITIALIZER, INIT_PHASE } from '../initializers/keys.ts';
 import { classifyApiError, TransientError } from '../kube/errors.ts';
 import type { Logger } from '../log.ts';
+import { withReadyCondition, type NamespacePatch } from './phase.ts';
 
 export const CONFIGURATIONS: ResourceInfo = { group: 'furnish.dev', version: 'v1alpha1', plural: CONFIG_RESOURCE, namespaced: false };
 
-async function patchNamespace(kube: KubeClient, name: string, patch: MetadataPatch, what: string, log: Logger): Promise<boolean> {
-  const res = await mergePatch(kube, resourcePath(NAMESPACES, undefined, name), patch);
-  if (res.ok) return true;
+async function patchNamespace(kube: KubeClient, name: string, patch: NamespacePatch, what: string, log: Logger): Promise<KubeObject | undefined> {
+  const res = await patchNamespaceStatus(kube, name, patch);
+  if (res.ok) return res.data;
   const c = classifyApiError({ status: res.status, reason: res.reason, message: res.error });
   if (c.class === 'transient') throw new TransientError(`${what} of ${name}: ${c.why}`, { status: res.status, reason: res.reason });
   log.log('ERROR', `could not ${what}`, { namespace: name, status: res.status, error: res.error });
-  return false;
+  return undefined;
 }
 
 /**
  * Marks the namespace failed when its working initializer (other than Furnish) is past its
  * timeout. Reads the configurations only for a namespace waiting on another initializer.
- * Returns the number of writes (0 or 1).
+ * Returns the namespace as that write left it; undefined when it wrote nothing.
  */
-export async function markTimedOutInitializer(kube: KubeClient, ns: KubeObject, now: Date, log: Logger): Promise<number> {
-  if (ns.metadata.labels?.[KEY.phase] !== INIT_PHASE.pending) return 0;
+export async function markTimedOutInitializer(kube: KubeClient, ns: KubeObject, now: Date, log: Logger): Promise<KubeObject | undefined> {
+  if (ns.metadata.labels?.[KEY.phase] !== INIT_PHASE.pending) return undefined;
   const pending = pendingInitializers(ns.metadata.annotations ?? {});
-  if (!pending?.length || pending[0] === FURNISH_INITIALIZER) return 0;
+  if (!pending?.length || pending[0] === FURNISH_INITIALIZER) return undefined;
   const { result, items } = await listAll(kube, resourcePath(CONFIGURATIONS));
   if (!result.ok && result.status !== 404) {
     const c = classifyApiError({ status: result.status, reason: result.reason, message: result.error });
     if (c.class === 'transient') throw new TransientError(`list ${CONFIG_RESOURCE}: ${c.why}`, { status: result.status, reason: result.reason });
     log.log('ERROR', `could not list ${CONFIG_RESOURCE}`, { status: result.status, error: result.error });
-    return 0;
+    return undefined;
   }
   const failed = timedOut(ns.metadata.creationTimestamp ?? undefined, pending, mergeConfigurations(items).initializers, now);
-  if (!failed) return 0;
+  if (!failed) return undefined;
   const name = ns.metadata.name ?? '';
-  if (await patchNamespace(kube, name, failurePatch(failed), 'mark initializer timed out', log)) log.log('WARNING', 'initializer timed out: namespace failed', { namespace: name, initializer: failed.initializer, reason: failed.reason });
-  return 1;
+  const written = await patchNamespace(kube, name, withReadyCondition(ns, failurePatch(failed), now)!, 'mark initializer timed out', log);
+  if (written) log.log('WARNING', 'initializer timed out: namespace failed', { namespace: name, initializer: failed.initializer, reason: failed.reason });
+  return written;
 }

@@ -4,17 +4,17 @@
 // others (a single write, or writes that all create absent objects: a new namespace) are written
 // at once; when one fails, every object of that template this reconcile created (the server
 // answered 201) is deleted again, by uid. A template with a failed write prunes nothing either.
-import { applyObject, createObject, deleteObject, EVENTS, mergePatch, NAMESPACES } from '../kube/api.ts';
+import { applyObject, createObject, deleteObject, EVENTS, mergePatch, patchNamespaceStatus } from '../kube/api.ts';
 import type { KubeClient, KubeResponse } from '../kube/client.ts';
 import { classifyApiError, TransientError } from '../kube/errors.ts';
 import { resourcePath, type ResourceInfo, type ResourceResolver } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
 import { APPLYSET_PARENT_NAME } from '../render/index.ts';
-import type { MetadataPatch } from '../initializers/decide.ts';
 import { mapLimit } from './concurrency.ts';
 import type { ObjectRef } from './objects.ts';
 import { observedHash } from './observed.ts';
+import type { NamespacePatch } from './phase.ts';
 import { PARENT_FAILURE, type DesiredObject, type NamespacePlan, type OrphanRef, type WriteResults } from './plan.ts';
 import { eventObject, type namespaceEvent, type ObjectFailure } from './report.ts';
 
@@ -187,9 +187,9 @@ export async function postEvent(deps: WriteDeps, ns: KubeObject, draft: ReturnTy
   return 1;
 }
 
-/** The namespace's one write after a reconcile (phase and record). Transient failures throw; a permanent one is answered as a reason. */
-export async function patchNamespace(deps: WriteDeps, name: string, patch: MetadataPatch): Promise<string | null> {
-  const res = await mergePatch(deps.kube, resourcePath(NAMESPACES, undefined, name), patch);
+/** The namespace's one write after a reconcile (phase, record, Ready condition). Transient failures throw; a permanent one is answered as a reason. */
+export async function patchNamespace(deps: WriteDeps, name: string, patch: NamespacePatch): Promise<string | null> {
+  const res = await patchNamespaceStatus(deps.kube, name, patch);
   if (res.ok) return null;
   const c = classifyApiError({ status: res.status, reason: res.reason, message: res.error });
   if (c.class === 'transient') throw new TransientError(`write namespace ${name}: ${c.why}`, { status: res.status, reason: res.reason });

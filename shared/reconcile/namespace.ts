@@ -31,6 +31,7 @@ import { afterWrites, desiredState, heldSnapshotOutdated, kindsAbsenceDecides, k
 import { confirmTemplates, namedBefore, newlyNamed, plannedFrom, recheckNeeded } from './recheck.ts';
 import { EMPTY_RECORD, readRecord } from './record.ts';
 import { namespaceEvent, warningEvents, type NamespaceOutcome } from './report.ts';
+import { withReadyCondition } from './phase.ts';
 import { heldBackBy, maybeCountedPending } from './template-status.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
 
@@ -181,15 +182,18 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   const changed = exec.counts.applied + exec.counts.created + exec.counts.pruned + exec.counts.orphaned > 0;
   const hasFailures = exec.failures.length > 0;
   // Pluggable initializers (./initializers.ts): a working initializer past its timeout fails the namespace.
-  writes += await markTimedOutInitializer(deps.kube, ns, now, deps.log);
+  const timedOut = await markTimedOutInitializer(deps.kube, ns, now, deps.log);
+  if (timedOut) writes += 1;
+  // The Ready condition follows the phase in the same write, judged on the namespace as it now is (kubectl wait --for=condition=Ready).
+  const namespacePatch = withReadyCondition(timedOut ?? ns, after.namespacePatch, now);
   const { phase } = after;
   const events = [...(phase.newFailure || (!hasFailures && plan.setReady) ? [namespaceEvent(outcome, now)] : []), ...(changed ? warningEvents(outcome) : [])];
   // The events and the namespace's write side by side: neither needs the other (one round trip off a first population).
   const [posted, why] = await Promise.all([
     Promise.all(events.map((e) => postEvent(deps, ns, e, now))),
-    after.namespacePatch ? patchNamespace(deps, name, after.namespacePatch) : null,
+    namespacePatch ? patchNamespace(deps, name, namespacePatch) : null,
   ]);
-  writes += posted.reduce((a, n) => a + n, 0) + (after.namespacePatch ? 1 : 0);
+  writes += posted.reduce((a, n) => a + n, 0) + (namespacePatch ? 1 : 0);
   const released = [...plan.prune, ...plan.orphan].map((r) => r.template);
   if (writes > 0 && deps.notifyTemplates) {
     const touched = sortedUnique([...desired.matched, ...after.failedTemplates, ...released, ...input.record.applied, ...input.record.failed, ...splitList(input.parent?.metadata.annotations?.[KEY.appliedTemplates])].filter((t) => t !== ''));

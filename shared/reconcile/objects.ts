@@ -1,6 +1,5 @@
 // Identities of Kubernetes objects: the render key `group/Kind/namespace/name` and the ApplySet
 // group-kind `Kind.group`. Pure string arithmetic, shared by the planner and the executors.
-import { FIELD_MANAGER, KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { formatGroupKind, groupOf, objectKey, type GroupKind } from '../render/index.ts';
 
@@ -77,36 +76,6 @@ export function sortedUnique(values: Iterable<string>): string[] {
 
 export function splitList(value: string | undefined): string[] {
   return value ? sortedUnique(value.split(',').map((s) => s.trim()).filter((s) => s !== '')) : [];
-}
-
-/** The fields only a template apply of Furnish sets: the template label and the recorded annotations. */
-const OWNERSHIP_MARKS: readonly (readonly string[])[] = [
-  ['f:metadata', 'f:labels', `f:${KEY.template}`],
-  ['f:metadata', 'f:annotations', `f:${KEY.appliedHash}`],
-  ['f:metadata', 'f:annotations', `f:${KEY.deletionPolicy}`],
-];
-
-function owns(fieldsV1: unknown, path: readonly string[]): boolean {
-  let at = fieldsV1;
-  for (const step of path) {
-    if (!at || typeof at !== 'object') return false;
-    at = (at as Record<string, unknown>)[step];
-  }
-  return at !== undefined;
-}
-
-/**
- * Whether Furnish owns a live object: it carries the template label, or Furnish's field manager
- * still owns one of the fields only its template applies set (server-side apply's managedFields,
- * kept by the API server). Taking the label off therefore does not make an object someone
- * else's, and no annotation inside the namespace (the ApplySet parent's) is ever asked. Objects
- * other Furnish writers hold with the same manager (LNamespace's RoleBindings) carry none of
- * these fields. Orphaning removes them all.
- */
-export function ownedByFurnish(obj: KubeObject): boolean {
-  if (obj.metadata.labels?.[KEY.template]) return true;
-  const entries = (obj.metadata.managedFields ?? []) as { manager?: string; fieldsV1?: unknown }[];
-  return entries.some((e) => e?.manager === FIELD_MANAGER && OWNERSHIP_MARKS.some((path) => owns(e.fieldsV1, path)));
 }
 
 /** `Kind.group` of a render key. */

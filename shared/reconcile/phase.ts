@@ -3,7 +3,7 @@
 // (visible in `kubectl get ns --show-labels`, `kubectl get ns x -o yaml`, and to the guard), and
 // no write at all when that is what the namespace already says.
 import { KEY, PHASE } from '../keys.ts';
-import type { KubeObject } from '../kube/types.ts';
+import type { KubeObject, StringMap } from '../kube/types.ts';
 import { furnishCompletion, pendingInitializers, type MetadataPatch } from '../initializers/decide.ts';
 import { clip, type ObjectFailure } from './report.ts';
 
@@ -63,4 +63,65 @@ export function decideAfterReconcile(ns: KubeObject, failures: readonly ObjectFa
   const labels = current === phase ? undefined : { [KEY.phase]: phase };
   const { resourceVersion } = completion.metadata;
   return { phase, failure: null, newFailure: false, patch: { metadata: { ...(resourceVersion ? { resourceVersion } : {}), annotations, ...(labels ? { labels } : {}) } } };
+}
+
+/** The namespace condition `kubectl wait --for=condition=Ready namespace/x` waits for. */
+export interface ReadyCondition {
+  type: 'Ready';
+  status: 'True' | 'False';
+  reason: 'Ready' | 'Pending' | 'Failed';
+  message: string;
+  lastTransitionTime?: string;
+}
+
+/** A phase patch that may also set the Ready condition (written through `namespaces/status`). */
+export interface NamespacePatch extends MetadataPatch {
+  status?: { conditions: ReadyCondition[] };
+}
+
+/** Conditions are short: the full failure stays in the furnish.dev/failure annotation. */
+const MAX_CONDITION_MESSAGE = 1024;
+
+/**
+ * The Ready condition a namespace's phase, failure and initializers call for; undefined for a
+ * namespace Furnish gives no phase (system, created before Furnish).
+ */
+export function readyCondition(labels: StringMap, annotations: StringMap): Omit<ReadyCondition, 'lastTransitionTime'> | undefined {
+  switch (labels[KEY.phase]) {
+    case PHASE.ready:
+      return { type: 'Ready', status: 'True', reason: 'Ready', message: 'every matching NamespaceTemplate is applied and every initializer is done' };
+    case PHASE.failed:
+      return { type: 'Ready', status: 'False', reason: 'Failed', message: clip(annotations[KEY.failure] || 'failed (no furnish.dev/failure annotation says why)', MAX_CONDITION_MESSAGE) };
+    case PHASE.pending: {
+      const [working, ...rest] = pendingInitializers(annotations) ?? [];
+      const waiting = working === undefined ? 'being furnished' : `waiting for initializer ${working}${rest.length > 0 ? ` (then ${rest.join(', ')})` : ''}`;
+      return { type: 'Ready', status: 'False', reason: 'Pending', message: waiting };
+    }
+    default:
+      return undefined;
+  }
+}
+
+function applied(current: StringMap | undefined, changes: Record<string, string | null> | undefined): StringMap {
+  const next = new Map(Object.entries(current ?? {}));
+  for (const [k, v] of Object.entries(changes ?? {})) {
+    if (v === null) next.delete(k);
+    else next.set(k, v);
+  }
+  return Object.fromEntries(next);
+}
+
+/**
+ * `patch` (null: nothing to write) with the Ready condition the namespace will call for once it is
+ * applied, when that is not the condition it has: one write carries both. The transition time
+ * moves only when the condition's status does.
+ */
+export function withReadyCondition(ns: KubeObject, patch: MetadataPatch | null, now: Date): NamespacePatch | null {
+  const wanted = readyCondition(applied(ns.metadata.labels, patch?.metadata.labels), applied(ns.metadata.annotations, patch?.metadata.annotations));
+  if (!wanted) return patch;
+  const conditions = (ns.status as { conditions?: ReadyCondition[] } | undefined)?.conditions;
+  const current = Array.isArray(conditions) ? conditions.find((c) => c?.type === 'Ready') : undefined;
+  if (current && current.status === wanted.status && current.reason === wanted.reason && current.message === wanted.message) return patch;
+  const lastTransitionTime = current?.status === wanted.status && current.lastTransitionTime ? current.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return { ...(patch ?? { metadata: {} }), status: { conditions: [{ ...wanted, lastTransitionTime }] } };
 }

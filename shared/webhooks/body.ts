@@ -50,6 +50,18 @@ export function declaredLength(value: string | undefined, max: number): number |
 }
 
 /**
+ * The most bytes the body will have, known before it is read: its declared length (or, read by
+ * the framework already, its length), else `max`.
+ */
+export function expectedBodyBytes(req: IncomingMessage, max: number): number {
+  const gated = req as Gated;
+  const held = gated[HELD];
+  if (!held) return gated.rawBody?.length ?? 0;
+  const declared = held.contentLength;
+  return declared !== undefined && /^\d{1,16}$/.test(declared) ? Math.min(Number(declared), max) : max;
+}
+
+/**
  * The body, at most `max` bytes. A body the framework already read (a server the gate does not
  * hold) is taken from `rawBody`; a held one is read from the stream, and reading stops at the
  * first byte over the limit.

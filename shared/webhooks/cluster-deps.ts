@@ -6,6 +6,7 @@ import { cachedAuthorizer, createSarAuthorizer } from '../kube/sar.ts';
 import type { WebhookDeps } from './deps.ts';
 import { clusterNamespaces, clusterTemplates } from './templates.ts';
 import { clusterInitializerLookups } from './initializer-lookups.ts';
+import { clusterObjects } from './object-lookups.ts';
 import { clusterOrganizations } from '../org/source.ts';
 
 function unreachable(cluster: ClusterConfig): Omit<WebhookDeps, 'settings'> {
@@ -14,6 +15,7 @@ function unreachable(cluster: ClusterConfig): Omit<WebhookDeps, 'settings'> {
     authorizer: { check: async () => ({ allowed: false, error }) },
     templates: { list: async () => Promise.reject(new Error(error)) },
     initializers: { configurations: async () => Promise.reject(new Error(error)), namespace: async () => Promise.reject(new Error(error)) },
+    objects: { get: async () => Promise.reject(new Error(error)) },
   };
 }
 
@@ -27,6 +29,7 @@ export function depsForCluster(cluster: ClusterConfig): WebhookDeps {
     initializers: clusterInitializerLookups(http),
     organizations: clusterOrganizations(http),
     namespaces: clusterNamespaces(http),
+    objects: clusterObjects(http),
   };
 }
 

@@ -1,6 +1,7 @@
 // What a webhook handler is given besides the request: the cluster's policy settings and the two
 // look-ups it may make (RBAC answers, the NamespaceTemplate list), each behind an interface.
-import type { AdmissionRequest, AdmissionResponse } from '../admission/types.ts';
+import type { AdmissionRequest, AdmissionResponse, GroupVersionResource } from '../admission/types.ts';
+import type { KubeObject } from '../kube/types.ts';
 import type { PolicySettings } from '../config/types.ts';
 import type { Authorizer } from '../kube/sar.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
@@ -33,6 +34,12 @@ export interface NamespaceSource {
   failure(namespace: string): Promise<string | undefined>;
 }
 
+/** Namespaced objects read fresh: protect-objects reads the object a `/scale` request changes (a Scale has no labels). */
+export interface ObjectSource {
+  /** The object as stored; undefined when it does not exist. Rejects when it cannot be read. */
+  get(resource: GroupVersionResource, namespace: string, name: string): Promise<KubeObject | undefined>;
+}
+
 export interface WebhookDeps {
   settings: PolicySettings;
   authorizer: Authorizer;
@@ -43,6 +50,8 @@ export interface WebhookDeps {
   organizations?: OrganizationApi;
   /** Absent: denials say "still being furnished" without looking the reason up; LNamespaces cannot be created. */
   namespaces?: NamespaceSource;
+  /** Absent (no cluster): a scale of a template's object cannot be judged and is refused. */
+  objects?: ObjectSource;
 }
 
 /**

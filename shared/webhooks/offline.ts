@@ -15,6 +15,7 @@ import type { NamespaceTemplate } from '../render/types.ts';
 import { API_VERSION } from '../render/types.ts';
 import { staticTemplates } from './deps.ts';
 import { staticInitializerLookups } from './initializer-lookups.ts';
+import { staticObjects } from './object-lookups.ts';
 import { memoryOrganizations } from '../org/source.ts';
 import type { Organization } from '../org/types.ts';
 import { HANDLERS } from './handlers/index.ts';
@@ -59,6 +60,7 @@ export async function admitOffline(options: AdmitOfflineOptions): Promise<Admiss
     authorizer: options.cluster ? createRbacAuthorizer(objects) : noCluster,
     templates: staticTemplates(templatesIn(objects)),
     initializers: staticInitializerLookups(objects),
+    objects: staticObjects(objects),
     organizations: memoryOrganizations(orgs ?? [], objects.filter((o) => o.kind === 'Namespace')),
     namespaces: {
       exists: async (name: string) => objects.some((o) => o.kind === 'Namespace' && o.metadata.name === name),

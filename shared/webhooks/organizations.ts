@@ -4,23 +4,37 @@
 // allows, reserves the quota slot. Kept apart from the handlers so that they change by one call.
 import type { AdmissionRequest } from '../admission/types.ts';
 import { KEY } from '../keys.ts';
-import type { UserInfo } from '../kube/types.ts';
+import type { KubeObject, UserInfo } from '../kube/types.ts';
+import { LNS_KIND } from '../lnamespace/types.ts';
 import { serviceAccountOf } from '../org/members.ts';
-import { reserveSlot } from '../org/reserve.ts';
+import { reservationDeadline, reserveSlot } from '../org/reserve.ts';
 import { organizationSettings } from '../org/settings.ts';
 import type { OrganizationApi } from '../org/source.ts';
 import type { Organization } from '../org/types.ts';
 import type { NamespaceInfo } from '../render/types.ts';
 import type { WebhookDeps } from './deps.ts';
 import { applyChanges, type MetadataChange, type MutationOutcome } from './rules/mutate-namespace.ts';
-import { isOrganizationExempt, organizationExemption, organizationOf, organizationOutcomes, setDefaultOrganization, type OrganizationContext } from './rules/organization-namespace.ts';
+import { isFurnish, isOrganizationExempt, organizationExemption, organizationOf, organizationOutcomes, setDefaultOrganization, type OrganizationContext, type OrganizationRuleInput } from './rules/organization-namespace.ts';
 import type { Verdict } from './rules/outcome.ts';
 
 /** Namespace subresources whose updates can change labels and annotations, so are judged like the namespace. */
 export const JUDGED_SUBRESOURCES: readonly string[] = ['status', 'finalize'];
 
+/**
+ * timeoutSeconds of the webhooks that reserve a quota slot (infra/webhooks/validate-namespace.yaml,
+ * mutate-lnamespace.yaml; a unit test holds them equal): past it the API server has given up.
+ */
+export const RESERVING_WEBHOOK_TIMEOUT_SECONDS = 5;
+
 export function organizationContext(deps: WebhookDeps): OrganizationContext {
-  return { settings: organizationSettings(deps.settings), systemNamespaces: deps.settings.systemNamespaces, furnishNamespace: deps.settings.furnishNamespace };
+  const { settings } = deps;
+  return {
+    settings: organizationSettings(settings),
+    systemNamespaces: settings.systemNamespaces,
+    furnishNamespace: settings.furnishNamespace,
+    furnishPrincipals: settings.guard.reconciler,
+    trustedCreators: settings.trustedCreators,
+  };
 }
 
 /** The namespace as it will be once `changes` are applied (what validation will see). */
@@ -64,7 +78,22 @@ export function organizationMutation(request: AdmissionRequest, deps: WebhookDep
   })();
 }
 
-async function judge(request: AdmissionRequest, deps: WebhookDeps, api: OrganizationApi, namespace: NamespaceInfo, old: NamespaceInfo | undefined): Promise<Verdict> {
+/**
+ * The LNamespace a namespace write by Furnish's own identity follows: the one of the same name
+ * that controls it (its uid among the written object's ownerReferences), read fresh; only when
+ * Furnish creates the namespace or changes its organization.
+ */
+async function followedLNamespace(api: OrganizationApi, request: AdmissionRequest, ctx: OrganizationContext, namespace: NamespaceInfo, old: NamespaceInfo | undefined): Promise<OrganizationRuleInput['lnamespace']> {
+  const changes = request.operation === 'CREATE' || organizationOf(namespace) !== organizationOf(old);
+  if (!changes || !isFurnish(request.userInfo, ctx)) return undefined;
+  const owners = (request.object?.metadata?.ownerReferences ?? []) as Array<{ kind?: string; name?: string; uid?: string }>;
+  if (!owners.some((o) => o.kind === LNS_KIND && o.name === namespace.name)) return undefined;
+  const lns: KubeObject | undefined = await api.lnamespace(namespace.name);
+  if (!lns || !owners.some((o) => o.kind === LNS_KIND && o.uid === lns.metadata.uid)) return undefined;
+  return { name: namespace.name, organization: lns.metadata.labels?.[KEY.organization] || undefined };
+}
+
+async function judge(request: AdmissionRequest, deps: WebhookDeps, api: OrganizationApi, namespace: NamespaceInfo, old: NamespaceInfo | undefined, startedAt: number): Promise<Verdict> {
   const ctx = organizationContext(deps);
   const operation = request.operation as 'CREATE' | 'UPDATE';
   const creator = creatorOf(request.userInfo, namespace);
@@ -72,16 +101,24 @@ async function judge(request: AdmissionRequest, deps: WebhookDeps, api: Organiza
   const to = organizationOf(namespace);
   const from = organizationOf(old);
   const read = (name: string | undefined): Promise<Organization | undefined> => (name ? api.get(name) : Promise.resolve(undefined));
-  const [target, source, saOrg] = await Promise.all([read(to), from !== to ? read(from) : Promise.resolve(undefined), serviceAccountOrganization(api, acting)]);
-  const outcomes = organizationOutcomes({ ...ctx, operation, requester: request.userInfo, creator, namespace, old, target, source, serviceAccountOrganization: saOrg });
+  const [target, source, saOrg, lnamespace] = await Promise.all([
+    read(to),
+    from !== to ? read(from) : Promise.resolve(undefined),
+    serviceAccountOrganization(api, acting),
+    followedLNamespace(api, request, ctx, namespace, old),
+  ]);
+  const outcomes = organizationOutcomes({ ...ctx, operation, requester: request.userInfo, creator, namespace, old, target, source, serviceAccountOrganization: saOrg, lnamespace });
   const denials = outcomes.flatMap((o) => ('deny' in o ? [o.deny] : []));
   const reasons = outcomes.flatMap((o) => ('allow' in o ? [`${o.rule}: ${o.allow}`] : []));
+  // A cluster that has never had an Organization behaves as before organizations existed.
+  if (denials.length > 0 && !target && !source && !(await api.anyOrganization())) return { allowed: true, denials: [], reasons: ['organizations: no Organization exists yet, no organization rule applies'], unavailable: false };
   if (denials.length > 0 || !to || (operation === 'UPDATE' && to === from)) return { allowed: denials.length === 0, denials, reasons, unavailable: false };
   // A CREATE, or a transfer (which counts against the target): take a slot.
   const slot = await reserveSlot(api, to, { uid: request.uid, namespace: namespace.name }, {
     defaultQuota: ctx.settings.defaultNamespaceQuota,
     ttlSeconds: ctx.settings.reservationSeconds,
     dryRun: request.dryRun === true,
+    deadline: reservationDeadline(startedAt, RESERVING_WEBHOOK_TIMEOUT_SECONDS),
   });
   if (!slot.ok) return { allowed: false, denials: [slot.message], reasons, unavailable: slot.unavailable };
   return { allowed: true, denials: [], reasons: [...reasons, `namespace-quota: ${slot.note}`], unavailable: false };
@@ -90,15 +127,16 @@ async function judge(request: AdmissionRequest, deps: WebhookDeps, api: Organiza
 /**
  * validate-namespace: the organization verdict of a CREATE or UPDATE (also through
  * namespaces/status and namespaces/finalize); undefined when organizations do not apply.
+ * `startedAt`: when the webhook began on the request, from which the API server's wait is counted.
  */
-export function organizationVerdict(request: AdmissionRequest, deps: WebhookDeps, namespace: NamespaceInfo, old: NamespaceInfo | undefined): Promise<Verdict> | undefined {
+export function organizationVerdict(request: AdmissionRequest, deps: WebhookDeps, namespace: NamespaceInfo, old: NamespaceInfo | undefined, startedAt: number = Date.now()): Promise<Verdict> | undefined {
   const { operation } = request;
   if (operation !== 'CREATE' && operation !== 'UPDATE') return undefined;
   if (request.subResource && !JUDGED_SUBRESOURCES.includes(request.subResource)) return undefined;
   if (organizationExemption(request.userInfo, namespace.name, organizationContext(deps)) !== undefined) return undefined;
   const api = deps.organizations;
   if (!api) return Promise.resolve(unavailable(`could not read Organizations (${NO_API}); retry`));
-  return judge(request, deps, api, namespace, old).catch((e: unknown) => unavailable(`could not read Organizations (${(e as Error).message}); retry`));
+  return judge(request, deps, api, namespace, old, startedAt).catch((e: unknown) => unavailable(`could not read Organizations (${(e as Error).message}); retry`));
 }
 
 /** Joins two verdicts: allowed only if both allow. */

@@ -20,7 +20,8 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { describeWithTool } from '../support/tools.ts';
 import { mintToken, testEnv } from '../support/fixtures.ts';
-import { useTestCluster, webhookCallHint } from '../support/cluster.ts';
+import { componentIdentities, useTestCluster, webhookCallHint } from '../support/cluster.ts';
+import type { Identities } from '../../scripts/start/identities.ts';
 import { createCertificateAuthority } from '../support/kube-sim/pki.ts';
 import { gateServer } from '../../shared/webhooks/body-gate.ts';
 import { registrationYaml } from '../../shared/webhooks/registration.ts';
@@ -31,6 +32,7 @@ const root = join(import.meta.dirname, '..', '..');
 type Cluster = Awaited<ReturnType<typeof useTestCluster>>;
 
 let cluster: Cluster | undefined;
+let identities: Identities | undefined;
 /** The functions at the host:port the admission kubeconfig names, and the same functions at one it does not name. */
 const servers: Server[] = [];
 const listeners = new Map<string, RequestListener>();
@@ -154,11 +156,13 @@ describeKubectl('admission end to end (kubectl as alice, bob, mallory, admin)', 
     // server on this machine reaches the functions on loopback too, and authenticates with the
     // path credential of the URLs it is given.
     cluster = await useTestCluster({ metadataNameLabel: false, admissionKubeconfig: admissionKubeconfig(functions.url, await mintToken()) });
+    // The webhooks ask the API server as deployed: furnish-webhook with infra/'s RBAC, never the admin.
+    identities = await componentIdentities(cluster);
     Object.assign(process.env, testEnv({
       FURNISH_PATH_CREDENTIALS: PATH_CREDENTIAL,
       FURNISH_API_SERVER: cluster.server,
       FURNISH_API_CA: cluster.caPem,
-      FURNISH_API_TOKEN: cluster.users.admin!.token,
+      FURNISH_API_TOKEN: identities.webhook.token(),
       FURNISH_AUTO_OPT_OUT_PRINCIPALS: 'system:serviceaccount:ci:*',
       // Grants made during the test take effect at once.
       // The default SubjectAccessReview cache (10 s): denials are never cached, so grants count at once.
@@ -190,6 +194,7 @@ describeKubectl('admission end to end (kubectl as alice, bob, mallory, admin)', 
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     }
+    identities?.remove();
     await cluster?.stop();
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
@@ -228,10 +233,10 @@ describeKubectl('admission end to end (kubectl as alice, bob, mallory, admin)', 
     expect(result.stderr).toContain(`admission webhook "guard-initializing.furnish.dev" denied the request: namespace "${teamA}" is still being furnished; retry in a few seconds`);
   });
 
-  it('refuses kubectl label of the phase without initialize', async () => {
+  it('refuses kubectl label of the phase: only Furnish sets it', async () => {
     const result = await kubectl('alice', ['label', 'namespace', teamA, 'furnish.dev/phase=ready', '--overwrite']);
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain(`user "alice" may not change label furnish.dev/phase from "pending" to "ready" on namespace "${teamA}": needs verb "initialize" on namespaces, resourceName "${teamA}"`);
+    expect(result.stderr).toContain(`user "alice" may not change label furnish.dev/phase from "pending" to "ready" on namespace "${teamA}": only Furnish sets the phase`);
     expect((await namespace(teamA)).metadata.labels?.['furnish.dev/phase']).toBe('pending');
   });
 
@@ -242,7 +247,7 @@ describeKubectl('admission end to end (kubectl as alice, bob, mallory, admin)', 
 
   describe('namespaces/status and namespaces/finalize are judged like the namespace (item 6)', () => {
     for (const sub of ['status', 'finalize']) {
-      it(`${sub}: the phase cannot be changed without initialize, the creator is restored`, async () => {
+      it(`${sub}: the phase cannot be changed (only Furnish sets it), the creator is restored`, async () => {
         const ns = await namespace(teamA);
         const phase = structuredClone(ns);
         phase.metadata.labels = { ...phase.metadata.labels, 'furnish.dev/phase': 'ready' };
@@ -356,6 +361,14 @@ describeKubectl('admission end to end (kubectl as alice, bob, mallory, admin)', 
     expect(result.stderr).toContain('admission webhook "validate-template.furnish.dev" denied the request');
     expect(result.stderr).toMatch(/spec\.templates\[0\]\.data(\.a)+: nested more than 100 levels deep/);
   });
+
+  it('a template of more than 100,000 JSON values is denied (413) before the webhook parses it, naming the limit (issue 25, finding 11)', async () => {
+    // An array of 110,000 zeros in a template's object (220 KB: under every size limit of the API server).
+    const template = JSON.stringify({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: n('wide') }, spec: { templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, bulk: '@' }] } });
+    const result = await kubectl('admin', ['create', '--validate=false', '-f', '-'], template.replace('"@"', `[${'0,'.repeat(110_000)}0]`));
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('admission webhook "validate-template.furnish.dev" denied the request: request body has more than 100000 JSON values');
+  }, 120_000);
 
   it('a call without the cluster\'s credential is refused by the function (401), so the request fails closed', async () => {
     // The same mutate-namespace function at a URL without the path credential, on a host:port the

@@ -22,6 +22,10 @@ const SEEDER_AS = ['--as', SEEDER, '--as-group', 'system:serviceaccounts', '--as
 const suffix = process.env.FURNISH_TEST_KUBECONFIG ? `-${Date.now().toString(36).slice(-5)}` : '';
 const TWO = `init-two${suffix}`;
 const SLOW = `init-slow${suffix}`;
+const ONCE_READY = `init-once-ready${suffix}`;
+/** Holds nothing but patch/update on namespaces/status and /finalize (issue 25 finding 6). */
+const STATUS_WRITER = 'status-writer';
+const REPLICASET_CONTROLLER = ['--as', 'system:serviceaccount:kube-system:replicaset-controller', '--as-group', 'system:serviceaccounts', '--as-group', 'system:serviceaccounts:kube-system'];
 
 let cluster: TestCluster;
 let admin: KubeClient;
@@ -54,7 +58,9 @@ function kubectlArgs(user: 'admin' | 'alice'): string[] {
 
 const kubectl = (user: 'admin' | 'alice', args: string[], input?: string) => run('kubectl', [...kubectlArgs(user), ...args], {}, input);
 /** kubectl as the example initializer's ServiceAccount (admin impersonating it). */
-const asSeeder = (args: string[]) => run('kubectl', [...kubectlArgs('admin'), ...SEEDER_AS, ...args]);
+const asSeeder = (args: string[], input?: string) => run('kubectl', [...kubectlArgs('admin'), ...SEEDER_AS, ...args], {}, input);
+/** kubectl as anyone else, admin impersonating them. */
+const as = (who: string[], args: string[], input?: string) => run('kubectl', [...kubectlArgs('admin'), ...who, ...args], {}, input);
 
 async function ok(user: 'admin' | 'alice', args: string[], input?: string): Promise<string> {
   const r = await kubectl(user, args, input);
@@ -88,6 +94,17 @@ const USERS_RBAC = [
     { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'get', 'list'] },
   ] },
   { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'e2e-init-users' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-init-users' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'dev' }] },
+  // The namespace subresources, for the seeder and for a user who has nothing else.
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'e2e-init-status' }, rules: [
+    { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+    { apiGroups: [''], resources: ['namespaces/status', 'namespaces/finalize'], verbs: ['get', 'patch', 'update'] },
+  ] },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'e2e-init-status' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-init-status' }, subjects: [
+    { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: STATUS_WRITER }, { kind: 'ServiceAccount', name: 'seeder', namespace: 'secret-seeder' },
+  ] },
+  // What the replicaset controller holds on a real cluster (bootstrap RBAC), for kube-sim.
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'e2e-init-replicaset-controller' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete', 'list', 'patch', 'watch'] }] },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'e2e-init-replicaset-controller' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-init-replicaset-controller' }, subjects: [{ kind: 'ServiceAccount', name: 'replicaset-controller', namespace: 'kube-system' }] },
 ];
 
 beforeAll(async () => {
@@ -102,7 +119,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (cluster && !cluster.isSimulated && admin) {
-    for (const n of [TWO, SLOW]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
+    for (const n of [TWO, SLOW, ONCE_READY]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
   }
   await stack?.stop();
   if (cluster && !cluster.isSimulated) {
@@ -146,6 +163,35 @@ describeKubectl('two initializers: furnish, then the example secret-seeder', () 
     expect(await pendingOf(TWO)).toBe('furnish,secret-seeder');
   }, 30_000);
 
+  // Issue 25 finding 6: status and finalize keep metadata changes, so they are judged like the namespace.
+  it('nobody skips an initializer through namespaces/status or namespaces/finalize', async () => {
+    const remove = JSON.stringify([{ op: 'remove', path: '/metadata/annotations/furnish.dev~1initializers' }]);
+    const status = await as(['--as', STATUS_WRITER], ['patch', 'namespace', TWO, '--subresource=status', '--type=json', '-p', remove]);
+    expect(status.code).not.toBe(0);
+    expect(status.stderr).toContain(`user "${STATUS_WRITER}" may not change annotation furnish.dev/initializers of namespace "${TWO}" from "furnish,secret-seeder" to null: an initializer may only remove itself, when it is first`);
+    const stored = JSON.parse(await ok('admin', ['get', 'namespace', TWO, '-o', 'json'])) as { metadata: { annotations: Record<string, string> } };
+    delete stored.metadata.annotations['furnish.dev/initializers'];
+    const finalize = await as(['--as', STATUS_WRITER], ['replace', '--raw', `/api/v1/namespaces/${TWO}/finalize`, '-f', '-'], JSON.stringify(stored));
+    expect(finalize.code).not.toBe(0);
+    expect(finalize.stderr).toContain('an initializer may only remove itself, when it is first');
+    expect(await pendingOf(TWO)).toBe('furnish,secret-seeder');
+  }, 30_000);
+
+  // Issue 25 finding 7: holding `initialize` does not open a namespace; only Furnish sets the phase.
+  it('the seeder, whose turn has not come, cannot set phase=ready, directly or through namespaces/status', async () => {
+    const direct = await asSeeder(['label', 'namespace', TWO, '--overwrite', 'furnish.dev/phase=ready']);
+    expect(direct.code).not.toBe(0);
+    expect(direct.stderr).toContain(`user "${SEEDER}" may not change label furnish.dev/phase from "failed" to "ready" on namespace "${TWO}": only Furnish sets the phase`);
+    const viaStatus = await asSeeder(['patch', 'namespace', TWO, '--subresource=status', '--type=merge', '-p', '{"metadata":{"labels":{"furnish.dev/phase":"ready"}}}']);
+    expect(viaStatus.code).not.toBe(0);
+    expect(viaStatus.stderr).toContain(`user "${SEEDER}" may not change label furnish.dev/phase from "failed" to "ready" on namespace "${TWO}": only Furnish sets the phase`);
+    // Nor the Ready condition that kubectl wait --for=condition=Ready reads.
+    const readyCondition = await asSeeder(['patch', 'namespace', TWO, '--subresource=status', '--type=strategic', '-p', '{"status":{"conditions":[{"type":"Ready","status":"True","reason":"Ready","message":"trust me"}]}}']);
+    expect(readyCondition.code).not.toBe(0);
+    expect(readyCondition.stderr).toContain(`user "${SEEDER}" may not change the Ready condition of namespace "${TWO}"`);
+    expect(await phaseOf(TWO)).toBe('failed');
+  }, 30_000);
+
   it('once furnish has finished, the second initializer writes; the user still waits for it', async () => {
     await ok('admin', ['label', 'namespace', TWO, 'stall-']);
     await waitFor('furnish to remove itself', async () => (await pendingOf(TWO)) === 'secret-seeder', 30_000);
@@ -183,6 +229,26 @@ describeKubectl('a timeout', () => {
   }, 90_000);
 });
 
+// Issue 25 finding 10: a namespace that was ready keeps its workloads running when it turns failed.
+describeKubectl('a ready namespace that turns failed', () => {
+  it('the replicaset controller still creates Pods in it; the tenant is refused', async () => {
+    await ok('alice', ['create', 'namespace', ONCE_READY]);
+    await waitFor('furnish to finish', async () => (await pendingOf(ONCE_READY)) === 'secret-seeder', 30_000);
+    const script = await run(join(EXAMPLE, 'secret-seeder.sh'), [ONCE_READY], { KUBECTL: ['kubectl', ...kubectlArgs('admin'), ...SEEDER_AS].join(' ') });
+    expect(script.code).toBe(0);
+    expect(await phaseOf(ONCE_READY)).toBe('ready');
+    // A template change that cannot be applied: the namespace turns failed.
+    await ok('admin', ['label', 'namespace', ONCE_READY, 'stall=true']);
+    await waitFor('the namespace to fail', async () => (await phaseOf(ONCE_READY)) === 'failed', 30_000);
+    const pod = await as(REPLICASET_CONTROLLER, ['-n', ONCE_READY, 'run', 'web-1', '--image=registry.k8s.io/pause:3.9', '--restart=Never']);
+    expect(pod.stderr).toBe('');
+    expect(pod.code).toBe(0);
+    const tenant = await kubectl('alice', ['-n', ONCE_READY, 'create', 'configmap', 'app', '--from-literal=a=b']);
+    expect(tenant.code).not.toBe(0);
+    expect(tenant.stderr).toContain(`user "alice" may not write into namespace "${ONCE_READY}", which failed to initialize (template ${STALL_TEMPLATE.metadata.name}: `);
+  }, 90_000);
+});
+
 describeKubectl('NamespaceInitializationConfiguration objects', () => {
   it('an invalid one is refused at admission, every problem with its path', async () => {
     const name = `e2e-bad${suffix}`;
@@ -194,7 +260,7 @@ describeKubectl('NamespaceInitializationConfiguration objects', () => {
 
   it('kubectl get lists them with their initializers (short name nsinit)', async () => {
     const out = await ok('admin', ['get', 'nsinit', '10-secret-seeder']);
-    // kube-sim prints no server-side Table (its README: NAME and AGE only); the real server shows the printer column.
-    expect(out).toMatch(cluster.isSimulated ? /^NAME\s+AGE\n10-secret-seeder\s+/ : /^NAME\s+INITIALIZERS\s+AGE\n10-secret-seeder\s+secret-seeder\s+/);
+    // The server's Table (kube-sim's too): the CRD's printer column.
+    expect(out).toMatch(/^NAME\s+INITIALIZERS\s+AGE\n10-secret-seeder\s+secret-seeder\s+/);
   }, 30_000);
 });

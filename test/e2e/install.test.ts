@@ -3,7 +3,9 @@
 // process over HTTPS on 127.0.0.1 (a CA of the test's own in the registrations' caBundle); on
 // kube-sim the cluster authenticates with the bearer JWT of its admission kubeconfig, on a real
 // kube-apiserver (FURNISH_TEST_KUBECONFIG) with the path credential the installer puts in each URL.
-// The functions are killed in the middle of an install: namespace writes must keep working. Every
+// The functions are killed in the middle of an install: namespace writes must keep working; once
+// installed, they are killed again: every probed security webhook, protect-objects' included,
+// refuses (fail closed). Every
 // test ends with the registrations removed, even when it failed, so a real cluster is never left
 // refusing namespace writes.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -20,8 +22,11 @@ import { runCli } from '../../shared/cli/command.ts';
 import { COMMANDS } from '../../shared/cli/commands.ts';
 import { WEBHOOKS } from '../../shared/config/types.ts';
 import { webhookRegistrations } from '../../shared/webhooks/registration.ts';
+import { failurePolicies } from '../../shared/install/plan.ts';
 import { gateServer } from '../../shared/webhooks/body-gate.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { FIELD_MANAGER, KEY } from '../../shared/keys.ts';
+import { applySetId, applySetParent } from '../../shared/render/applyset.ts';
 import { createCertificateAuthority } from '../support/kube-sim/pki.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { mintToken, testEnv, TEST_CLUSTER } from '../support/fixtures.ts';
@@ -30,6 +35,7 @@ const run = Math.random().toString(36).slice(2, 7);
 const PATH_CREDENTIAL = `e2e-install-credential-${run}-0123456789abcdefghij`;
 const RELAY_IMAGE = `registry.example/furnish/relay@sha256:${'ab'.repeat(32)}`;
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
+const NO_RETRY = { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 };
 
 let cluster: TestCluster;
 let admin: KubeClient;
@@ -103,14 +109,33 @@ async function registeredPolicies(): Promise<Record<string, string>> {
 }
 
 async function removeRegistrations(): Promise<void> {
-  for (const c of REGISTRATIONS) await admin.call({ method: 'DELETE', path: registrationPath(c), retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 } });
+  for (const c of REGISTRATIONS) await admin.call({ method: 'DELETE', path: registrationPath(c), retry: NO_RETRY });
 }
 
 /** A real namespace create (and delete) as cluster-admin: what a lockout would refuse. */
 async function createNamespace(name: string): Promise<{ status: number; error?: string; annotations?: Record<string, string> }> {
-  const res = await admin.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 } });
+  const res = await admin.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, retry: NO_RETRY });
   if (res.ok) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` });
   return { status: res.status, error: res.error, annotations: res.data?.metadata.annotations };
+}
+
+const OBJECTS_NAMESPACE = `install-objects-${run}`;
+const FURNISHED = `/api/v1/namespaces/${OBJECTS_NAMESPACE}/configmaps/furnished`;
+
+/**
+ * An object that is Furnish's (a member of its namespace's ApplySet, the label owned by field
+ * manager furnish), written before any registration exists: as the reconciler would have.
+ */
+async function furnishObject(): Promise<void> {
+  expect((await admin.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: OBJECTS_NAMESPACE } } })).status).toBe(201);
+  const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'furnished', namespace: OBJECTS_NAMESPACE, labels: { [KEY.applySetPartOf]: applySetId(OBJECTS_NAMESPACE) } }, data: { a: 'b' } };
+  expect((await admin.call({ method: 'POST', path: `/api/v1/namespaces/${OBJECTS_NAMESPACE}/configmaps`, query: { fieldManager: FIELD_MANAGER }, body: object })).status).toBe(201);
+}
+
+/** Cluster-admin taking that object out of Furnish's ApplySet, so that pruning would never delete it (issue 25, finding 8). */
+async function detach(): Promise<{ status: number; error?: string }> {
+  const res = await admin.call({ method: 'PATCH', path: FURNISHED, contentType: 'application/merge-patch+json', body: { metadata: { labels: { [KEY.applySetPartOf]: null } } }, retry: NO_RETRY });
+  return { status: res.status, error: res.error };
 }
 
 const FURNISH_NAMESPACE = '/api/v1/namespaces/furnish-system';
@@ -170,11 +195,11 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       const result = await furnish(installArgs(4), (line) => {
         if (line.includes('webhooks registered with failurePolicy Ignore')) killFunctions();
       });
-      expect(result.code).toBe(2);
+      expect(result.code).toBe(1);
       expect(result.stderr).toContain('did not answer as expected within 4 s, so every webhook stays registered with failurePolicy Ignore');
       expect(result.stderr).toContain('mutate-namespace: expected the dry run admitted with annotation furnish.dev/creator set');
       const policies = await registeredPolicies();
-      expect(Object.keys(policies).sort()).toEqual(WEBHOOKS.map((w) => `${w}.furnish.dev`).sort());
+      expect(Object.keys(policies).sort()).toEqual(Object.keys(failurePolicies(REGISTRATIONS)).sort());
       expect(new Set(Object.values(policies))).toEqual(new Set(['Ignore']));
       expect((await createNamespace(`after-kill-${run}`)).status).toBe(201);
     } finally {
@@ -187,7 +212,7 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
     refusing.add('mutate-namespace');
     try {
       const result = await furnish(installArgs(3));
-      expect(result.code).toBe(2);
+      expect(result.code).toBe(1);
       expect(result.stderr).toContain('a webhook that answers with a refusal refuses whatever its failurePolicy, so every registration was removed again');
       expect(await registeredPolicies()).toEqual({});
       expect((await createNamespace(`after-refusal-${run}`)).status).toBe(201);
@@ -199,18 +224,25 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
 
   it('functions answering: installs everything, then the security webhooks fail closed; uninstall removes the registrations first', async () => {
     try {
+      await furnishObject();
       const result = await furnish(installArgs(60));
       expect(result.stderr).not.toContain('"severity":"ERROR"');
       expect(result.code).toBe(0);
       expect(result.stdout).toContain('every function answered, and the security webhooks now fail closed');
+      expect(result.stdout).toContain('protect-scale stays failurePolicy Ignore (not enforced while its function does not answer): no probe, as it refuses only a scale');
       const answered = result.stderr.split('\n').filter((l) => l.includes('"message":"function answers"')).map((l) => (JSON.parse(l) as { webhook: string }).webhook);
-      expect(answered.sort()).toEqual(WEBHOOKS.filter((w) => w !== 'mutate-pod' && w !== 'protect-objects').sort());
+      expect(answered.sort()).toEqual([...WEBHOOKS.filter((w) => w !== 'mutate-pod'), 'protect-applyset'].sort());
+      // Per webhook: protect-objects and protect-applyset were probed and fail closed; protect-scale, of the same configuration, was not.
       const policies = await registeredPolicies();
       expect(policies).toEqual({
         'mutate-namespace.furnish.dev': 'Fail', 'validate-namespace.furnish.dev': 'Fail', 'validate-template.furnish.dev': 'Fail',
         'guard-initializing.furnish.dev': 'Fail', 'validate-organization.furnish.dev': 'Fail', 'mutate-lnamespace.furnish.dev': 'Fail',
-        'mutate-pod.furnish.dev': 'Ignore', 'protect-objects.furnish.dev': 'Ignore',
+        'mutate-pod.furnish.dev': 'Ignore', 'protect-objects.furnish.dev': 'Fail', 'protect-applyset.furnish.dev': 'Fail', 'protect-scale.furnish.dev': 'Ignore',
       });
+      // Answering: the function itself refuses detaching Furnish's object.
+      const refused = await detach();
+      expect(refused.error).toContain('admission webhook "protect-objects.furnish.dev" denied the request: user "admin" may not update ConfigMap "furnished"');
+      expect(refused.status).toBe(403);
       const relay = await admin.call<{ spec: { template: { spec: { containers: { image: string; env: { name: string; value: string }[] }[] } } } }>({ method: 'GET', path: '/apis/apps/v1/namespaces/furnish-system/deployments/furnish-relay' });
       expect(relay.data?.spec.template.spec.containers[0]).toMatchObject({ image: RELAY_IMAGE, env: expect.arrayContaining([{ name: 'FURNISH_CLUSTER_ID', value: TEST_CLUSTER }]) });
       // The probe identity is gone again.
@@ -232,6 +264,13 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       const closed = await createNamespace(`closed-${run}`);
       expect(closed.status).toBeGreaterThanOrEqual(500);
       expect(closed.error).toContain('failed calling webhook "mutate-namespace.furnish.dev"');
+      // Issue 25 findings 8 and 13 hold with the function down too: neither detaching Furnish's object nor forging its ApplySet parent gets through.
+      const detached = await detach();
+      expect(detached.status).toBeGreaterThanOrEqual(500);
+      expect(detached.error).toContain('failed calling webhook "protect-objects.furnish.dev"');
+      const parent = await admin.call({ method: 'POST', path: `/api/v1/namespaces/${OBJECTS_NAMESPACE}/configmaps`, body: applySetParent(OBJECTS_NAMESPACE, []), retry: NO_RETRY });
+      expect(parent.status).toBeGreaterThanOrEqual(500);
+      expect(parent.error).toContain('failed calling webhook "protect-applyset.furnish.dev"');
 
       const removed = await furnish(['uninstall', '--kubeconfig', cluster.kubeconfigPath, '--context', 'admin']);
       expect(removed.code).toBe(0);
@@ -244,6 +283,7 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       expect((await admin.call({ method: 'GET', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/namespacetemplates.furnish.dev' })).status).toBe(200);
     } finally {
       await removeRegistrations();
+      await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${OBJECTS_NAMESPACE}` });
       if (!server) await startFunctions();
     }
   }, 180_000);

@@ -35,6 +35,16 @@ function kubectl(user: string, args: string[], input: string): Promise<{ status:
   });
 }
 
+/** `kubectl sudo --context <user> ...` with bin/ on PATH, as a user installs it. */
+function sudo(user: string, args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    // KUBECONFIG, not --kubeconfig: kubectl accepts no flag before a plugin's name.
+    execFile('kubectl', ['sudo', '--context', user, ...args], { encoding: 'utf8', env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath, PATH: `${join(ROOT, 'bin')}:${process.env.PATH ?? ''}` } }, (error, stdout, stderr) => {
+      resolve({ status: error ? Number(error.code ?? -1) : 0, stdout: stdout.trim(), stderr: stderr.trim() });
+    });
+  });
+}
+
 const yaml = (name: string, spec: string, annotations = '') => `apiVersion: furnish.dev/v1alpha1\nkind: LNamespace\nmetadata:\n  name: ${name}\n${annotations}spec: ${spec}\n`;
 
 async function applyAll(objs: KubeObject[]): Promise<void> {
@@ -99,19 +109,36 @@ describeKubectl('mutate-lnamespace through the API server', () => {
     const made = await kubectl('alice', ['apply', '-f', '-'], yaml(lab, '{managers: [{kind: User, name: alice}], sudoers: [{kind: Group, name: dev}]}'));
     expect(made).toMatchObject({ status: 0, stdout: `lnamespace.furnish.dev/${lab} created` });
     await waitFor('namespace created', async () => (await get(admin, `/api/v1/namespaces/${lab}`)) !== undefined);
-    const plugin = (user: string, args: string[]) => new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-      // KUBECONFIG, not --kubeconfig: kubectl accepts no flag before a plugin's name.
-      execFile('kubectl', ['sudo', '--context', user, ...args], { encoding: 'utf8', env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath, PATH: `${join(ROOT, 'bin')}:${process.env.PATH ?? ''}` } }, (error, stdout, stderr) => {
-        resolve({ status: error ? Number(error.code ?? -1) : 0, stdout: stdout.trim(), stderr: stderr.trim() });
-      });
-    });
     const plain = await kubectl('bob', ['create', 'configmap', 'x', '-n', lab], '');
     expect(plain.stderr).toMatch(/forbidden/i);
     const elevated = await waitFor('bob elevates', async () => {
-      const r = await plugin('bob', ['create', 'configmap', 'x', '-n', lab]);
+      const r = await sudo('bob', ['create', 'configmap', 'x', '-n', lab]);
       return r.status === 0 ? r : undefined;
     });
     expect(elevated.stdout).toBe('configmap/x created');
-    expect((await plugin('mallory', ['get', 'configmaps', '-n', lab])).stderr).toMatch(/User "mallory" cannot impersonate/);
+    expect((await sudo('mallory', ['get', 'configmaps', '-n', lab])).stderr).toMatch(/User "mallory" cannot impersonate/);
+  }, 60_000);
+
+  it('issue 25, finding 4: a user names her LNamespace after a group bound to cluster-admin; its sudo reaches only her namespace', async () => {
+    const ops = `ops-${run}`;
+    created.push(ops);
+    const binding = `admins-${ops}`;
+    const crb = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: binding }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${ops}-sudoers` }] };
+    expect((await admin.call({ method: 'POST', path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', body: crb })).ok).toBe(true);
+    try {
+      // mallory, who may do nothing but ask for LNamespaces, asks for one named after the group and lists herself as sudoer.
+      const made = await kubectl('mallory', ['apply', '-f', '-'], yaml(ops, '{sudoers: [{kind: User, name: mallory}]}'));
+      expect(made).toMatchObject({ status: 0, stdout: `lnamespace.furnish.dev/${ops} created` });
+      const inside = await waitFor('mallory is root inside', async () => {
+        const r = await sudo('mallory', ['-n', ops, 'auth', 'can-i', 'delete', 'resourcequota']);
+        return r.stdout === 'yes' ? r : undefined;
+      });
+      expect(inside.stdout).toBe('yes');
+      expect((await sudo('mallory', ['-n', ops, 'auth', 'can-i', '*', '*', '-A'])).stdout).toBe('no');
+      const squat = await kubectl('mallory', ['--as', 'mallory', '--as-group', `${ops}-sudoers`, 'auth', 'can-i', '*', '*', '-A'], '');
+      expect(squat.stderr).toMatch(/User "mallory" cannot impersonate resource "groups"/);
+    } finally {
+      await admin.call({ method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${binding}` });
+    }
   }, 60_000);
 });

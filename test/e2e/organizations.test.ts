@@ -23,12 +23,18 @@ import { organization } from '../support/organizations.ts';
 import { describeWithTool } from '../support/tools.ts';
 import { runKubectl } from '../support/kubectl.ts';
 import { applyTemplate, clientFor, deleteTemplate, get, ROLEBINDING, waitFor, waitReady } from '../integration/helpers.ts';
+import { parseAllDocuments } from 'yaml';
 
 const describeKubectl = describeWithTool('kubectl', 'the walk-through runs the user\'s own kubectl');
 const root = join(import.meta.dirname, '..', '..');
 const s = process.env.FURNISH_TEST_KUBECONFIG ? `-${Date.now().toString(36).slice(-5)}` : '';
 const ACME = `acme${s}`;
 const BURST = `burst${s}`;
+const LNS_A = `lns-a${s}`;
+const LNS_B = `lns-b${s}`;
+const LNS_C = `lns-c${s}`;
+const LNAMESPACES = '/apis/furnish.dev/v1alpha1/lnamespaces';
+const lnsNames: string[] = [];
 const QUOTA = 3;
 const LABEL = 'furnish-e2e-walkthrough';
 const names = { teamA: `team-a${s}`, bobs: `bob-ns${s}`, built: `built${s}`, extra: `extra${s}`, over: `over${s}` };
@@ -70,6 +76,15 @@ beforeAll(async () => {
   const burst = organization(BURST, [{ kind: 'User', name: 'alice' }], { quota: 10 });
   burst.metadata.labels = { [LABEL]: 'true' };
   await apply(burst, 'organizations');
+  for (const [name, quota] of [[LNS_A, 2], [LNS_B, 1], [LNS_C, 3]] as const) {
+    const org = organization(name, [{ kind: 'User', name: 'alice' }], { quota });
+    org.metadata.labels = { [LABEL]: 'true' };
+    await apply(org, 'organizations');
+  }
+  // Any signed-in user may ask for an LNamespace (infra/lnamespaces).
+  for (const o of parseAllDocuments(readFileSync(join(root, 'infra', 'lnamespaces', 'access.yaml'), 'utf8')).map((d) => d.toJS() as KubeObject)) {
+    await apply(o as never, o.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings');
+  }
   alice = await clientFor(cluster.kubeconfigPath, cluster.users.alice!.context);
   bobClient = await clientFor(cluster.kubeconfigPath, cluster.users.bob!.context);
   // Developers and the builder ServiceAccount may create namespaces; Furnish decides which.
@@ -80,7 +95,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (cluster && !cluster.isSimulated && admin) {
-    for (const n of [...Object.values(names), ...burstNames]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
+    for (const n of lnsNames) await admin.call({ method: 'DELETE', path: `${LNAMESPACES}/${n}` });
+    for (const n of [...Object.values(names), ...burstNames, ...lnsNames]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
     for (const t of templates) await deleteTemplate(admin, t.metadata.name!);
     await removeLeftovers();
   }
@@ -91,6 +107,29 @@ afterAll(async () => {
   admin?.close();
   await cluster?.stop();
 });
+
+/** May a member of `group` (and nothing else) create RoleBindings in `namespace`: what ClusterRole `admin` there grants. */
+async function groupIsAdmin(namespace: string, group: string): Promise<boolean> {
+  const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: `member-of-${group}`, groups: [group], resourceAttributes: { namespace, verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'rolebindings' } } };
+  const r = await admin.call<{ status?: { allowed?: boolean } }>({ method: 'POST', path: '/apis/authorization.k8s.io/v1/subjectaccessreviews', body: review });
+  return r.data?.status?.allowed === true;
+}
+
+async function adminFollows(namespace: string, now: string, before: string): Promise<void> {
+  await waitFor(`RoleBinding organization-admin in ${namespace} names Group ${now} only`, async () => {
+    const rb = await get(admin, ROLEBINDING(namespace, 'organization-admin'));
+    return JSON.stringify((rb as { subjects?: Array<{ name: string }> } | undefined)?.subjects?.map((x) => x.name)) === JSON.stringify([now]);
+  }, 30_000);
+  expect(await groupIsAdmin(namespace, now)).toBe(true);
+  expect(await groupIsAdmin(namespace, before)).toBe(false);
+}
+
+const lnsYaml = (name: string, organization: string, spec = '{}') => `apiVersion: furnish.dev/v1alpha1\nkind: LNamespace\nmetadata:\n  name: ${name}\n  labels: {furnish.dev/organization: ${organization}}\nspec: ${spec}\n`;
+const organizationOfNamespace = async (name: string) => (await get(admin, `/api/v1/namespaces/${name}`))?.metadata.labels?.[KEY.organization];
+const countedIn = (org: string, n: number) => waitFor(`status.namespaces of ${org} = ${n}, no reservation left`, async () => {
+  const status = (await admin.call<Organization>({ method: 'GET', path: `${ORGANIZATIONS_PATH}/${org}` })).data?.status;
+  return status?.namespaces === n && (status.reservations ?? []).length === 0;
+}, 60_000);
 
 describeKubectl('Organizations walk-through', () => {
   it('alice creates team-a without a label: it is acme\'s, with acme\'s admin RoleBinding', async () => {
@@ -166,9 +205,12 @@ describeKubectl('Organizations walk-through', () => {
     await transfer(BURST);
     await counted(ACME, QUOTA - 1);
     await counted(BURST, 1);
+    // The organization's admin RoleBinding follows it (issue 25, finding 16): the old Group loses admin, the new one gains it.
+    await adminFollows(names.extra, BURST, ACME);
     await transfer(ACME);
     await counted(ACME, QUOTA);
     await counted(BURST, 0);
+    await adminFollows(names.extra, ACME, BURST);
   }, 90_000);
 
   it('50 concurrent creates through the API server against a quota of 10 admit exactly 10; after 10 deletes, 10 more', async () => {
@@ -194,4 +236,80 @@ describeKubectl('Organizations walk-through', () => {
     await counted(0);
     expect((await burst(2)).admitted).toHaveLength(10);
   }, 120_000);
+
+  // Issue 25: LNamespaces and Organizations, through the API server with the whole stack.
+  it('finding 9: an LNamespace creator may not choose a cost center; finding 1: an admin\'s LNamespace with billing fields gets its namespace, ready', async () => {
+    const shop = `shop${s}`;
+    const refused = await kubectl('alice', ['create', '-f', '-'], lnsYaml(shop, LNS_A, '{billing: {costCenter: "0000"}}'));
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain(`the namespace of LNamespace "${shop}": user "alice" may not add, change or remove annotation furnish.dev/billing.costCenter on namespace "${shop}": only privileged principals may`);
+    const billed = `billed${s}`;
+    expect((await kubectl('admin', ['create', '-f', '-'], lnsYaml(billed, LNS_A, '{billing: {costCenter: "4711"}}'))).stderr).toBe('');
+    lnsNames.push(billed);
+    await waitFor(`namespace ${billed} with its billing fields`, async () => (await get(admin, `/api/v1/namespaces/${billed}`))?.metadata.annotations?.['furnish.dev/billing.costCenter'] === '4711', 60_000);
+    await waitReady(admin, billed, 60_000);
+  }, 120_000);
+
+  it('finding 2: an LNamespace\'s organization change is a transfer: a manager not in the new organization is refused; a member of both moves it, and its admin follows', async () => {
+    const shop = `shop${s}`;
+    expect((await kubectl('alice', ['create', '-f', '-'], lnsYaml(shop, LNS_A, '{managers: [{kind: User, name: alice}, {kind: User, name: bob}]}'))).stderr).toBe('');
+    lnsNames.push(shop);
+    await waitFor(`namespace ${shop} in ${LNS_A}`, async () => (await organizationOfNamespace(shop)) === LNS_A, 60_000);
+    await waitFor(`bob manages LNamespace ${shop}`, async () => (await kubectl('bob', ['auth', 'can-i', 'patch', `lnamespaces/${shop}`])).stdout.trim() === 'yes', 30_000);
+    const bob = await kubectl('bob', ['label', 'lnamespace', shop, `furnish.dev/organization=${LNS_B}`, '--overwrite']);
+    expect(bob.status).not.toBe(0);
+    expect(bob.stderr).toContain(`user "bob" may not move namespace "${shop}" into organization "${LNS_B}": not a member`);
+    expect((await kubectl('alice', ['label', 'lnamespace', shop, `furnish.dev/organization=${LNS_B}`, '--overwrite'])).stderr).toBe('');
+    await waitFor(`namespace ${shop} moved to ${LNS_B}`, async () => (await organizationOfNamespace(shop)) === LNS_B, 60_000);
+    await countedIn(LNS_B, 1);
+    await adminFollows(shop, LNS_B, LNS_A);
+    // LNS_B is full now: moving another namespace there is refused at the LNamespace.
+    const second = `second${s}`;
+    expect((await kubectl('alice', ['create', '-f', '-'], lnsYaml(second, LNS_A, '{managers: [{kind: User, name: alice}]}'))).stderr).toBe('');
+    lnsNames.push(second);
+    await waitFor(`alice manages LNamespace ${second}`, async () => (await kubectl('alice', ['auth', 'can-i', 'patch', `lnamespaces/${second}`])).stdout.trim() === 'yes', 30_000);
+    expect((await kubectl('alice', ['label', 'lnamespace', second, `furnish.dev/organization=${LNS_B}`, '--overwrite'])).stderr).toContain(`organization "${LNS_B}" has 1 of 1 namespaces`);
+  }, 180_000);
+
+  it('finding 3: 10 concurrent LNamespace creates against a quota of 3 admit exactly 3, and their namespaces are counted once', async () => {
+    const results = await Promise.all(Array.from({ length: 10 }, async (_, i) => {
+      const name = `many${s}-${i}`;
+      const body = { apiVersion: 'furnish.dev/v1alpha1', kind: 'LNamespace', metadata: { name, labels: { [KEY.organization]: LNS_C } }, spec: {} };
+      const r = await alice.call({ method: 'POST', path: LNAMESPACES, body, retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 } });
+      if (r.ok) lnsNames.push(name);
+      return { name, ok: r.ok, error: r.error ?? '' };
+    }));
+    const admitted = results.filter((r) => r.ok).map((r) => r.name);
+    expect(admitted).toHaveLength(3);
+    expect(new Set(results.filter((r) => !r.ok).map((r) => r.error.replace(/^.*denied the request: the namespace of LNamespace "[^"]+": /, '')))).toEqual(new Set([`organization "${LNS_C}" has 3 of 3 namespaces`]));
+    for (const name of admitted) await waitFor(`namespace ${name}`, async () => (await organizationOfNamespace(name)) === LNS_C, 60_000);
+    await countedIn(LNS_C, 3);
+  }, 180_000);
+
+  it('finding 18: a member may not change furnish.dev/requester or openshift.io/requester', async () => {
+    for (const key of ['furnish.dev/requester', 'openshift.io/requester']) {
+      const live = (await admin.call<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${names.teamA}` })).data!;
+      live.metadata.annotations = { ...live.metadata.annotations, [key]: 'bob' };
+      const r = await alice.call({ method: 'PUT', path: `/api/v1/namespaces/${names.teamA}/status`, body: live, retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 } });
+      expect(r.status).toBe(403);
+      expect(r.error).toContain(`user "alice" may not add, change or remove annotation ${key} on namespace "${names.teamA}": it names who the namespace was created for`);
+    }
+  });
+
+  it('finding 14: an Organization with namespaces is not deleted, naming how many', async () => {
+    const refused = await kubectl('admin', ['delete', 'organization', ACME]);
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain(`Organization "${ACME}" may not be deleted: it still has ${QUOTA} namespaces`);
+  });
+
+  it('finding 14: a namespace of an Organization that no longer exists is deleted to the end (the namespace controller\'s /status and /finalize pass)', async () => {
+    // An administrator (privileged) puts a namespace in an organization that does not exist, then deletes it:
+    // the namespace controller's /status and /finalize writes pass.
+    const orphan = `orphan${s}`;
+    const created = await admin.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: orphan, labels: { [KEY.organization]: `gone${s}` } } } });
+    expect(created.ok).toBe(true);
+    await waitFor(`namespace ${orphan} settled`, async () => (await get(admin, `/api/v1/namespaces/${orphan}`))?.metadata.labels?.[KEY.phase] !== 'pending', 60_000);
+    expect((await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${orphan}` })).ok).toBe(true);
+    await waitFor(`namespace ${orphan} gone`, async () => (await admin.call({ method: 'GET', path: `/api/v1/namespaces/${orphan}` })).status === 404, 90_000);
+  }, 150_000);
 });

@@ -91,6 +91,16 @@ describeWithBoth('kubectl create namespace, as alice', () => {
     expect(out.stdout).toBe('ready');
   }, 90_000);
 
+  it('kubectl wait --for=condition=Ready answers once it is ready, and kubectl describe shows the condition', async () => {
+    const waited = await kubectl('alice', ['wait', '--for=condition=Ready', `namespace/${TEAM}`, '--timeout=60s']);
+    expect(waited.stderr).toBe('');
+    expect(waited.status).toBe(0);
+    expect(waited.stdout).toBe(`namespace/${TEAM} condition met\n`);
+    const described = await kubectl('alice', ['describe', 'namespace', TEAM]);
+    expect(described.status).toBe(0);
+    expect(described.stdout).toMatch(/Conditions:\n\s+Type\s+Status\s+LastTransitionTime\s+Reason\s+Message\n\s+-+.*\n\s+Ready\s+True\s+.*\s+Ready\s+every matching NamespaceTemplate is applied/);
+  }, 90_000);
+
   it('an organization namespace also gets the CreateOnly starter settings', async () => {
     const manifest = JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ORG, labels: { [KEY.organization]: 'acme' } } });
     const r = await kubectl('alice', ['create', '-f', '-'], manifest);

@@ -3,13 +3,16 @@
 // running kubectl. A NamespaceTemplate with `spec.protect: true` furnishes a namespace with a
 // default-deny NetworkPolicy; alice, admin of that namespace, may neither delete it nor detach it
 // from the template; the reconciler still changes it when the template changes; deleting the
-// namespace still completes (the namespace controller empties it through admission).
+// namespace still completes (the namespace controller empties it through admission). Whatever a
+// template says about protection, alice can neither detach what Furnish applied from pruning nor
+// make her own object Furnish's, nor edit the namespace's ApplySet parent (issue 25 findings 8, 13).
 //
 // The test cluster is kube-sim, or the real cluster FURNISH_TEST_KUBECONFIG names (current context
 // allowed everything, a context `alice` for any user without cluster-admin; the API server must
 // reach this host's loopback, where the webhooks are served). Names carry a per-run suffix.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { KEY } from '../../shared/keys.ts';
+import { applySetId } from '../../shared/render/applyset.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
@@ -18,7 +21,7 @@ import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { toolGate } from '../support/tools.ts';
 import { runKubectl } from '../support/kubectl.ts';
-import { applyTemplate, clientFor, createNamespace, deleteTemplate, get, managers, NETPOL, waitFor, waitReady } from '../integration/helpers.ts';
+import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, get, managers, NETPOL, patchNamespace, ROLEBINDING, waitFor, waitReady } from '../integration/helpers.ts';
 
 const kubectlGate = toolGate([{ command: 'kubectl', why: 'the protected-objects end-to-end suite runs the tenant\'s own kubectl' }]);
 // Hooks return early without kubectl; the tests themselves are reported skipped (or fail under CI=true).
@@ -30,6 +33,9 @@ const ROLE = `netpol-editor-${run}`;
 /** A template that cannot be applied (its kind has no CRD), and the namespace it fails. */
 const BROKEN = `broken-${run}`;
 const FAILED = `team-failed-${run}`;
+/** A template that does not protect its objects, and the namespace alice administers where it applies them. */
+const OWNED = `owned-${run}`;
+const OWN_NS = `team-own-${run}`;
 
 let cluster: TestCluster;
 let stack: LocalStack;
@@ -88,8 +94,8 @@ afterAll(async () => {
   // The stack unregisters its webhooks first: a real cluster must never keep calling functions that are gone.
   await stack?.stop();
   if (cluster && !cluster.isSimulated && admin) {
-    for (const ns of [TEAM, FAILED]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` });
-    for (const t of [TEMPLATE, BROKEN]) await deleteTemplate(admin, t);
+    for (const ns of [TEAM, FAILED, OWN_NS]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` });
+    for (const t of [TEMPLATE, BROKEN, OWNED]) await deleteTemplate(admin, t);
   }
   admin?.close();
   await cluster?.stop();
@@ -100,7 +106,12 @@ kubectlGate.describe('a template with spec.protect: true', () => {
     expect(managers(await policy())).toContain('furnish');
     expect((await policy())?.metadata.labels?.[KEY.template]).toBe(TEMPLATE);
     const registered = await get(admin, '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/furnish-protect-objects');
-    expect(registered?.webhooks).toEqual([expect.objectContaining({ name: 'protect-objects.furnish.dev', failurePolicy: 'Fail', objectSelector: { matchExpressions: [{ key: KEY.template, operator: 'Exists' }] } })]);
+    expect(registered?.webhooks).toEqual([
+      expect.objectContaining({ name: 'protect-objects.furnish.dev', failurePolicy: 'Fail', objectSelector: { matchExpressions: [{ key: KEY.applySetPartOf, operator: 'Exists' }] } }),
+      expect.objectContaining({ name: 'protect-applyset.furnish.dev', failurePolicy: 'Fail', objectSelector: { matchExpressions: [{ key: KEY.applySetId, operator: 'Exists' }] } }),
+      // Scales (no objectSelector: a Scale has no labels), test/e2e/protect-scale.test.ts.
+      expect.objectContaining({ name: 'protect-scale.furnish.dev', failurePolicy: 'Fail', namespaceSelector: { matchExpressions: [{ key: KEY.phase, operator: 'Exists' }] } }),
+    ]);
   });
 
   it("refuses the tenant's kubectl delete networkpolicy default-deny, naming the template and how to change it", async () => {
@@ -113,7 +124,7 @@ kubectlGate.describe('a template with spec.protect: true', () => {
   it('refuses detaching it from the template (removing label furnish.dev/template) and editing it', async () => {
     const unlabel = await kubectl(['label', 'networkpolicy', 'default-deny', '-n', TEAM, `${KEY.template}-`]);
     expect(unlabel.status).not.toBe(0);
-    expect(unlabel.stderr).toContain(denial('update', ` (changing or removing label ${KEY.template} is an update of it too)`));
+    expect(unlabel.stderr).toContain(`admission webhook "protect-objects.furnish.dev" denied the request: user "${aliceName}" may not update NetworkPolicy "default-deny" in namespace "${TEAM}": the request sets, changes or removes label ${KEY.template}. `);
     // Narrowing the policy to some Pods (a real change: an empty policyTypes would be defaulted back, a no-op).
     const edit = await kubectl(['patch', 'networkpolicy', 'default-deny', '-n', TEAM, '--type=merge', '-p', '{"spec":{"podSelector":{"matchLabels":{"app":"none"}}}}']);
     expect(edit.status).not.toBe(0);
@@ -144,6 +155,71 @@ kubectlGate.describe('a template with spec.protect: true', () => {
     expect(deleted.ok).toBe(true);
     await waitFor(`namespace ${TEAM} to be gone`, async () => (await admin.call({ method: 'GET', path: `/api/v1/namespaces/${TEAM}` })).status === 404, 60_000, 250);
   }, 75_000);
+});
+
+kubectlGate.describe('ownership: what Furnish applied stays Furnish\'s, and nothing else becomes so (whatever the template protects)', () => {
+  const refusedFor = (verb: string, kind: string, name: string, what: string) =>
+    `admission webhook "protect-objects.furnish.dev" denied the request: user "${aliceName}" may not ${verb} ${kind} "${name}" in namespace "${OWN_NS}": the request ${what}`;
+  const configMap = (name: string, labels: Record<string, string>) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: OWN_NS, labels }, data: { mine: 'yes' } });
+  const viewers = () => get(admin, ROLEBINDING(OWN_NS, 'viewers'));
+
+  beforeAll(async () => {
+    if (!haveKubectl) return;
+    await applyTemplate(admin, {
+      apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: OWNED },
+      spec: {
+        namespaces: { labelSelector: { matchLabels: { 'own-e2e': run } } },
+        templates: [
+          { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'viewers' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `viewers-${run}` }] },
+          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' }, data: { a: '1' } },
+        ],
+      },
+    });
+    await createNamespace(admin, OWN_NS, { 'own-e2e': run });
+    await waitReady(admin, OWN_NS, 60_000);
+    const rbac = 'rbac.authorization.k8s.io/v1';
+    await applyObject({ apiVersion: rbac, kind: 'RoleBinding', metadata: { name: 'alice-admin', namespace: OWN_NS }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: aliceName }] }, `/apis/${rbac}/namespaces/${OWN_NS}/rolebindings/alice-admin`);
+  }, 90_000);
+
+  it('finding 13: alice\'s own ConfigMap labelled furnish.dev/template is hers; she cannot make it (or a new one) Furnish\'s with the ApplySet label and field manager furnish', async () => {
+    const own = await kubectl(['create', '-f', '-'], configMap('mine', { [KEY.template]: 'anything' }));
+    expect(own.stderr).toBe('');
+    const forged = configMap('mine', { [KEY.template]: 'anything', [KEY.applySetPartOf]: applySetId(OWN_NS) });
+    const claimed = await kubectl(['apply', '--server-side', '--field-manager=furnish', '-f', '-'], forged);
+    expect(claimed.status).not.toBe(0);
+    expect(claimed.stderr).toContain(refusedFor('update', 'ConfigMap', 'mine', "makes it Furnish's"));
+    const created = await kubectl(['create', '--field-manager=furnish', '-f', '-'], configMap('forged', { [KEY.applySetPartOf]: applySetId(OWN_NS) }));
+    expect(created.status).not.toBe(0);
+    expect(created.stderr).toContain(refusedFor('create', 'ConfigMap', 'forged', "makes it Furnish's"));
+  });
+
+  it("the namespace's ApplySet parent is Furnish's record: alice may neither edit nor delete it", async () => {
+    const parentDenial = (verb: string) => `admission webhook "protect-applyset.furnish.dev" denied the request: user "${aliceName}" may not ${verb} ConfigMap "furnish-applyset" in namespace "${OWN_NS}": `;
+    const edit = await kubectl(['annotate', 'configmap', 'furnish-applyset', '-n', OWN_NS, `${KEY.applySetGroupKinds}=Secret`, '--overwrite']);
+    expect(edit.stderr).toContain(parentDenial('update'));
+    const deleted = await kubectl(['delete', 'configmap', 'furnish-applyset', '-n', OWN_NS]);
+    expect(deleted.stderr).toContain(parentDenial('delete'));
+  });
+
+  it('finding 8: alice cannot detach the template\'s RoleBinding (labels, annotations, managedFields reset with [{}] or []); relabelling the namespace prunes it', async () => {
+    const patch = (body: unknown) => kubectl(['patch', 'rolebinding', 'viewers', '-n', OWN_NS, '--type=merge', '-p', JSON.stringify(body)]);
+    const takesOut = refusedFor('update', 'RoleBinding', 'viewers', "takes it out of Furnish's ApplySet");
+    for (const body of [{ metadata: { managedFields: [{}], labels: null, annotations: null } }, { metadata: { managedFields: [{}] } }, { metadata: { managedFields: [] } }, { metadata: { labels: { [KEY.applySetPartOf]: null } } }]) {
+      const detached = await patch(body);
+      expect(detached.status).not.toBe(0);
+      expect(detached.stderr).toContain(takesOut);
+    }
+    const orphaned = await kubectl(['annotate', 'rolebinding', 'viewers', '-n', OWN_NS, `${KEY.deletionPolicy}=Orphan`, '--overwrite']);
+    expect(orphaned.stderr).toContain(refusedFor('update', 'RoleBinding', 'viewers', `sets, changes or removes annotation ${KEY.deletionPolicy}`));
+    // The template does not protect it: editing it is alice's right, and leaves it Furnish's.
+    const labelled = await kubectl(['label', 'rolebinding', 'viewers', '-n', OWN_NS, 'reviewed=yes']);
+    expect(labelled.stderr).toBe('');
+    expect(managers(await viewers())).toContain('furnish');
+    await patchNamespace(admin, OWN_NS, { metadata: { labels: { 'own-e2e': 'elsewhere' } } });
+    await waitFor("the template's RoleBinding and ConfigMap pruned", async () => (await viewers()) === undefined && (await get(admin, CONFIGMAP(OWN_NS, 'settings'))) === undefined, 30_000);
+    // Finding 13: the same reconcile left alice's own labelled ConfigMap alone.
+    expect((await get(admin, CONFIGMAP(OWN_NS, 'mine')))?.data).toEqual({ mine: 'yes' });
+  }, 45_000);
 });
 
 kubectlGate.describe('guard-initializing in a namespace that could not be furnished', () => {

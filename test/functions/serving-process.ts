@@ -57,13 +57,13 @@ export async function startServingProcess(webhook: string, env: Record<string, s
   };
 }
 
-function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+export function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(match?.[1] ?? NaN);
 }
 
 /** Resets the process's peak RSS to its current RSS (Linux clear_refs "5"); false where not allowed. */
-function resetPeak(pid: number): boolean {
+export function resetPeak(pid: number): boolean {
   try {
     writeFileSync(`/proc/${pid}/clear_refs`, '5');
     return true;

@@ -6,7 +6,7 @@ import request from 'supertest';
 import type { Server } from 'node:http';
 import { decodePatch } from '../../shared/admission/index.ts';
 import type { AdmissionReview } from '../../shared/admission/index.ts';
-import { admissionFixture, mintToken, namespaceTemplate, SCENARIO_TEMPLATES, TEST_CLUSTER, testEnv } from '../support/fixtures.ts';
+import { admissionFixture, asApplySetMembers, mintToken, namespaceTemplate, SCENARIO_TEMPLATES, TEST_CLUSTER, testEnv } from '../support/fixtures.ts';
 import { credentialPath } from '../../shared/auth/path-credential.ts';
 import { gateServer } from '../../shared/webhooks/body-gate.ts';
 import type { AdmissionFixtureName } from '../support/fixtures.ts';
@@ -45,6 +45,9 @@ afterAll(async () => {
 });
 
 /** Posts a captured call as kube-apiserver did (same path and content type), with our token. */
+/** The protect-objects captures predate the ApplySet label counting as ownership: add it as Furnish applies it now. */
+const members = (review: AdmissionReview) => void asApplySetMembers(review.request!);
+
 async function send(fn: string, fixture: AdmissionFixtureName, change?: (review: AdmissionReview) => void) {
   const captured = admissionFixture(fixture);
   change?.(captured.review);
@@ -105,7 +108,7 @@ describe('validate-namespace function', () => {
     expect(await send('validate-namespace', '004-validate-CREATE-namespaces-priv-b-bob', bobCreatesPrivileged)).toMatchObject({ allowed: true });
   });
 
-  it('opting out without `optout` and relabelling the phase without `initialize` are refused', async () => {
+  it('opting out without `optout` and relabelling the phase (only Furnish sets it) are refused', async () => {
     api.setObjects([]);
     const optOut = await send('validate-namespace', '008-validate-UPDATE-namespaces-team-a-alice', (r) => {
       r.request!.object!.metadata.annotations = { 'furnish.dev/opt-out': 'true' };
@@ -118,7 +121,7 @@ describe('validate-namespace function', () => {
       r.request!.object!.metadata.labels!['furnish.dev/phase'] = 'ready';
     });
     expect(phase.status!.message).toBe(
-      'user "alice" may not change label furnish.dev/phase from "pending" to "ready" on namespace "team-a": needs verb "initialize" on namespaces, resourceName "team-a"',
+      'user "alice" may not change label furnish.dev/phase from "pending" to "ready" on namespace "team-a": only Furnish sets the phase (its reconciler, or mutate-namespace: ready when the last initializer removes itself, failed when the working one reports failure, pending when a holder of verb "initialize" removes annotation furnish.dev/failure of a failed namespace)',
     );
   });
 });
@@ -141,17 +144,17 @@ describe('protect-objects function', () => {
     protecting.spec.protect = true;
     api.setTemplates([...SCENARIO_TEMPLATES, protecting]);
     const before = api.calls.length;
-    const refused = await send('protect-objects', '037-protect-DELETE-networkpolicies-default-deny-alice');
+    const refused = await send('protect-objects', '037-protect-DELETE-networkpolicies-default-deny-alice', members);
     expect(refused).toMatchObject({ allowed: false, status: { code: 403, message: expect.stringMatching(/^user "alice" may not delete NetworkPolicy "default-deny" in namespace "team-p": it belongs to NamespaceTemplate "security-defaults", which protects its objects/) } });
     expect(api.calls.slice(before).map((c) => `${c.method} ${c.path}`)).toEqual(['GET /apis/furnish.dev/v1alpha1/namespacetemplates/security-defaults']);
-    expect(await send('protect-objects', '038-protect-UPDATE-networkpolicies-default-deny-system_serviceaccount_furnish_system_furnish_reconciler')).toMatchObject({ allowed: true });
-    expect(await send('protect-objects', '039-protect-DELETE-networkpolicies-default-deny-system_serviceaccount_kube_system_namespace_controller')).toMatchObject({ allowed: true });
+    expect(await send('protect-objects', '038-protect-UPDATE-networkpolicies-default-deny-system_serviceaccount_furnish_system_furnish_reconciler', members)).toMatchObject({ allowed: true });
+    expect(await send('protect-objects', '039-protect-DELETE-networkpolicies-default-deny-system_serviceaccount_kube_system_namespace_controller', members)).toMatchObject({ allowed: true });
     expect(api.calls.length).toBe(before + 1);
     // A template that stops protecting stops at once (read fresh, never cached); one that is gone (404) protects nothing.
     protecting.spec.protect = false;
-    expect(await send('protect-objects', '037-protect-DELETE-networkpolicies-default-deny-alice')).toMatchObject({ allowed: true });
+    expect(await send('protect-objects', '037-protect-DELETE-networkpolicies-default-deny-alice', members)).toMatchObject({ allowed: true });
     api.setTemplates(SCENARIO_TEMPLATES);
-    expect(await send('protect-objects', '037-protect-DELETE-networkpolicies-default-deny-alice')).toMatchObject({ allowed: true });
+    expect(await send('protect-objects', '037-protect-DELETE-networkpolicies-default-deny-alice', members)).toMatchObject({ allowed: true });
   });
 });
 

@@ -7,6 +7,7 @@
 // and a context `mallory` (a user with no rights of its own) must exist (README, "Against a real
 // cluster"). Everything the suite creates is deleted at the end.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { KubeClient } from '../../shared/kube/client.ts';
@@ -94,6 +95,13 @@ async function writesDuringResyncs(times: number): Promise<string[]> {
   return writes.detail();
 }
 
+/** The sudoers group kubectl sudo asks for: in the LNamespace's status, never derived from its name. */
+const sudoGroupOf = (lns: LNamespace): string => {
+  const group = lns.status?.sudo?.group;
+  if (!group) throw new Error(`lnamespace ${lns.metadata.name}: no status.sudo.group`);
+  return group;
+};
+
 const ownerNames = (o: KubeObject | undefined) => ((o?.metadata.ownerReferences ?? []) as Array<{ name: string }>).map((r) => r.name).sort();
 
 beforeAll(async () => {
@@ -116,11 +124,12 @@ describeKubectl('the seed\'s test plan: each list change, judged by kubectl auth
     const shop = uniq('shop');
     const bob = `bob-${run}`;
     const carol = `carol-${run}`;
-    const sudo = [`${shop}-sudoers`];
     expect(await canI(bob, [], 'create', 'deployments', '-n', shop)).toBe('no');
     await applyLns(shop, { users: [user(bob)], managers: [user('alice')], sudoers: [user(carol)] });
     const lns = await ready(shop);
     expect(lns.status?.bindings).toEqual({ users: 1, managers: 1, sudoers: 1 });
+    const sudo = [sudoGroupOf(lns)];
+    expect(sudo[0]).toBe(`furnish:sudoers:${shop}:${lns.metadata.uid}`);
     const ns = await get(admin, `/api/v1/namespaces/${shop}`);
     expect(ns?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'LNamespace', name: shop, uid: lns.metadata.uid, controller: true })]);
     expect(ns?.metadata.annotations?.['furnish.dev/requester']).toBe('alice');
@@ -170,8 +179,8 @@ describeKubectl('shared self-impersonation objects', () => {
     const dave = `dave-${run}`;
     await applyLns(a, { sudoers: [user(dave)] });
     await applyLns(b, { sudoers: [user(dave)] });
-    await ready(a);
-    await ready(b);
+    const groupA = sudoGroupOf(await ready(a));
+    const groupB = sudoGroupOf(await ready(b));
     const role = selfImpersonationName(dave);
     await waitFor('two holders', async () => ownerNames(await get(admin, CLUSTERROLE(role))).length === 2 && ownerNames(await get(admin, CLUSTERROLEBINDING(role))).length === 2);
     expect(ownerNames(await get(admin, CLUSTERROLE(role)))).toEqual([a, b].sort());
@@ -181,8 +190,8 @@ describeKubectl('shared self-impersonation objects', () => {
     await deleteLns(a);
     await waitFor('one holder left', async () => ownerNames(await get(admin, CLUSTERROLE(role))).join() === b && ownerNames(await get(admin, CLUSTERROLEBINDING(role))).join() === b, 30_000);
     expect(await canI(dave, [], 'impersonate', `users/${dave}`)).toBe('yes');
-    expect(await canI(dave, [], 'impersonate', `groups/${a}-sudoers`)).toBe('no');
-    expect(await canI(dave, [], 'impersonate', `groups/${b}-sudoers`)).toBe('yes');
+    expect(await canI(dave, [], 'impersonate', `groups/${groupA}`)).toBe('no');
+    expect(await canI(dave, [], 'impersonate', `groups/${groupB}`)).toBe('yes');
 
     // b lets go by removing dave from its list: the last holder deletes it.
     await applyLns(b, { sudoers: [] });
@@ -212,10 +221,10 @@ describeKubectl('kubectl sudo, as a user with her own context', () => {
   it('a sudoer deletes what she could not delete without it; a non-sudoer gets the API server\'s refusal', async () => {
     const lab = uniq('lab');
     await applyLns(lab, { sudoers: [user('mallory')] });
-    await ready(lab);
+    const group = sudoGroupOf(await ready(lab));
     const quota = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'default-quota', namespace: lab }, spec: { hard: { pods: '10' } } };
     await waitFor('quota created', async () => (await admin.call({ method: 'POST', path: `/api/v1/namespaces/${lab}/resourcequotas`, body: quota })).ok);
-    await eventually('yes', 'mallory', [`${lab}-sudoers`], 'delete', 'resourcequota', '-n', lab);
+    await eventually('yes', 'mallory', [group], 'delete', 'resourcequota', '-n', lab);
 
     const plain = await kubectlRun(['--context', 'mallory', 'delete', 'resourcequota', 'default-quota', '-n', lab]);
     expect(plain.status).not.toBe(0);
@@ -225,7 +234,8 @@ describeKubectl('kubectl sudo, as a user with her own context', () => {
     const path = { PATH: `${join(ROOT, 'bin')}:${process.env.PATH ?? ''}` };
     const bob = await kubectlRun(['sudo', '--context', 'bob', 'delete', 'resourcequota', 'default-quota', '-n', lab], path);
     expect(bob.status).not.toBe(0);
-    expect(bob.stderr).toMatch(/^Error from server \(Forbidden\): .*User "bob" cannot impersonate/m);
+    // Refused by name: reading the LNamespace (unless the cluster lets everyone read them, as infra/lnamespaces does), else impersonating.
+    expect(bob.stderr).toMatch(/^(kubectl sudo: cannot read LNamespace "[^"]+" to find its sudoers group: )?Error from server \(Forbidden\): .*User "bob" cannot (get resource "lnamespaces"|impersonate)/m);
 
     const sudo = await kubectlRun(['sudo', 'kubectl', '--context', 'mallory', 'delete', 'resourcequota', 'default-quota', '-n', lab], path);
     expect(sudo.stderr).toBe('');
@@ -234,10 +244,10 @@ describeKubectl('kubectl sudo, as a user with her own context', () => {
 
     // Removed from the sudoers: her sudo stops within seconds.
     await applyLns(lab, { sudoers: [] });
-    await eventually('no', 'mallory', [], 'impersonate', `groups/${lab}-sudoers`);
+    await eventually('no', 'mallory', [], 'impersonate', `groups/${group}`);
     const after = await kubectlRun(['sudo', '--context', 'mallory', 'get', 'resourcequotas', '-n', lab], path);
     expect(after.status).not.toBe(0);
-    expect(after.stderr).toMatch(/cannot impersonate/);
+    expect(after.stderr).toMatch(/User "mallory" cannot (get|impersonate)/);
   }, 120_000);
 });
 
@@ -247,13 +257,13 @@ describeKubectl('sudoers listed as a Group or a ServiceAccount', () => {
 
   it('a member of a Group sudoer elevates with kubectl sudo (as the namespace\'s stand-in); the group removed, she cannot', async () => {
     const lab = uniq('grp');
-    const standIn = `furnish:sudo:${lab}`;
-    const sudo = [`${lab}-sudoers`];
-    expect(await canI('bob', ['dev'], 'impersonate', `users/${standIn}`)).toBe('no');
     await applyLns(lab, { sudoers: [{ kind: 'Group', name: 'dev' }] });
-    await ready(lab);
+    const lns = await ready(lab);
+    const standIn = lns.status!.sudo!.standIn;
+    const sudo = [sudoGroupOf(lns)];
+    expect(standIn).toBe(`furnish:sudo:${lab}:${lns.metadata.uid}`);
     await eventually('yes', 'bob', ['dev'], 'impersonate', `users/${standIn}`);
-    expect(await canI('bob', ['dev'], 'impersonate', `groups/${lab}-sudoers`)).toBe('yes');
+    expect(await canI('bob', ['dev'], 'impersonate', `groups/${sudo[0]}`)).toBe('yes');
     expect(await canI('bob', ['dev'], 'impersonate', 'users/bob')).toBe('no');
     expect(await canI('mallory', [], 'impersonate', `users/${standIn}`)).toBe('no');
     expect(await canI(standIn, sudo, 'delete', 'resourcequota', '-n', lab)).toBe('yes');
@@ -269,10 +279,10 @@ describeKubectl('sudoers listed as a Group or a ServiceAccount', () => {
 
     await applyLns(lab, { sudoers: [] });
     await eventually('no', 'bob', ['dev'], 'impersonate', `users/${standIn}`);
-    expect(await canI('bob', ['dev'], 'impersonate', `groups/${lab}-sudoers`)).toBe('no');
+    expect(await canI('bob', ['dev'], 'impersonate', `groups/${sudo[0]}`)).toBe('no');
     const after = await kubectlRun(['sudo', '--context', 'bob', 'get', 'resourcequotas', '-n', lab], path());
     expect(after.status).not.toBe(0);
-    expect(after.stderr).toMatch(/User "bob" cannot impersonate/);
+    expect(after.stderr).toMatch(/User "bob" cannot (get|impersonate)/);
   }, 120_000);
 
   it('a ServiceAccount sudoer may impersonate itself, and no other ServiceAccount, from being listed until it is removed', async () => {
@@ -286,13 +296,13 @@ describeKubectl('sudoers listed as a Group or a ServiceAccount', () => {
     try {
       expect(await canI(sa, [], 'impersonate', 'serviceaccounts/ci', '-n', tools)).toBe('no');
       await applyLns(lab, { sudoers: [{ kind: 'ServiceAccount', name: 'ci', namespace: tools }] });
-      await ready(lab);
+      const group = sudoGroupOf(await ready(lab));
       await eventually('yes', sa, [], 'impersonate', 'serviceaccounts/ci', '-n', tools);
-      expect(await canI(sa, [], 'impersonate', `groups/${lab}-sudoers`)).toBe('yes');
+      expect(await canI(sa, [], 'impersonate', `groups/${group}`)).toBe('yes');
       expect(await canI(sa, [], 'impersonate', 'serviceaccounts/other', '-n', tools)).toBe('no');
       expect(await canI(sa, [], 'impersonate', 'serviceaccounts/ci', '-n', 'default')).toBe('no');
       expect(await canI(sa, [], 'delete', 'resourcequota', '-n', lab)).toBe('no');
-      expect(await canI(sa, [`${lab}-sudoers`], 'delete', 'resourcequota', '-n', lab)).toBe('yes');
+      expect(await canI(sa, [group], 'delete', 'resourcequota', '-n', lab)).toBe('yes');
 
       if (!cluster.isSimulated) {
         // A real server mints the ServiceAccount a token (kube-sim has no TokenRequest): kubectl sudo as the ServiceAccount itself.
@@ -306,7 +316,7 @@ describeKubectl('sudoers listed as a Group or a ServiceAccount', () => {
 
       await applyLns(lab, { sudoers: [] });
       await eventually('no', sa, [], 'impersonate', 'serviceaccounts/ci', '-n', tools);
-      expect(await canI(sa, [], 'impersonate', `groups/${lab}-sudoers`)).toBe('no');
+      expect(await canI(sa, [], 'impersonate', `groups/${group}`)).toBe('no');
     } finally {
       await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${tools}` });
     }
@@ -318,7 +328,7 @@ describeKubectl('drift on what an LNamespace holds, repaired in seconds (this su
     const lab = uniq('drift');
     const hank = `hank-${run}`;
     await applyLns(lab, { sudoers: [user(hank)] });
-    await ready(lab);
+    const group = sudoGroupOf(await ready(lab));
     await eventually('yes', hank, [], 'impersonate', `users/${hank}`);
     const binding = CLUSTERROLEBINDING(selfImpersonationName(hank));
     const before = await get(admin, binding);
@@ -335,7 +345,7 @@ describeKubectl('drift on what an LNamespace holds, repaired in seconds (this su
     const role = CLUSTERROLE(`furnish:lns:${lab}:sudo`);
     const edited = await admin.call({ method: 'PATCH', path: role, contentType: 'application/merge-patch+json', body: { rules: [{ apiGroups: [''], resources: ['groups'], resourceNames: ['someone-else'], verbs: ['impersonate'] }] } });
     expect(edited.ok).toBe(true);
-    await eventually('yes', hank, [], 'impersonate', `groups/${lab}-sudoers`);
+    await eventually('yes', hank, [], 'impersonate', `groups/${group}`);
     expect(await canI(hank, [], 'impersonate', 'groups/someone-else')).toBe('no');
   }, 60_000);
 });
@@ -349,4 +359,126 @@ describeKubectl('level-triggered, idempotent', () => {
     expect((await get(admin, `/api/v1/namespaces/${names[0]}`))?.metadata.annotations?.['furnish.dev/billing.costCenter']).toBe('4711');
     expect(await writesDuringResyncs(2)).toEqual([]);
   }, 60_000);
+});
+
+describeKubectl('issue 25: the sudoers group, a detached namespace, colliding names (each attack through the API)', () => {
+  const path = () => ({ PATH: `${join(ROOT, 'bin')}:${process.env.PATH ?? ''}` });
+  const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+
+  it('finding 4: with cluster-admin bound to group <name>-sudoers, a sudoer of an LNamespace of that name gets no cluster-wide admin', async () => {
+    const ops = uniq('ops');
+    const squatted = `${ops}-sudoers`;
+    const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `admins-${ops}` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: squatted }] };
+    expect((await admin.call({ method: 'POST', path: `${RBAC}/clusterrolebindings`, body: binding })).ok).toBe(true);
+    try {
+      expect(await canI('mallory', [squatted], '*', '*', '-A')).toBe('yes'); // what that group already means
+      await applyLns(ops, { sudoers: [user('mallory')] }, { 'furnish.dev/creator': 'mallory' });
+      const group = sudoGroupOf(await ready(ops));
+      await eventually('yes', 'mallory', [], 'impersonate', `groups/${group}`);
+      expect(await canI('mallory', [], 'impersonate', `groups/${squatted}`)).toBe('no');
+      expect(await canI('mallory', [group], '*', '*', '-A')).toBe('no');
+      expect(await canI('mallory', [group], 'delete', 'resourcequota', '-n', ops)).toBe('yes');
+      // With her own credentials, through kubectl sudo: root inside, nothing cluster-wide.
+      const inside = await kubectlRun(['sudo', '--context', 'mallory', '-n', ops, 'auth', 'can-i', 'delete', 'resourcequota'], path());
+      expect(inside.stdout).toBe('yes');
+      const everywhere = await kubectlRun(['sudo', '--context', 'mallory', '-n', ops, 'auth', 'can-i', '*', '*', '-A'], path());
+      expect(everywhere.stdout).toBe('no');
+    } finally {
+      await admin.call({ method: 'DELETE', path: `${RBAC}/clusterrolebindings/${binding.metadata.name}` });
+    }
+  }, 120_000);
+
+  it('finding 5: a sudoer removes the namespace\'s ownerReferences through kubectl sudo, a manager removes her: her sudo goes, the namespace stays the LNamespace\'s', async () => {
+    const lab = uniq('detach');
+    const ivy = `ivy-${run}`;
+    await applyLns(lab, { managers: [user('alice')], sudoers: [user('mallory'), user(ivy)] });
+    const lns = await ready(lab);
+    const group = sudoGroupOf(lns);
+    await eventually('yes', 'mallory', [], 'impersonate', `groups/${group}`);
+    const nsPath = `/api/v1/namespaces/${lab}`;
+    expect(lns.status?.namespaceUID).toBe((await get(admin, nsPath))?.metadata.uid);
+
+    // The attack: root inside covers namespaces/<lab>, so she may edit the namespace object itself.
+    const detach = await kubectlRun(['sudo', '--context', 'mallory', '-n', lab, 'patch', 'namespace', lab, '--type=json', '-p=[{"op":"remove","path":"/metadata/ownerReferences"}]'], path());
+    expect(detach.stderr).toBe('');
+    expect(detach.status).toBe(0);
+    expect(ownerNames(await get(admin, nsPath))).toEqual([]);
+
+    const alice = await clientFor(cluster.kubeconfigPath, 'alice');
+    const res = await alice.call({ method: 'PATCH', path: LNS(lab), contentType: 'application/merge-patch+json', body: { spec: { sudoers: [user(ivy)] } } });
+    alice.close();
+    expect(res.status).toBe(200);
+    await eventually('no', 'mallory', [], 'impersonate', `groups/${group}`);
+    expect(await canI(ivy, [], 'impersonate', `groups/${group}`)).toBe('yes');
+    const after = await kubectlRun(['sudo', '--context', 'mallory', '-n', lab, 'get', 'resourcequotas'], path());
+    expect(after.status).not.toBe(0);
+    // Still the LNamespace's: the reference is back and nothing says NamespaceConflict.
+    await waitFor('ownerReference put back', async () => ownerNames(await get(admin, nsPath)).join() === lab);
+    expect((await ready(lab)).status?.conditions?.[0]?.reason).not.toBe('NamespaceConflict');
+  }, 120_000);
+
+  it('finding 5, faked: a namespace deleted and made again by someone else, naming the LNamespace as its owner, is not taken for the LNamespace\'s', async () => {
+    const lab = uniq('forged');
+    const dev = `dev-${run}`;
+    // Nothing inside yet (only a manager), so nothing it holds goes with the namespace and no drift recreates it at once.
+    await applyLns(lab, { managers: [user('alice')] });
+    const lns = await ready(lab);
+    const nsPath = `/api/v1/namespaces/${lab}`;
+    expect(lns.status?.namespaceUID).toBe((await get(admin, nsPath))?.metadata.uid);
+    // The namespace is lost (deleted by a sudoer, say: root inside covers it).
+    expect((await admin.call({ method: 'DELETE', path: nsPath })).ok).toBe(true);
+    await waitFor('namespace gone', async () => !(await get(admin, nsPath)), 60_000);
+    // mallory may create namespaces (as an organization's member may) and makes it again, naming the LNamespace as owner.
+    const grant = `nscreate-${lab}`;
+    const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: grant }, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['create'] }] };
+    const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: grant }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: grant }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }] };
+    expect((await admin.call({ method: 'POST', path: `${RBAC}/clusterroles`, body: role })).ok).toBe(true);
+    expect((await admin.call({ method: 'POST', path: `${RBAC}/clusterrolebindings`, body: binding })).ok).toBe(true);
+    try {
+      const mallory = await clientFor(cluster.kubeconfigPath, 'mallory');
+      const forged = await waitFor('mallory\'s namespace created (her rights may take a moment)', async () => {
+        const r = await mallory.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: lab, ownerReferences: [{ apiVersion: 'furnish.dev/v1alpha1', kind: 'LNamespace', name: lab, uid: lns.metadata.uid }] } } });
+        if (r.status === 409) throw new Error(`${r.status} ${r.error}`);
+        return r.ok ? r : undefined;
+      });
+      mallory.close();
+      expect(forged.status).toBe(201);
+      // The manager adds a user: nothing of it lands in mallory's namespace.
+      const alice = await clientFor(cluster.kubeconfigPath, 'alice');
+      const res = await alice.call({ method: 'PATCH', path: LNS(lab), contentType: 'application/merge-patch+json', body: { spec: { users: [user(dev)] } } });
+      alice.close();
+      expect(res.status).toBe(200);
+      const seen = await waitFor('the change reconciled', async () => {
+        const l = await get(admin, LNS(lab)) as LNamespace | undefined;
+        return l?.status?.observedGeneration === l?.metadata.generation ? l : undefined;
+      });
+      expect(seen.status?.conditions?.[0]).toMatchObject({ status: 'False', reason: 'NamespaceConflict' });
+      expect(await canI(dev, [], 'create', 'deployments', '-n', lab)).toBe('no');
+      expect(await get(admin, `${RBAC}/namespaces/${lab}/rolebindings/furnish:users`)).toBeUndefined();
+    } finally {
+      await admin.call({ method: 'DELETE', path: `${RBAC}/clusterrolebindings/${grant}` });
+      await admin.call({ method: 'DELETE', path: `${RBAC}/clusterroles/${grant}` });
+    }
+  }, 180_000);
+
+  it('finding 15: a sudoer named sha256-<hash> of another user\'s name gets self-impersonation objects of her own, not that user\'s', async () => {
+    // The victim's name cannot be an object name, so the seed named her objects by a 32-digit hash, which the squatter takes as her name.
+    const victim = `victim%${run}`;
+    const squatter = `sha256-${createHash('sha256').update(victim).digest('hex').slice(0, 32)}`;
+    const [v, sq] = [uniq('victim'), uniq('squat')];
+    await applyLns(v, { sudoers: [user(victim)] });
+    await ready(v);
+    await eventually('yes', victim, [], 'impersonate', `users/${victim}`);
+    await applyLns(sq, { sudoers: [user(squatter)] });
+    await ready(sq);
+    await eventually('yes', squatter, [], 'impersonate', `users/${squatter}`);
+    await settle();
+    expect(await canI(victim, [], 'impersonate', `users/${victim}`)).toBe('yes');
+    expect(await canI(squatter, [], 'impersonate', `users/${victim}`)).toBe('no');
+    const role = await get(admin, CLUSTERROLE(selfImpersonationName(victim)));
+    expect(ownerNames(role)).toEqual([v]);
+    expect(role?.rules).toEqual([{ apiGroups: [''], resources: ['users'], resourceNames: [victim], verbs: ['impersonate'] }]);
+    expect((await get(admin, CLUSTERROLEBINDING(selfImpersonationName(victim))))?.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: victim }]);
+    expect(ownerNames(await get(admin, CLUSTERROLE(selfImpersonationName(squatter))))).toEqual([sq]);
+  }, 120_000);
 });

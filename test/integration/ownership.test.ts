@@ -1,7 +1,7 @@
 // What Furnish owns, and what a reconcile costs, on kube-sim and on a real API server
-// (FURNISH_TEST_KUBECONFIG): ownership is read from the objects (the template label, or the
-// fields Furnish's field manager still owns in managedFields), never from an annotation tenants
-// can edit; a fan-out reconcile costs at most (objects that changed) + 2 calls per namespace (in
+// (FURNISH_TEST_KUBECONFIG): ownership is read from the objects (membership of the namespace's
+// ApplySet, the label owned by Furnish's field manager in managedFields: shared/ownership.ts),
+// never from an annotation tenants can edit; a fan-out reconcile costs at most (objects that changed) + 2 calls per namespace (in
 // fact the changed objects' writes alone: in a small cluster a batch lists its namespaces at once)
 // and lists the templates three times in all (reconcile-template; the batch as it runs and after
 // its writes). Calls are counted at the reconcilers' client seam, the same on both servers, by
@@ -14,7 +14,8 @@ import type { KubeClient, KubeRequest } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { silentLogger } from '../../shared/log.ts';
-import { ownedByFurnish } from '../../shared/reconcile/objects.ts';
+import { ownedByFurnish } from '../../shared/ownership.ts';
+import { applySetId } from '../../shared/render/applyset.ts';
 import { orphanPatch } from '../../shared/reconcile/plan.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
@@ -79,29 +80,60 @@ beforeAll(async () => {
 afterAll(() => tearDown({ cluster, admin, stack, created }));
 
 describe('managedFields say who owns what (the same on kube-sim and a real server)', () => {
-  it('a label taken off by someone else leaves Furnish owning its recorded annotations; orphaning releases everything', async () => {
+  const furnishEntries = (o: KubeObject) => ((o.metadata.managedFields ?? []) as { manager: string; operation: string; fieldsV1: Record<string, Record<string, Record<string, unknown>>> }[]).filter((e) => e.manager === 'furnish');
+
+  it('the template label taken off by someone else leaves the object Furnish\'s (its ApplySet label, owned by furnish); orphaning releases it', async () => {
     const ns = handsOn;
     await namespace(ns, {});
-    const obj: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: ns, labels: { [KEY.template]: 't' }, annotations: { [KEY.appliedHash]: 'h', [KEY.deletionPolicy]: 'Delete' } }, data: { a: '1' } };
+    const obj: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: ns, labels: { [KEY.template]: 't', [KEY.applySetPartOf]: applySetId(ns) }, annotations: { [KEY.appliedHash]: 'h', [KEY.deletionPolicy]: 'Delete' } }, data: { a: '1' } };
     expect((await applyObject(admin, CONFIGMAPS, obj)).ok).toBe(true);
     const taken = await mergePatch(admin, CONFIGMAP(ns, 'x'), { metadata: { labels: { [KEY.template]: null } } }, 'kubectl-label');
     expect(taken.ok).toBe(true);
     const live = (await get(admin, CONFIGMAP(ns, 'x')))!;
     expect(live.metadata.labels?.[KEY.template]).toBeUndefined();
-    const furnish = (live.metadata.managedFields as { manager: string; operation: string; fieldsV1: Record<string, Record<string, Record<string, unknown>>> }[]).filter((e) => e.manager === 'furnish');
+    const furnish = furnishEntries(live);
     expect(furnish.map((e) => e.operation)).toEqual(['Apply']);
-    expect(Object.keys(furnish[0]!.fieldsV1['f:metadata']!['f:labels'] ?? {})).not.toContain(`f:${KEY.template}`);
-    expect(Object.keys(furnish[0]!.fieldsV1['f:metadata']!['f:annotations']!)).toContain(`f:${KEY.appliedHash}`);
+    expect(Object.keys(furnish[0]!.fieldsV1['f:metadata']!['f:labels'] ?? {})).toEqual([`f:${KEY.applySetPartOf}`]);
     expect(ownedByFurnish(live)).toBe(true);
     expect((await mergePatch(admin, CONFIGMAP(ns, 'x'), orphanPatch())).ok).toBe(true);
     const released = (await get(admin, CONFIGMAP(ns, 'x')))!;
     expect(ownedByFurnish(released)).toBe(false);
     expect(released.data).toEqual({ a: '1' });
   });
+
+  it('managedFields sent as [{}] or [] in an update reset them, and an update of an object without them records none (kube-apiserver 1.26): the object is no longer Furnish\'s, which is why protect-objects refuses it', async () => {
+    const ns = handsOn;
+    const obj = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { [KEY.template]: 't', [KEY.applySetPartOf]: applySetId(ns) } }, data: { a: '1' } });
+    for (const [name, reset] of [['reset-empty-entry', [{}]], ['reset-empty-list', []]] as const) {
+      expect((await applyObject(admin, CONFIGMAPS, obj(name))).ok).toBe(true);
+      expect(ownedByFurnish((await get(admin, CONFIGMAP(ns, name)))!)).toBe(true);
+      const patched = await mergePatch(admin, CONFIGMAP(ns, name), { metadata: { managedFields: reset }, data: { a: '2' } }, 'kubectl-edit');
+      expect(patched.ok).toBe(true);
+      const live = (await get(admin, CONFIGMAP(ns, name)))!;
+      expect(live.metadata.labels?.[KEY.applySetPartOf]).toBe(applySetId(ns));
+      expect(live.data).toEqual({ a: '2' });
+      expect(live.metadata.managedFields ?? []).toEqual([]);
+      expect(ownedByFurnish(live)).toBe(false);
+    }
+    // Nothing is tracked again until an apply, which first gives every existing field to `before-first-apply`.
+    expect((await mergePatch(admin, CONFIGMAP(ns, 'reset-empty-list'), { data: { a: '3' } }, 'kubectl-edit')).ok).toBe(true);
+    expect((await get(admin, CONFIGMAP(ns, 'reset-empty-list')))!.metadata.managedFields ?? []).toEqual([]);
+    expect((await applyObject(admin, CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'reset-empty-list', namespace: ns, labels: { other: 'x' } } }, { fieldManager: 'other' })).ok).toBe(true);
+    const reapplied = (await get(admin, CONFIGMAP(ns, 'reset-empty-list')))!;
+    expect(furnishEntries(reapplied)).toEqual([]);
+    const entries = reapplied.metadata.managedFields as { manager: string; operation: string; fieldsV1: Record<string, Record<string, Record<string, unknown>>> }[];
+    expect(entries.map((e) => `${e.manager} ${e.operation}`).sort()).toEqual(['before-first-apply Update', 'other Apply']);
+    expect(Object.keys(entries.find((e) => e.manager === 'before-first-apply')!.fieldsV1['f:metadata']!['f:labels']!)).toContain(`f:${KEY.applySetPartOf}`);
+    expect(ownedByFurnish(reapplied)).toBe(false);
+    // Absent (a client unaware of managedFields) keeps them.
+    expect((await applyObject(admin, CONFIGMAPS, obj('kept'))).ok).toBe(true);
+    expect((await mergePatch(admin, CONFIGMAP(ns, 'kept'), { data: { a: '3' } }, 'kubectl-edit')).ok).toBe(true);
+    expect(ownedByFurnish((await get(admin, CONFIGMAP(ns, 'kept')))!)).toBe(true);
+  });
 });
 
 describe('ownership is not an annotation tenants can edit', () => {
-  it('objects whose label was taken off, in a namespace whose ApplySet parent was edited, are still pruned when the template stops selecting it', async () => {
+  it('objects whose template label was taken off, in a namespace whose ApplySet parent was edited, are still pruned when the template stops selecting it (no webhooks here: what the reconciler reads alone)', async () => {
     const label = uniq('own');
     const name = uniq('owned');
     const ns = uniq('tenant');
@@ -109,7 +141,7 @@ describe('ownership is not an annotation tenants can edit', () => {
     await namespace(ns, { own: label });
     await waitReady(admin, ns);
     await waitFor('seed created', async () => get(admin, CONFIGMAP(ns, 'seed')));
-    // A namespace user detaches what they can: the label off the object, the parent's bookkeeping emptied.
+    // What a namespace user could detach without protect-objects (which refuses both, test/e2e/protect.test.ts): the template label, the parent's bookkeeping.
     expect((await mergePatch(admin, CONFIGMAP(ns, 'seed'), { metadata: { labels: { [KEY.template]: null } } }, 'kubectl-edit')).ok).toBe(true);
     const parentEdit = { metadata: { annotations: { [KEY.appliedTemplates]: '', 'applyset.kubernetes.io/contains-group-kinds': '', 'furnish.dev/inventory': '' } } };
     expect((await mergePatch(admin, CONFIGMAP(ns, 'furnish-applyset'), parentEdit, 'kubectl-edit')).ok).toBe(true);

@@ -17,7 +17,8 @@ import { silentLogger } from '../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../shared/reconcile/namespace.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { ensureCrd } from '../../scripts/start/cluster.ts';
-import { useTestCluster, type TestCluster } from '../support/cluster.ts';
+import { componentIdentities, useTestCluster, type TestCluster } from '../support/cluster.ts';
+import type { Identities } from '../../scripts/start/identities.ts';
 import { answer, delivered, fanOut, gate, holdingClient, namedBy, type Sent } from '../support/fanout-race.ts';
 import { applyTemplate, clientFor, CONFIGMAP, createNamespace, deleteTemplate, get, patchNamespace, tearDown, type Created } from './helpers.ts';
 
@@ -25,6 +26,7 @@ let cluster: TestCluster;
 let admin: KubeClient;
 let deps: NamespaceDeps;
 let holding: ReturnType<typeof holdingClient>;
+let identities: Identities | undefined;
 const created: Created = { namespaces: [], templates: [] };
 const run = `${process.pid % 1000}-${Date.now().toString(36).slice(-4)}`;
 
@@ -39,12 +41,15 @@ beforeAll(async () => {
   const context = cluster.isSimulated ? cluster.users.admin!.context : undefined;
   admin = await clientFor(cluster.kubeconfigPath, context);
   await ensureCrd(admin, silentLogger);
-  holding = holdingClient(createKubeClient(await connect({ kubeconfigPath: cluster.kubeconfigPath, context })));
+  // The reconciler as deployed: furnish-reconciler with infra/'s RBAC.
+  identities = await componentIdentities(cluster);
+  holding = holdingClient(createKubeClient(await connect(identities.reconciler.credentials)));
   deps = { kube: holding.kube, resolver: new ResourceResolver(holding.kube), log: silentLogger };
 }, 60_000);
 
 afterAll(async () => {
   deps?.kube.close();
+  identities?.remove();
   await tearDown({ cluster, admin, created });
 });
 

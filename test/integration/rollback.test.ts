@@ -13,12 +13,14 @@ import { silentLogger } from '../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../shared/reconcile/namespace.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { ensureCrd } from '../../scripts/start/cluster.ts';
-import { useTestCluster, type TestCluster } from '../support/cluster.ts';
+import { componentIdentities, useTestCluster, type TestCluster } from '../support/cluster.ts';
+import type { Identities } from '../../scripts/start/identities.ts';
 import { applyTemplate, clientFor, CONFIGMAP, createNamespace, examples, get, list, NETPOL, ROLEBINDING, tearDown, type Created } from './helpers.ts';
 
 let cluster: TestCluster;
 let admin: KubeClient;
 let deps: NamespaceDeps;
+let identities: Identities | undefined;
 const created: Created = { namespaces: [], templates: [] };
 const run = `${process.pid % 1000}-${Date.now().toString(36).slice(-4)}`;
 /** Every request the reconciler sent (retries included). */
@@ -41,13 +43,16 @@ beforeAll(async () => {
   const context = cluster.isSimulated ? cluster.users.admin!.context : undefined;
   admin = await clientFor(cluster.kubeconfigPath, context);
   await ensureCrd(admin, silentLogger);
-  const kube = createKubeClient(await connect({ kubeconfigPath: cluster.kubeconfigPath, context }), { faults: (req) => void sent.push(req) });
+  // The reconciler as deployed: furnish-reconciler with infra/'s RBAC.
+  identities = await componentIdentities(cluster);
+  const kube = createKubeClient(await connect(identities.reconciler.credentials), { faults: (req) => void sent.push(req) });
   deps = { kube, resolver: new ResourceResolver(kube), log: silentLogger };
   for (const t of examples()) await template(t);
 }, 60_000);
 
 afterAll(async () => {
   deps?.kube.close();
+  identities?.remove();
   await tearDown({ cluster, admin, created });
 });
 

@@ -53,7 +53,7 @@ describe('request log', () => {
     expect(cluster.log.count({ verb: 'list', resource: 'configmaps' })).toBe(1);
     expect(cluster.log.count({ verb: 'create' })).toBe(2);
     expect(cluster.log.writes({ resource: 'configmaps', namespace: 'default' })).toBe(1);
-    expect(cluster.log.entries.at(-1)).toEqual({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'logged', user: 'mallory', status: 403, dryRun: false });
+    expect(cluster.log.entries.at(-1)).toEqual({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'logged', user: 'mallory', userAgent: 'kube-sim-test/1.0', status: 403, dryRun: false });
   });
 });
 

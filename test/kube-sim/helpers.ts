@@ -142,9 +142,9 @@ export async function webhookServer(
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/kube-apiserver-1.26', import.meta.url));
 
-/** A captured exchange: status code, headers (lower-cased) and the JSON body. */
-export function fixture(name: string): { status: number; headers: Record<string, string>; body: any } { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const text = readFileSync(join(FIXTURES, 'api', `${name}.http`), 'utf8');
+/** A captured exchange: status code, headers (lower-cased) and the JSON body; `folder` under the fixtures (api/, tables/). */
+export function fixture(name: string, folder = 'api'): { status: number; headers: Record<string, string>; body: any } { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const text = readFileSync(join(FIXTURES, folder, `${name}.http`), 'utf8');
   const [head, ...rest] = text.split(/\r?\n\r?\n/);
   const [statusLine, ...headerLines] = head!.split(/\r?\n/);
   const headers = Object.fromEntries(headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));

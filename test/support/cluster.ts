@@ -1,9 +1,15 @@
 // The cluster every integration and end-to-end suite talks to. With FURNISH_TEST_KUBECONFIG set,
 // it is that real cluster (users = its contexts; no request log, no fault injection); otherwise
 // an in-process kube-sim, so the same suites run unchanged on a laptop, in CI and against a
-// real API server.
+// real API server. The user `admin` installs (the local stack then runs each component as its
+// ServiceAccount, scripts/start/identities.ts) and plays users; the request log's `user` and
+// `userAgent` say who sent each request.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { ensureFurnishNamespace } from '../../scripts/start/cluster.ts';
+import { installIdentities, mintIdentities, type Identities } from '../../scripts/start/identities.ts';
+import { connect, createKubeClient } from '../../shared/kube/client.ts';
+import { silentLogger } from '../../shared/log.ts';
 import { startCluster, type AdmissionKubeconfig, type Fault, type RequestLogEntry } from './kube-sim/index.ts';
 import type { KeyPairPem } from './kube-sim/pki.ts';
 import type { Sim } from './kube-sim/sim.ts';
@@ -17,7 +23,7 @@ export interface TestUser {
   context: string;
 }
 
-export type LogFilter = Partial<Pick<RequestLogEntry, 'verb' | 'resource' | 'namespace' | 'user'>>;
+export type LogFilter = Partial<Pick<RequestLogEntry, 'verb' | 'resource' | 'namespace' | 'user' | 'userAgent'>>;
 
 export interface RequestLog {
   entries: RequestLogEntry[];
@@ -94,6 +100,28 @@ export async function useTestCluster(opts: TestClusterOptions = {}): Promise<Tes
     webhookCredentials: opts.admissionKubeconfig !== undefined ? 'kube-sim' : 'none',
     stop: () => cluster.stop(),
   };
+}
+
+/**
+ * Furnish's components' identities on this cluster, as the local stack runs them
+ * (scripts/start/identities.ts), for suites that run a component themselves: Furnish's namespace,
+ * infra/'s ServiceAccounts and RBAC installed as the admin, a token minted for each. Give a
+ * component `identities.<component>.credentials` (or `.token()`), never the admin's; remove() at the end.
+ */
+export async function componentIdentities(cluster: Pick<TestCluster, 'kubeconfigPath' | 'isSimulated' | 'users'>): Promise<Identities> {
+  const admin = { kubeconfigPath: cluster.kubeconfigPath, context: cluster.isSimulated ? cluster.users.admin!.context : undefined };
+  const conn = await connect(admin);
+  const kube = createKubeClient(conn, { userAgent: 'furnish-test-install' });
+  try {
+    await ensureFurnishNamespace(kube, silentLogger);
+    await installIdentities(kube, silentLogger);
+    // Minted once for the suite (an hour): no renewal.
+    const identities = await mintIdentities(kube, conn, silentLogger, { renewEveryMs: 2 ** 31 - 1 });
+    identities.stop();
+    return identities;
+  } finally {
+    kube.close();
+  }
 }
 
 /**

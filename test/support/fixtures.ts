@@ -11,6 +11,8 @@ import { defaultPolicySettings, WEBHOOKS } from '../../shared/config/types.ts';
 import type { WebhookDeps } from '../../shared/webhooks/deps.ts';
 import { staticTemplates } from '../../shared/webhooks/deps.ts';
 import { SignJWT } from 'jose';
+import { KEY } from '../../shared/keys.ts';
+import { applySetId } from '../../shared/render/applyset.ts';
 
 export const ADMISSION_FIXTURES = [
   '001-mutate-CREATE-namespaces-team-a-alice',
@@ -82,6 +84,24 @@ export function admissionReview(name: AdmissionFixtureName): DecodedReview {
 
 export function admissionRequest(name: AdmissionFixtureName): AdmissionRequest {
   return admissionFixture(name).review.request;
+}
+
+/**
+ * The request with its objects members of the namespace's ApplySet, the label applied by field
+ * manager furnish, as Furnish applies them now (shared/ownership.ts): the protect-objects captures
+ * predate the ApplySet label counting as ownership.
+ */
+export function asApplySetMembers(request: AdmissionRequest): AdmissionRequest {
+  for (const o of [request.object, request.oldObject]) {
+    if (!o) continue;
+    o.metadata.labels = { ...o.metadata.labels, [KEY.applySetPartOf]: applySetId(request.namespace!) };
+    for (const e of o.metadata.managedFields as { manager: string; fieldsV1: { 'f:metadata'?: { 'f:labels'?: Record<string, unknown> } } }[]) {
+      if (e.manager !== 'furnish') continue;
+      const metadata = (e.fieldsV1['f:metadata'] ??= {});
+      metadata['f:labels'] = { ...metadata['f:labels'], [`f:${KEY.applySetPartOf}`]: {} };
+    }
+  }
+  return request;
 }
 
 /** The fixtures a webhook of this kind received (`mutate`, `validate`, `guard`, `protect`). */

@@ -18,3 +18,10 @@ export function runKubectl(kubeconfigPath: string, context: string, args: string
     p.stdin.end(input);
   });
 }
+
+/** The user name the API server knows a context by (`kubectl auth whoami`): a real cluster's users need not be named like its contexts. */
+export async function whoAmI(kubeconfigPath: string, context: string): Promise<string> {
+  const r = await runKubectl(kubeconfigPath, context, ['auth', 'whoami', '-o', 'json']);
+  if (r.status !== 0) throw new Error(`kubectl auth whoami as ${context}: ${r.stderr}`);
+  return (JSON.parse(r.stdout) as { status: { userInfo: { username: string } } }).status.userInfo.username;
+}

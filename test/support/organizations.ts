@@ -34,10 +34,10 @@ export function scenario(): { organizations: Organization[]; namespaces: KubeObj
   };
 }
 
-export function orgDeps(options: { organizations?: Organization[]; namespaces?: KubeObject[]; settings?: Partial<OrganizationSettings> } = {}): WebhookDeps & { organizations: ReturnType<typeof memoryOrganizations> } {
+export function orgDeps(options: { organizations?: Organization[]; namespaces?: KubeObject[]; lnamespaces?: KubeObject[]; settings?: Partial<OrganizationSettings> } = {}): WebhookDeps & { organizations: ReturnType<typeof memoryOrganizations> } {
   const base = scenario();
   const deps = testDeps();
-  const organizations = memoryOrganizations(options.organizations ?? base.organizations, options.namespaces ?? base.namespaces);
+  const organizations = memoryOrganizations(options.organizations ?? base.organizations, options.namespaces ?? base.namespaces, options.lnamespaces);
   return { ...deps, settings: { ...deps.settings, organizations: { enabled: true, ...options.settings } }, organizations };
 }
 

@@ -161,12 +161,15 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
   it('registers each webhook at the URL Terraform deploys it at, which is the audience the function checks', async () => {
     const urls = (await tf.output('webhook_urls')) as Record<string, string>;
     expect(Object.keys(urls).sort()).toEqual([...WEBHOOKS].sort());
-    for (const config of webhookRegistrations({ functionsUrl: installVars.FURNISH_FUNCTIONS_URL! }) as { webhooks: { name: string; clientConfig: { url: string } }[] }[]) {
+    // One configuration per function (infra/webhooks/<function>.yaml, in WEBHOOKS order); a function may serve several webhooks (protect-objects: protect-applyset, protect-scale).
+    const configs = webhookRegistrations({ functionsUrl: installVars.FURNISH_FUNCTIONS_URL! }) as { webhooks: { name: string; clientConfig: { url: string } }[] }[];
+    expect(configs).toHaveLength(WEBHOOKS.length);
+    for (const [i, config] of configs.entries()) {
+      const fn = WEBHOOKS[i]!;
       for (const hook of config.webhooks) {
-        const fn = hook.name.replace(/\.furnish\.dev$/, '');
-        expect({ fn, url: hook.clientConfig.url }).toEqual({ fn, url: urls[fn] });
-        expect({ fn, audience: (await fnEnv(fn)).FURNISH_AUDIENCE }).toEqual({ fn, audience: urls[fn] });
+        expect({ fn, webhook: hook.name, url: hook.clientConfig.url }).toEqual({ fn, webhook: hook.name, url: urls[fn] });
       }
+      expect({ fn, audience: (await fnEnv(fn)).FURNISH_AUDIENCE }).toEqual({ fn, audience: urls[fn] });
     }
   });
 

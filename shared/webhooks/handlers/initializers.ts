@@ -13,7 +13,7 @@ import type { Initializer } from '../../initializers/config.ts';
 import { CONFIG_KIND, CONFIG_RESOURCE } from '../../initializers/keys.ts';
 import { GROUP } from '../../render/types.ts';
 import type { AdmissionHandler, WebhookDeps } from '../deps.ts';
-import { namespaceInfoOf, requireObject } from '../request.ts';
+import { judgesMetadataOf, namespaceInfoOf, requireObject } from '../request.ts';
 import { allowReconciler, allowSystemPrincipals } from '../rules/guard-initializing.ts';
 import { initializerMutations } from '../rules/initializers-mutate.ts';
 import { guardNeedsInitializers, writesWaitForInitializers } from '../rules/initializers-guard.ts';
@@ -40,8 +40,12 @@ export function knownInitializers(settings: PolicySettings, configured: readonly
 
 const unavailable = (request: AdmissionRequest, e: unknown) => deny(request, `could not list ${CONFIG_KIND}s (${(e as Error).message}); retry`, 503);
 
+/**
+ * A namespace CREATE or UPDATE, through the object or a subresource that keeps metadata changes
+ * (status, finalize): the list could be emptied around the rules otherwise.
+ */
 function isNamespaceWrite(request: AdmissionRequest): request is AdmissionRequest & { operation: 'CREATE' | 'UPDATE' } {
-  return request.resource.group === '' && request.resource.resource === 'namespaces' && (request.operation === 'CREATE' || request.operation === 'UPDATE') && !request.subResource;
+  return request.resource.group === '' && request.resource.resource === 'namespaces' && (request.operation === 'CREATE' || request.operation === 'UPDATE') && judgesMetadataOf(request);
 }
 
 function mutationInput(request: AdmissionRequest & { operation: 'CREATE' | 'UPDATE' }, object: KubeObject, settings: PolicySettings): NamespaceMutationInput {

@@ -23,6 +23,14 @@ export function mayMatchNewTemplates(ns: NamespaceInfo, old: NamespaceInfo | und
   return a.length !== Object.keys(old.labels).length || a.some((k) => ns.labels[k] !== old.labels[k]);
 }
 
+/** The Ready condition as the rule compares it (status, reason, message), or undefined without one. */
+export function readyConditionOf(object: unknown): string | undefined {
+  const conditions = (object as { status?: { conditions?: unknown } } | undefined)?.status?.conditions;
+  if (!Array.isArray(conditions)) return undefined;
+  const ready = conditions.find((c): c is Record<string, unknown> => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === 'Ready');
+  return ready ? JSON.stringify([ready.status, ready.reason, ready.message]) : undefined;
+}
+
 function respond(request: AdmissionRequest, verdict: Verdict): AdmissionResponse {
   if (verdict.allowed) return allow(request);
   return deny(request, verdict.denials.join('; '), verdict.unavailable ? 503 : 403);
@@ -42,8 +50,9 @@ export const validateNamespace: AdmissionHandler = (request, deps) => {
     return organization ? organization.then((o) => respond(request, bothVerdicts(verdict, o))) : respond(request, verdict);
   };
   const input: NamespaceMutationInput = { operation, user: request.userInfo, namespace, old, settings };
+  const readyCondition = operation === 'UPDATE' ? { before: readyConditionOf(request.oldObject), after: readyConditionOf(request.object) } : undefined;
   const outcomesWith = (list: readonly NamespaceTemplate[]): RuleOutcome[] =>
-    validationOutcomes({ ...input, templatesNeedingPermission: mayMatchNewTemplates(namespace, old) ? templatesToAuthorize(namespace, old, list, exemptNamespaces(settings)) : [] });
+    validationOutcomes({ ...input, readyCondition, templatesNeedingPermission: mayMatchNewTemplates(namespace, old) ? templatesToAuthorize(namespace, old, list, exemptNamespaces(settings)) : [] });
   const decide = (list: readonly NamespaceTemplate[]) => {
     const verdict = resolve(outcomesWith(list), authorizer);
     return verdict instanceof Promise ? verdict.then(finish) : finish(verdict);

@@ -1,11 +1,16 @@
 // validate-organization: an Organization's own rules, and that a user is default in at most one
-// (the other Organizations read fresh, only when this one marks a default).
+// (the other Organizations read fresh, only when this one marks a default); at DELETE, that it has
+// no namespaces left (read fresh) and no create in flight.
 import { allow, deny } from '../../admission/response.ts';
-import { marksDefaultUsers, validateOrganization } from '../../org/validate.ts';
+import { liveReservations } from '../../org/ledger.ts';
+import { deletionRefusal, marksDefaultUsers, validateOrganization } from '../../org/validate.ts';
 import type { Organization } from '../../org/types.ts';
 import { ORGANIZATIONS_RESOURCE } from '../../org/types.ts';
 import { GROUP } from '../../render/types.ts';
 import type { ValidationProblem } from '../../render/types.ts';
+import type { AdmissionRequest, AdmissionResponse } from '../../admission/types.ts';
+import type { KubeObject } from '../../kube/types.ts';
+import type { OrganizationApi } from '../../org/source.ts';
 import type { AdmissionHandler } from '../deps.ts';
 import { requireObject, requireResource } from '../request.ts';
 
@@ -14,9 +19,26 @@ export function describeOrganizationProblems(name: string, problems: readonly Va
   return `Organization "${name}" is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}): ${list}`;
 }
 
+const terminating = (ns: KubeObject) => Boolean(ns.metadata.deletionTimestamp) || (ns.status as { phase?: string } | undefined)?.phase === 'Terminating';
+
+async function judgeDeletion(request: AdmissionRequest, organizations: OrganizationApi | undefined): Promise<AdmissionResponse> {
+  const old = requireObject(request, 'oldObject') as Organization;
+  const name = old.metadata?.name ?? request.name ?? '';
+  if (!organizations) return deny(request, `could not read the namespaces of organization "${name}": this cluster has no API configured; retry`, 503);
+  let live: string[];
+  try {
+    live = (await organizations.namespacesOf(name)).filter((ns) => !terminating(ns)).map((ns) => ns.metadata.name ?? '').sort();
+  } catch (e) {
+    return deny(request, `could not read the namespaces of organization "${name}" (${(e as Error).message}); retry`, 503);
+  }
+  const refusal = deletionRefusal(name, live, liveReservations(old.status, Date.now()).length);
+  return refusal ? deny(request, refusal, 403) : allow(request);
+}
+
 export const validateOrganizationHandler: AdmissionHandler = (request, { organizations }) => {
   requireResource(request, 'validate-organization', GROUP, ORGANIZATIONS_RESOURCE);
   const { operation } = request;
+  if (operation === 'DELETE' && !request.subResource) return judgeDeletion(request, organizations);
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || request.subResource) return allow(request);
   const object = requireObject(request, 'object');
   const name = object.metadata?.name ?? request.name ?? '';

@@ -24,11 +24,11 @@ export function failedTemplates(failure: string): string[] {
 /**
  * What the user of a failed namespace can do, waiting will not help: a template named by the
  * failure must change (Furnish then applies them again), or, for an initializer's failure, a
- * holder of `initialize` repairs the namespace. Used by both guard paths (with and without initializers).
+ * holder of `initialize` repairs the namespace and removes the failure record (the phase is Furnish's). Used by both guard paths (with and without initializers).
  */
 export function recoveryAdvice(namespace: string, failure: string): string {
   const names = failedTemplates(failure);
-  if (names.length === 0) return `waiting will not help: a holder of verb "initialize" on namespace "${namespace}" repairs it and sets its phase`;
+  if (names.length === 0) return `waiting will not help: a holder of verb "initialize" on namespace "${namespace}" repairs it, then removes its annotation ${KEY.failure} (Furnish then sets phase ${PHASE.pending} again)`;
   const fix = `fix ${names.map((n) => `NamespaceTemplate "${n}" (kubectl edit namespacetemplate ${n})`).join(', ')}, or ask ${names.length === 1 ? 'its owner' : 'their owners'} to`;
   return `${fix}; Furnish applies the namespace's templates again when a template changes, and the namespace leaves phase ${PHASE.failed} once all of them apply`;
 }

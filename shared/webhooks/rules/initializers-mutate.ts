@@ -1,11 +1,11 @@
 // mutate-namespace's initializer rules: record the initializers that select a new namespace (the
 // request's own value is replaced, so it cannot be forged), and move the phase when the list
-// empties (`ready`) or an initializer reports failure (`failed`). Same shape as the other
+// empties (`ready`), an initializer reports failure (`failed`) or a failure record is removed (`pending`). Same shape as the other
 // mutate-namespace rules; the handler decorator in handlers/initializers.ts runs them.
 import { KEY } from '../../keys.ts';
 import type { Initializer } from '../../initializers/config.ts';
 import { selectInitializers } from '../../initializers/config.ts';
-import { failureValue, formatInitializers, newFailureReport, phaseAfterUpdate } from '../../initializers/decide.ts';
+import { failureValue, formatInitializers, newFailureReport, phaseFromUpdate } from '../../initializers/decide.ts';
 import { INIT_PHASE, INITIALIZER_KEY } from '../../initializers/keys.ts';
 import type { MutationOutcome, NamespaceMutationInput } from './mutate-namespace.ts';
 import { optOutReason } from './mutate-namespace.ts';
@@ -37,25 +37,38 @@ export function dropFailuresAtCreate(input: InitializerMutationInput): MutationO
   return { rule, reason: `removed ${keys.join(', ')}: a new namespace has not failed`, annotations: Object.fromEntries(keys.map((k) => [k, null])) };
 }
 
+/**
+ * The phase this update leads to (phaseFromUpdate), when the requester left the phase as it was;
+ * a requester who changes it is judged by validate-namespace instead (only Furnish sets it).
+ */
+function phaseToSet(input: InitializerMutationInput): string | undefined {
+  if (input.operation !== 'UPDATE' || !input.old) return undefined;
+  if (input.namespace.labels[KEY.phase] !== input.old.labels[KEY.phase]) return undefined;
+  return phaseFromUpdate(input.old, input.namespace.annotations);
+}
+
 export function readyWhenInitialized(input: InitializerMutationInput): MutationOutcome {
   const rule = 'ready-when-initialized';
-  if (input.operation !== 'UPDATE' || !input.old) return { rule, skip: 'only at UPDATE' };
-  const phase = phaseAfterUpdate(input.old.annotations, input.namespace.annotations, input.namespace.labels[KEY.phase]);
-  if (phase === undefined) return { rule, skip: 'the last initializer has not removed itself' };
-  return { rule, reason: `${KEY.phase}=${phase}: every initializer has finished`, labels: { [KEY.phase]: phase } };
+  if (phaseToSet(input) !== INIT_PHASE.ready) return { rule, skip: 'the last initializer has not removed itself' };
+  return { rule, reason: `${KEY.phase}=${INIT_PHASE.ready}: every initializer has finished`, labels: { [KEY.phase]: INIT_PHASE.ready } };
 }
 
 export function failOnReport(input: InitializerMutationInput): MutationOutcome {
   const rule = 'fail-on-report';
-  if (input.operation !== 'UPDATE' || !input.old) return { rule, skip: 'only at UPDATE' };
-  const reported = newFailureReport(input.old.annotations, input.namespace.annotations);
-  if (!reported?.report) return { rule, skip: 'no new failure report' };
-  if (input.namespace.labels[KEY.phase] !== INIT_PHASE.pending) return { rule, skip: 'the namespace is not pending' };
+  const reported = input.old && phaseToSet(input) === INIT_PHASE.failed ? newFailureReport(input.old.annotations, input.namespace.annotations)?.report : undefined;
+  if (!reported) return { rule, skip: 'no new failure report on a pending namespace' };
   // validate-namespace then checks that the reporter is a principal of that initializer.
-  return { rule, reason: `${KEY.phase}=${INIT_PHASE.failed}: ${failureValue(reported.report)}`, labels: { [KEY.phase]: INIT_PHASE.failed }, annotations: { [INITIALIZER_KEY.failure]: failureValue(reported.report) } };
+  return { rule, reason: `${KEY.phase}=${INIT_PHASE.failed}: ${failureValue(reported)}`, labels: { [KEY.phase]: INIT_PHASE.failed }, annotations: { [INITIALIZER_KEY.failure]: failureValue(reported) } };
 }
 
-export const INITIALIZER_MUTATIONS = [recordInitializers, dropFailuresAtCreate, readyWhenInitialized, failOnReport] as const;
+/** A failed namespace whose failure record a holder of `initialize` removed is pending again. */
+export function pendingWhenRepaired(input: InitializerMutationInput): MutationOutcome {
+  const rule = 'pending-when-repaired';
+  if (phaseToSet(input) !== INIT_PHASE.pending) return { rule, skip: 'no failure record removed from a failed namespace' };
+  return { rule, reason: `${KEY.phase}=${INIT_PHASE.pending}: ${INITIALIZER_KEY.failure} removed (repaired); Furnish takes it from there`, labels: { [KEY.phase]: INIT_PHASE.pending } };
+}
+
+export const INITIALIZER_MUTATIONS = [recordInitializers, dropFailuresAtCreate, readyWhenInitialized, failOnReport, pendingWhenRepaired] as const;
 
 export function initializerMutations(input: InitializerMutationInput): MutationOutcome[] {
   return INITIALIZER_MUTATIONS.map((rule) => rule(input));

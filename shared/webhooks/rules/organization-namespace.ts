@@ -5,7 +5,9 @@
 import { CREATOR_IDENTITY, REQUESTER_ANNOTATIONS } from '../../auth/creator.ts';
 import { INITIALIZER_KEY } from '../../initializers/keys.ts';
 import { KEY } from '../../keys.ts';
+import type { PrincipalPattern } from '../../config/types.ts';
 import type { UserInfo } from '../../kube/types.ts';
+import { LNS_KEY } from '../../lnamespace/types.ts';
 import { isSystemNamespace } from '../../render/match.ts';
 import type { NamespaceInfo } from '../../render/types.ts';
 import { defaultOrganizationOf, isMember, serviceAccountOf } from '../../org/members.ts';
@@ -32,10 +34,22 @@ export const OWN_RULE_KEYS: ReadonlySet<string> = new Set([
   INITIALIZER_KEY.initializerFailed,
 ]);
 
+/**
+ * Keys only Furnish's own identity writes on a namespace (guard.reconciler): the reconciler's
+ * record and failure report, and the billing fields the LNamespace reconciler carries over from an
+ * LNamespace (judged when the LNamespace was admitted: organization-lnamespace.ts). Exempt from the
+ * allowlist for that identity alone; anyone else who names them is judged like any other key.
+ */
+export const KEYS_WRITTEN_BY_FURNISH: readonly string[] = [KEY.applied, KEY.failure, `${LNS_KEY.billingPrefix}*`];
+
 export interface OrganizationContext {
   settings: OrganizationSettings;
   systemNamespaces: readonly string[];
   furnishNamespace: string;
+  /** Furnish's own identity (guard.reconciler): writes its keys, and follows its LNamespaces' organizations. */
+  furnishPrincipals: readonly PrincipalPattern[];
+  /** Who may name a namespace's creator at CREATE (trustedCreators). */
+  trustedCreators: readonly PrincipalPattern[];
 }
 
 export interface OrganizationRuleInput extends OrganizationContext {
@@ -52,6 +66,12 @@ export interface OrganizationRuleInput extends OrganizationContext {
   source?: Organization;
   /** The organization of the namespace the creator's (CREATE) or requester's (UPDATE) ServiceAccount lives in. */
   serviceAccountOrganization?: string;
+  /**
+   * UPDATE by Furnish's own identity of a namespace an LNamespace controls: that LNamespace's name
+   * and organization label, read fresh. Its organization change was judged as a transfer when the
+   * LNamespace was relabelled (mutate-lnamespace), with the relabeller's memberships.
+   */
+  lnamespace?: { name: string; organization?: string };
 }
 
 export const organizationOf = (ns: NamespaceInfo | undefined): string | undefined => ns?.labels[KEY.organization] || undefined;
@@ -98,6 +118,8 @@ export function organizationRequired(input: OrganizationRuleInput): RuleOutcome 
   const rule = 'organization-required';
   const name = organizationOf(input.namespace);
   if (name) return allowBecause(rule, `organization "${name}"`);
+  const follows = followsLNamespace(input);
+  if (follows) return allowBecause(rule, follows);
   const ns = `namespace "${input.namespace.name}"`;
   // A namespace from before organizations were enabled is not forced into one by an unrelated
   // update (its deletion, through /status and /finalize, among them).
@@ -108,22 +130,40 @@ export function organizationRequired(input: OrganizationRuleInput): RuleOutcome 
   return denyBecause(rule, `${who(input.creator)} may not create ${ns} without an organization: you have no default organization; label it ${KEY.organization}=<organization you belong to>, or ${HOW_TO_JOIN} with default: true`);
 }
 
+/** The organization is changed (CREATE: set; UPDATE: a transfer). */
+function organizationChanges(input: OrganizationRuleInput): boolean {
+  return input.operation === 'CREATE' || organizationOf(input.namespace) !== organizationOf(input.old);
+}
+
 export function organizationExists(input: OrganizationRuleInput): RuleOutcome {
   const rule = 'organization-exists';
   const name = organizationOf(input.namespace);
   if (!name || input.target) return allowBecause(rule, name ? `organization "${name}" exists` : 'no organization named');
+  // A deleted Organization never blocks its namespaces' other updates: the namespace controller's
+  // /status and /finalize writes of a namespace being deleted among them.
+  if (!organizationChanges(input)) return allowBecause(rule, `organization "${name}" unchanged (it no longer exists)`);
   return denyBecause(rule, `${who(actor(input))} may not put namespace "${input.namespace.name}" in organization "${name}": no such Organization (kubectl get organizations lists them)`);
 }
 
-/** The organization is changed (CREATE: set; UPDATE: a transfer). */
-function organizationChanges(input: OrganizationRuleInput): boolean {
-  return input.operation === 'CREATE' || organizationOf(input.namespace) !== organizationOf(input.old);
+/**
+ * Furnish's own identity writing the organization of a namespace an LNamespace controls (creating
+ * it, or moving it) as that LNamespace names it: judged with the LNamespace's requester when the
+ * LNamespace was created or relabelled (mutate-lnamespace). Only that organization: Furnish is
+ * nobody's deputy for any other. Undefined when this is not such a write.
+ */
+export function followsLNamespace(input: OrganizationRuleInput): string | undefined {
+  const lns = input.lnamespace;
+  const to = organizationOf(input.namespace);
+  if (!lns || lns.organization !== to || !isFurnish(input.requester, input)) return undefined;
+  return `Furnish follows LNamespace "${lns.name}" ${to ? `into "${to}"` : 'without an organization'} (judged when the LNamespace was created or relabelled)`;
 }
 
 export function actorIsMember(input: OrganizationRuleInput): RuleOutcome {
   const rule = 'member-of-organization';
   const { target } = input;
   if (!target || !organizationChanges(input)) return allowBecause(rule, 'organization unchanged');
+  const follows = followsLNamespace(input);
+  if (follows) return allowBecause(rule, follows);
   const user = actor(input);
   const sa = serviceAccountOf(user);
   if (isMember(target, user) || (sa && input.serviceAccountOrganization === target.metadata.name)) return allowBecause(rule, `${who(user)} is a member of "${target.metadata.name}"`);
@@ -146,6 +186,8 @@ export function transferNeedsBothMemberships(input: OrganizationRuleInput): Rule
   const from = organizationOf(input.old);
   const to = organizationOf(input.namespace);
   if (input.operation !== 'UPDATE' || !from || !to || from === to) return allowBecause(rule, 'not a transfer');
+  const follows = followsLNamespace(input);
+  if (follows) return allowBecause(rule, follows);
   if (input.source && isMember(input.source, input.requester)) return allowBecause(rule, `${who(input.requester)} is a member of "${from}"`);
   return denyBecause(rule, `${who(input.requester)} may not move namespace "${input.namespace.name}" from organization "${from}" to "${to}": not a member of "${from}"; a transfer needs membership of both organizations`);
 }
@@ -157,11 +199,18 @@ export function changedKeys(before: Record<string, string> | undefined, after: R
   return [...keys].filter((k) => old[k] !== after[k]).sort();
 }
 
+/** Is this requester Furnish's own identity (guard.reconciler)? */
+export function isFurnish(requester: UserInfo, ctx: Pick<OrganizationContext, 'furnishPrincipals'>): boolean {
+  return matchingPrincipal(requester, ctx.furnishPrincipals) !== undefined;
+}
+
 export function metadataAllowlist(input: OrganizationRuleInput): RuleOutcome {
   const rule = 'metadata-allowlist';
   const { settings } = input;
+  const furnish = isFurnish(input.requester, input);
+  const exempt = (k: string) => OWN_RULE_KEYS.has(k) || (furnish && matchesAny(k, KEYS_WRITTEN_BY_FURNISH) !== undefined);
   const refused = (field: 'label' | 'annotation', keys: string[], allowed: readonly string[]) =>
-    keys.filter((k) => !OWN_RULE_KEYS.has(k) && matchesAny(k, allowed) === undefined).map((k) => `${field} ${k}`);
+    keys.filter((k) => !exempt(k) && matchesAny(k, allowed) === undefined).map((k) => `${field} ${k}`);
   const bad = [
     ...refused('label', changedKeys(input.old?.labels, input.namespace.labels), settings.allowedLabels),
     ...refused('annotation', changedKeys(input.old?.annotations, input.namespace.annotations), settings.allowedAnnotations),
@@ -171,6 +220,24 @@ export function metadataAllowlist(input: OrganizationRuleInput): RuleOutcome {
   return denyBecause(rule, `${who(input.requester)} may not add, change or remove ${bad.join(', ')} on namespace "${input.namespace.name}": only privileged principals may; others may change ${allowed}`);
 }
 
+/**
+ * furnish.dev/requester and openshift.io/requester name the user a trusted creator creates a
+ * namespace for: set at CREATE by a trusted creator only; afterwards changed by nobody but
+ * Furnish's own identity (the LNamespace reconciler adopting a namespace).
+ */
+export function requesterSetByTrustedCreator(input: OrganizationRuleInput): RuleOutcome {
+  const rule = 'requester-set-by-trusted-creator';
+  const changed = REQUESTER_ANNOTATIONS.filter((k) => input.old?.annotations[k] !== input.namespace.annotations[k]);
+  if (changed.length === 0) return allowBecause(rule, 'requester unchanged');
+  const keys = changed.join(' and ');
+  if (input.operation === 'CREATE') {
+    if (matchingPrincipal(input.requester, input.trustedCreators) !== undefined) return allowBecause(rule, `${who(input.requester)} is a trusted creator`);
+    return denyBecause(rule, `${who(input.requester)} may not set annotation ${keys} on namespace "${input.namespace.name}": only a trusted creator names the user it creates a namespace for`);
+  }
+  if (isFurnish(input.requester, input)) return allowBecause(rule, `${who(input.requester)} is Furnish`);
+  return denyBecause(rule, `${who(input.requester)} may not add, change or remove annotation ${keys} on namespace "${input.namespace.name}": it names who the namespace was created for, set once by a trusted creator`);
+}
+
 export function reservedName(input: OrganizationRuleInput): RuleOutcome {
   const rule = 'reserved-name';
   const pattern = input.operation === 'CREATE' ? matchesAny(input.namespace.name, input.settings.reservedNames) : undefined;
@@ -178,7 +245,7 @@ export function reservedName(input: OrganizationRuleInput): RuleOutcome {
   return denyBecause(rule, `${who(input.requester)} may not create namespace "${input.namespace.name}": names matching "${pattern}" are reserved; choose another name`);
 }
 
-export const ORGANIZATION_NAMESPACE_RULES = [reservedName, organizationRequired, organizationExists, actorIsMember, serviceAccountConfined, transferNeedsBothMemberships, metadataAllowlist] as const;
+export const ORGANIZATION_NAMESPACE_RULES = [reservedName, organizationRequired, organizationExists, actorIsMember, serviceAccountConfined, transferNeedsBothMemberships, metadataAllowlist, requesterSetByTrustedCreator] as const;
 
 export function organizationOutcomes(input: OrganizationRuleInput): RuleOutcome[] {
   return ORGANIZATION_NAMESPACE_RULES.map((rule) => rule(input));

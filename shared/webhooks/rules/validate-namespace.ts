@@ -4,6 +4,7 @@ import { CREATOR_IDENTITY, creatorIdentityOf } from '../../auth/creator.ts';
 import { useOf } from '../../auth/template-use.ts';
 import type { UserInfo } from '../../kube/types.ts';
 import { KEY, PHASE } from '../../keys.ts';
+import { phaseFromUpdate } from '../../initializers/decide.ts';
 import { GROUP } from '../../render/types.ts';
 import type { NamespaceMutationInput } from './mutate-namespace.ts';
 import { creatorOf, IMMUTABLE_ANNOTATIONS, optOutReason } from './mutate-namespace.ts';
@@ -17,6 +18,8 @@ export interface NamespaceValidationInput extends NamespaceMutationInput {
    * match: all of them at CREATE, only the newly matched ones at UPDATE (templatesToAuthorize).
    */
   templatesNeedingPermission: string[];
+  /** The namespace's Ready condition (status, reason, message) before and after an UPDATE; absent elsewhere. */
+  readyCondition?: { before?: string; after?: string };
 }
 
 const TEMPLATES = 'namespacetemplates';
@@ -72,22 +75,43 @@ export function optOutNeedsPermission(input: NamespaceValidationInput): RuleOutc
   };
 }
 
-/** The phase the requester may set without `initialize`: what mutate-namespace sets at CREATE. */
+/** The phase a namespace is created with: what mutate-namespace sets (none when opted out). */
 function phaseSetByFurnish(input: NamespaceValidationInput): string | undefined {
   return optOutReason(input) === undefined ? PHASE.pending : undefined;
 }
 
-export function phaseChangeNeedsInitialize(input: NamespaceValidationInput): RuleOutcome {
-  const rule = 'phase-change-needs-initialize';
+/**
+ * Only Furnish sets the phase: its reconciler, or mutate-namespace as this update's annotation
+ * change dictates (phaseFromUpdate: the last initializer removed itself, the working one reported
+ * failure, a failure record was removed). Not a holder of `initialize`: an initializer whose turn
+ * has not come could open the namespace, and `initialize` is granted cluster-wide.
+ */
+export function phaseSetOnlyByFurnish(input: NamespaceValidationInput): RuleOutcome {
+  const rule = 'phase-set-only-by-furnish';
   const after = input.namespace.labels[KEY.phase];
   const before = input.operation === 'CREATE' ? phaseSetByFurnish(input) : input.old?.labels[KEY.phase];
   if (after === before || (input.operation === 'CREATE' && after === undefined)) return allowBecause(rule, 'phase unchanged');
+  const reconciler = matchingPrincipal(input.user, input.settings.guard.reconciler);
+  if (reconciler !== undefined) return allowBecause(rule, `the reconciler ("${reconciler}") sets the phase`);
+  if (input.old && after !== undefined && after === phaseFromUpdate(input.old, input.namespace.annotations)) {
+    return allowBecause(rule, `${KEY.phase}=${after} follows from this update's initializer annotations (set by mutate-namespace)`);
+  }
   const change = before === undefined ? `set label ${KEY.phase}=${JSON.stringify(after ?? null)}` : `change label ${KEY.phase} from ${JSON.stringify(before)} to ${JSON.stringify(after ?? null)}`;
-  return {
-    rule,
-    refused: `${change} on namespace "${input.namespace.name}"`,
-    requires: { user: input.user, verb: 'initialize', group: '', resource: 'namespaces', name: input.namespace.name },
-  };
+  return denyBecause(rule, `${who(input.user)} may not ${change} on namespace "${input.namespace.name}": only Furnish sets the phase `
+    + `(its reconciler, or mutate-namespace: ${PHASE.ready} when the last initializer removes itself, ${PHASE.failed} when the working one reports failure, ${PHASE.pending} when a holder of verb "initialize" removes annotation ${KEY.failure} of a failed namespace)`);
+}
+
+/**
+ * The Ready condition is Furnish's output, written with the phase (shared/reconcile/phase.ts): a
+ * change of it through namespaces/status by anyone else would let `kubectl wait` pass early.
+ */
+export function readyConditionSetOnlyByFurnish(input: NamespaceValidationInput): RuleOutcome {
+  const rule = 'ready-condition-set-only-by-furnish';
+  const { before, after } = input.readyCondition ?? {};
+  if (before === after) return allowBecause(rule, 'Ready condition unchanged');
+  const reconciler = matchingPrincipal(input.user, input.settings.guard.reconciler);
+  if (reconciler !== undefined) return allowBecause(rule, `the reconciler ("${reconciler}") keeps the Ready condition`);
+  return denyBecause(rule, `${who(input.user)} may not change the Ready condition of namespace "${input.namespace.name}" (${before ?? 'none'} to ${after ?? 'none'}): only Furnish sets it, with the phase`);
 }
 
 /**
@@ -113,7 +137,8 @@ export function validationOutcomes(input: NamespaceValidationInput): RuleOutcome
     nameLabelMatchesName(input),
     creatorIsImmutable(input),
     optOutNeedsPermission(input),
-    phaseChangeNeedsInitialize(input),
+    phaseSetOnlyByFurnish(input),
+    readyConditionSetOnlyByFurnish(input),
     ...templatesNeedUse(input),
   ];
 }

@@ -26,6 +26,8 @@ export interface AdmissionAttributes {
   user: Authenticated;
   dryRun: boolean;
   options: Record<string, unknown>;
+  /** request.kind when the object is not of the resource's kind (a `/scale` carries an autoscaling/v1 Scale). */
+  kind?: { group: string; version: string; kind: string };
 }
 
 export interface AdmissionEnvironment {
@@ -118,7 +120,7 @@ function matches(webhook: Webhook, a: AdmissionAttributes, env: AdmissionEnviron
 }
 
 export function buildReview(a: AdmissionAttributes): AdmissionReview {
-  const gvk = { group: a.type.group, version: a.type.version, kind: a.type.kind };
+  const gvk = a.kind ?? { group: a.type.group, version: a.type.version, kind: a.type.kind };
   const gvr = { group: a.type.group, version: a.type.version, resource: a.type.plural };
   const namespace = a.type.kind === 'Namespace' && !a.type.group ? a.name : a.namespace;
   const userInfo: Record<string, unknown> = { username: a.user.username };

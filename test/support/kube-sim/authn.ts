@@ -1,9 +1,11 @@
 // Authentication: static bearer tokens, one per configured user (like kube-apiserver's
-// --token-auth-file), and the impersonation headers, each authorized as RBAC verb `impersonate`.
+// --token-auth-file), ServiceAccount tokens from the TokenRequest API (tokens.ts), and the
+// impersonation headers, each authorized as RBAC verb `impersonate`.
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { UserInfo } from '../../../shared/kube/types.ts';
 import { forbidden, unauthorized } from './errors.ts';
+import type { ServiceAccountTokens } from './tokens.ts';
 
 export interface UserSpec {
   name: string;
@@ -49,18 +51,22 @@ export type ImpersonationCheck = (requester: Authenticated, resource: 'users' | 
 
 export class Authenticator {
   private readonly byToken: Map<string, SimUser>;
+  private readonly serviceAccountTokens: ServiceAccountTokens | undefined;
 
-  constructor(users: SimUser[]) {
+  constructor(users: SimUser[], serviceAccountTokens?: ServiceAccountTokens) {
     this.byToken = new Map(users.map((u) => [u.token, u]));
+    this.serviceAccountTokens = serviceAccountTokens;
   }
 
   /** The user behind `Authorization: Bearer ...`; no or an unknown token is 401, as with anonymous auth off. */
   authenticate(headers: IncomingHttpHeaders): Authenticated {
     const header = headers.authorization ?? '';
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    const user = match ? this.byToken.get(match[1]!) : undefined;
-    if (!user) throw unauthorized();
-    return { username: user.name, uid: user.uid, groups: withImplicitGroups(user.name, user.groups) };
+    const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+    const user = token === undefined ? undefined : this.byToken.get(token);
+    if (user) return { username: user.name, uid: user.uid, groups: withImplicitGroups(user.name, user.groups) };
+    const serviceAccount = token === undefined ? undefined : this.serviceAccountTokens?.authenticate(token);
+    if (!serviceAccount) throw unauthorized();
+    return serviceAccount;
   }
 
   /** Applies Impersonate-* headers, checking each against RBAC like the impersonation filter. */

@@ -29,7 +29,15 @@ function resourceEntries(t: ResourceType): Array<Record<string, unknown>> {
   const status = t.statusSubresource
     ? [{ name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] }]
     : [];
-  return [main, ...status];
+  // ServiceAccounts' TokenRequest subresource, listed as kube-apiserver lists it.
+  const token = t.kind === 'ServiceAccount' && t.group === ''
+    ? [{ name: `${t.plural}/token`, singularName: '', namespaced: true, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] }]
+    : [];
+  // The scale subresource: kubectl scale finds the Scale's group, version and kind here.
+  const scale = t.scaleSubresource
+    ? [{ name: `${t.plural}/scale`, singularName: '', namespaced: t.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] }]
+    : [];
+  return [main, ...status, ...scale, ...token];
 }
 
 export function resourceList(sim: Sim, group: string, version: string): Record<string, unknown> {

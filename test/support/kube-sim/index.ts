@@ -83,7 +83,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<SimCluster>
   sim.bootstrap();
   const log = new RequestLog();
   const faults = new Faults();
-  const api = new ApiServer({ sim, authenticator: new Authenticator(users), controllers, log, faults });
+  const api = new ApiServer({ sim, authenticator: new Authenticator(users, sim.serviceAccountTokens), controllers, log, faults });
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, api.handle);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

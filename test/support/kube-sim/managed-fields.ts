@@ -105,8 +105,11 @@ export function newManager(ctx: WriteContext, operation: 'Apply' | 'Update', set
 /**
  * An Update (create, update, any patch but apply): everyone loses the fields it changed or
  * removed, and its manager gains the fields it added or changed. Nothing changed: nothing moves.
+ * An existing object without managers (reset with `[{}]` or `[]`) stays without: kube-apiserver's
+ * skipNonAppliedManager tracks an Update only on create or once something is tracked.
  */
 export function recordUpdate(live: KubeObject | undefined, next: KubeObject, managers: Managers, ctx: WriteContext): Managers {
+  if (live && managers.size === 0) return managers;
   const before = live ?? zeroObject(next, ctx.type);
   const diff = compare(before, next, ctx.type.merge);
   const changed = ownableFields(union(diff.added, diff.modified), ctx.type, ctx.subresource);
@@ -141,6 +144,15 @@ export function setManagedFields(obj: KubeObject, managers: Managers): void {
   const entries = encodeManagers(managers);
   if (entries.length > 0) obj.metadata.managedFields = entries;
   else delete obj.metadata.managedFields;
+}
+
+/**
+ * The managers an apply starts from: the stored ones; none (reset), every existing field given to
+ * `before-first-apply` first, as kube-apiserver does, so that the applier does not own them all.
+ */
+export function managersForApply(live: KubeObject, ctx: WriteContext): Managers {
+  const stored = decodeManagers(live);
+  return stored.size > 0 ? stored : recordUpdate(undefined, live, new Map(), { ...ctx, manager: 'before-first-apply' });
 }
 
 /**

@@ -7,11 +7,13 @@ export interface RequestLogEntry {
   namespace?: string;
   name?: string;
   user: string;
+  /** The client's User-Agent header ('' without one). */
+  userAgent: string;
   status: number;
   dryRun: boolean;
 }
 
-export type LogFilter = Partial<Pick<RequestLogEntry, 'verb' | 'resource' | 'namespace' | 'user'>>;
+export type LogFilter = Partial<Pick<RequestLogEntry, 'verb' | 'resource' | 'namespace' | 'user' | 'userAgent'>>;
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 

@@ -6,11 +6,13 @@
 //
 // So kube-sim publishes, per group-version, the paths of every kind with their parameters and
 // `x-kubernetes-group-version-kind`, and the component schema of each kind: the CRD's
-// openAPIV3Schema for custom kinds, an open object for built-in ones. /openapi/v2 is not served.
+// openAPIV3Schema for custom kinds, an open object for built-in ones. /openapi/v2 holds only the
+// definitions of captured group-versions (for the reviews: see openApiV2).
 // Group-versions whose exact schemas clients check (kubectl validates a SubjectAccessReview
 // against authorization.k8s.io/v1) are served as a real kube-apiserver 1.26 served them.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { pathNotFound } from './errors.ts';
 import type { ResourceType } from './resources.ts';
@@ -38,8 +40,93 @@ export function openApiV3Document(sim: Sim, gv: string): Record<string, unknown>
   return groupVersionDocument(sim, gv);
 }
 
-export function openApiV2(_sim: Sim, _accept: string | undefined): never {
-  throw pathNotFound();
+/**
+ * /openapi/v2, as small as kubectl needs it: the definitions of the group-versions served from
+ * captured documents (authorization.k8s.io/v1), no paths. kubectl falls back to it for kinds whose
+ * v3 document has no PATCH operation (the reviews): finding no PATCH there either, it validates the
+ * object client-side against these definitions (an unknown field in a SubjectAccessReview is
+ * refused by kubectl, as against a real server). kubectl asks for the gnostic protobuf encoding;
+ * other clients get JSON. Written to `res` directly: the body is not JSON.
+ */
+export function openApiV2(sim: Sim, accept: string | undefined, res: ServerResponse): void {
+  const definitions = Object.fromEntries(Object.keys(CAPTURED).flatMap((gv) => Object.entries(componentsOf(capturedDocument(gv)!)))
+    .map(([name, schema]) => [name, v2Schema(schema)]));
+  const doc = { swagger: '2.0', info: { title: 'Kubernetes', version: sim.options.gitVersion }, paths: {}, definitions };
+  const protobuf = (accept ?? '').includes('application/com.github.proto-openapi.spec.v2');
+  const body = protobuf ? encodeDocument(doc) : Buffer.from(JSON.stringify(doc));
+  res.writeHead(200, {
+    'Content-Type': protobuf ? 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf' : 'application/json',
+    'Content-Length': body.length, 'Cache-Control': 'no-cache, private',
+  });
+  res.end(body);
+}
+
+type JsonSchema = Record<string, unknown>;
+
+function componentsOf(doc: Record<string, unknown>): Record<string, JsonSchema> {
+  return ((doc.components as { schemas?: Record<string, JsonSchema> } | undefined)?.schemas) ?? {};
+}
+
+/** A v3 component schema in v2 form: `#/definitions/` references, `allOf: [{$ref}]` as the reference itself. */
+function v2Schema(schema: JsonSchema): JsonSchema {
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'allOf' && Array.isArray(value) && value.length === 1 && typeof (value[0] as JsonSchema).$ref === 'string') out.$ref = (value[0] as JsonSchema).$ref;
+    else if (key === 'properties') out.properties = Object.fromEntries(Object.entries(value as Record<string, JsonSchema>).map(([k, v]) => [k, v2Schema(v)]));
+    else if ((key === 'items' || key === 'additionalProperties') && typeof value === 'object' && value !== null) out[key] = v2Schema(value as JsonSchema);
+    else if (key !== 'default') out[key] = value;
+  }
+  if (typeof out.$ref === 'string') out.$ref = out.$ref.replace('#/components/schemas/', '#/definitions/');
+  return out;
+}
+
+// --- the gnostic openapi_v2.Document protobuf (the fields written here only) -----------------
+
+function varint(n: number): Buffer {
+  const bytes: number[] = [];
+  let v = n;
+  while (v > 0x7f) {
+    bytes.push((v & 0x7f) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  bytes.push(v);
+  return Buffer.from(bytes);
+}
+
+const bytesField = (field: number, value: Buffer): Buffer => Buffer.concat([varint((field << 3) | 2), varint(value.length), value]);
+const stringField = (field: number, value: string): Buffer => bytesField(field, Buffer.from(value, 'utf8'));
+const boolField = (field: number, value: boolean): Buffer => Buffer.concat([varint(field << 3), varint(value ? 1 : 0)]);
+const named = (name: string, value: Buffer): Buffer => Buffer.concat([stringField(1, name), bytesField(2, value)]);
+
+function encodeSchema(schema: JsonSchema): Buffer {
+  const parts: Buffer[] = [];
+  if (typeof schema.$ref === 'string') parts.push(stringField(1, schema.$ref));
+  if (typeof schema.format === 'string') parts.push(stringField(2, schema.format));
+  if (typeof schema.description === 'string') parts.push(stringField(4, schema.description));
+  for (const name of (schema.required as string[] | undefined) ?? []) parts.push(stringField(19, name));
+  const additional = schema.additionalProperties;
+  if (typeof additional === 'boolean') parts.push(bytesField(21, boolField(2, additional)));
+  else if (additional && typeof additional === 'object') parts.push(bytesField(21, bytesField(1, encodeSchema(additional as JsonSchema))));
+  if (typeof schema.type === 'string') parts.push(bytesField(22, stringField(1, schema.type)));
+  if (schema.items && typeof schema.items === 'object') parts.push(bytesField(23, bytesField(1, encodeSchema(schema.items as JsonSchema))));
+  if (schema.properties) {
+    const properties = Object.entries(schema.properties as Record<string, JsonSchema>).map(([name, s]) => bytesField(1, named(name, encodeSchema(s))));
+    parts.push(bytesField(25, Buffer.concat(properties)));
+  }
+  for (const [name, value] of Object.entries(schema)) {
+    if (name.startsWith('x-')) parts.push(bytesField(31, named(name, stringField(2, JSON.stringify(value)))));
+  }
+  return Buffer.concat(parts);
+}
+
+function encodeDocument(doc: { swagger: string; info: { title: string; version: string }; definitions: Record<string, JsonSchema> }): Buffer {
+  const definitions = Object.entries(doc.definitions).map(([name, schema]) => bytesField(1, named(name, encodeSchema(schema))));
+  return Buffer.concat([
+    stringField(1, doc.swagger),
+    bytesField(2, Buffer.concat([stringField(1, doc.info.title), stringField(2, doc.info.version)])),
+    bytesField(8, Buffer.alloc(0)),
+    bytesField(9, Buffer.concat(definitions)),
+  ]);
 }
 
 function schemaName(t: ResourceType): string {

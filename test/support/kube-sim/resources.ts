@@ -35,6 +35,8 @@ export interface ResourceType {
   categories?: string[];
   /** `<plural>/status` is served and the main resource ignores status changes. */
   statusSubresource: boolean;
+  /** `<plural>/scale` is served (operations/scale.ts): an autoscaling/v1 Scale of spec.replicas. */
+  scaleSubresource?: boolean;
   /** metadata.generation is set to 1 and bumped on every change outside metadata and status. */
   generation: boolean;
   /** Strategic merge patch is accepted (built-in kinds); CRDs answer 415 like kube-apiserver. */
@@ -126,6 +128,7 @@ interface BuiltinSpec {
   namespaced: boolean;
   shortNames?: string[];
   statusSubresource?: boolean;
+  scaleSubresource?: boolean;
   generation?: boolean;
   verbs?: string[];
   defaults?: (obj: KubeObject) => void;
@@ -143,6 +146,7 @@ function builtin(spec: BuiltinSpec): ResourceType {
     namespaced: spec.namespaced,
     shortNames: spec.shortNames ?? [],
     statusSubresource: spec.statusSubresource ?? false,
+    ...(spec.scaleSubresource ? { scaleSubresource: true } : {}),
     generation: spec.generation ?? false,
     strategicMerge: true,
     merge: tableSchema(spec.kind),
@@ -172,7 +176,7 @@ export function builtinTypes(): ResourceType[] {
     builtin({ group: RBAC, kind: 'ClusterRole', plural: 'clusterroles', namespaced: false }),
     builtin({ group: RBAC, kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false }),
     // Stored as given (no controller runs them): enough for RBAC on them (`kubectl auth can-i create deployments`) and for templates.
-    builtin({ group: 'apps', kind: 'Deployment', plural: 'deployments', namespaced: true, shortNames: ['deploy'], statusSubresource: true, generation: true, categories: ['all'] }),
+    builtin({ group: 'apps', kind: 'Deployment', plural: 'deployments', namespaced: true, shortNames: ['deploy'], statusSubresource: true, scaleSubresource: true, generation: true, categories: ['all'] }),
     builtin({ group: 'networking.k8s.io', kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, shortNames: ['netpol'], generation: true }),
     builtin({ group: ADMISSION, kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations', namespaced: false, generation: true }),
     builtin({ group: ADMISSION, kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations', namespaced: false, generation: true }),

@@ -11,11 +11,12 @@ import { ApiError, badRequest, forbidden, fromCode, internalError, methodNotSupp
 import type { Fault, Faults, RequestLog } from './observability.ts';
 import { openApiV2, openApiV3Document, openApiV3Root } from './openapi.ts';
 import {
-  createObject, deleteCollection, deleteObject, getObject, listObjects, patchObject, updateObject, type ApiReply, type ApiRequest,
+  createObject, deleteCollection, deleteObject, getObject, listObjects, managerOf, patchObject, updateObject, type ApiReply, type ApiRequest,
 } from './operations.ts';
 import { REVIEW_KINDS, groupResource, type ResourceType } from './resources.ts';
 import { decodeProtobufObject, isProtobuf } from './protobuf.ts';
 import { handleReview } from './reviews.ts';
+import { scaleObject } from './operations/scale.ts';
 import type { Sim } from './sim.ts';
 import { serveWatch } from './watch.ts';
 
@@ -120,11 +121,17 @@ function resourceRequestInfo(sim: Sim, method: string, segments: string[], query
   if (!type) throw pathNotFound();
   // namespaces/finalize exists like the real server's (an update that keeps metadata and spec changes).
   const finalize = subresource === 'finalize' && type.kind === 'Namespace' && type.group === '';
-  if (subresource && !(subresource === 'status' && type.statusSubresource) && !finalize) throw pathNotFound();
+  const scale = subresource === 'scale' && type.scaleSubresource === true;
+  if (subresource && !(subresource === 'status' && type.statusSubresource) && !finalize && !scale && !isTokenRequest(type, subresource)) throw pathNotFound();
   if (!type.namespaced) namespace = undefined;
   if (type.namespaced && name && !namespace) throw pathNotFound();
   const verb = verbOf(method, name !== undefined, watch);
   return { verb, type, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) };
+}
+
+/** serviceaccounts/token: the TokenRequest API (tokens.ts). */
+function isTokenRequest(type: ResourceType, subresource: string | undefined): boolean {
+  return subresource === 'token' && type.kind === 'ServiceAccount' && type.group === '';
 }
 
 function verbOf(method: string, named: boolean, watch: boolean): string {
@@ -183,6 +190,7 @@ export class ApiServer {
       query: url.searchParams,
       body: parseBody(raw, req.headers['content-type'] ?? ''),
       contentType: req.headers['content-type'] ?? '',
+      accept: req.headers.accept ?? '',
       user,
       userAgent: req.headers['user-agent'] ?? '',
     };
@@ -192,7 +200,7 @@ export class ApiServer {
   private async serveResource(request: ApiRequest, res: ServerResponse): Promise<void> {
     const resource = request.subresource ? `${request.type.plural}/${request.subresource}` : request.type.plural;
     const entry = {
-      verb: request.verb, resource, user: request.user.username, status: 0, dryRun: request.query.getAll('dryRun').length > 0,
+      verb: request.verb, resource, user: request.user.username, userAgent: request.userAgent, status: 0, dryRun: request.query.getAll('dryRun').length > 0,
       ...(request.namespace ? { namespace: request.namespace } : {}), ...(request.name ? { name: request.name } : {}),
     };
     this.parts.log.add(entry);
@@ -223,11 +231,12 @@ export class ApiServer {
       user: request.user, verb: request.verb, resourceRequest: true, apiGroup: request.type.group, resource: request.type.plural,
       ...(request.subresource ? { subresource: request.subresource } : {}),
       ...(request.namespace ? { namespace: request.namespace } : request.type.plural === 'namespaces' && request.name ? { namespace: request.name } : {}),
-      ...(request.name && request.verb !== 'create' ? { name: request.name } : {}),
+      // A create names its object in the body; a create on a subresource (serviceaccounts/NAME/token) in the path.
+      ...(request.name && (request.verb !== 'create' || request.subresource) ? { name: request.name } : {}),
     });
     if (!decision.allowed) {
       const info: RequestInfo = { ...request, ...(request.type.plural === 'namespaces' && request.name ? { namespace: request.name } : {}) };
-      throw forbidden(groupResource(request.type), request.verb === 'create' ? undefined : request.name, forbiddenMessage(request.user, info));
+      throw forbidden(groupResource(request.type), request.verb === 'create' && !request.subresource ? undefined : request.name, forbiddenMessage(request.user, info));
     }
   }
 
@@ -237,6 +246,11 @@ export class ApiServer {
       if (request.verb !== 'create') throw methodNotSupported(groupResource(request.type), request.verb);
       return handleReview(sim, request);
     }
+    if (isTokenRequest(request.type, request.subresource)) {
+      if (request.verb !== 'create') throw methodNotSupported(groupResource(request.type), request.verb);
+      return sim.serviceAccountTokens.request(request.namespace!, request.name!, request.body, managerOf(request));
+    }
+    if (request.subresource === 'scale') return scaleObject(sim, request);
     switch (request.verb) {
       case 'get': return getObject(sim, request);
       case 'list': return listObjects(sim, request);
@@ -263,7 +277,7 @@ export class ApiServer {
       if (segments[0] === 'api' && segments.length === 2) return resourceList(sim, '', segments[1]!);
       if (segments[0] === 'apis' && segments.length === 2) return group(sim, segments[1]!);
       if (segments[0] === 'apis' && segments.length === 3) return resourceList(sim, segments[1]!, segments[2]!);
-      if (path === '/openapi/v2') return openApiV2(sim, req.headers.accept);
+      if (path === '/openapi/v2') return openApiV2(sim, req.headers.accept, res); // writes its own (protobuf) answer; send() then only ends
       if (path === '/openapi/v3') return openApiV3Root(sim);
       if (segments[0] === 'openapi' && segments[1] === 'v3') return openApiV3Document(sim, segments.slice(2).join('/'));
       throw pathNotFound();

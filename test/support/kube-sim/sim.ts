@@ -7,7 +7,9 @@ import type { AdmissionEnvironment, AdmissionReview } from './admission.ts';
 import type { SimUser } from './authn.ts';
 import { defaultRbacObjects, RbacAuthorizer, type RbacSource } from './rbac.ts';
 import { builtinTypes, ResourceRegistry, typeKey, type ResourceType } from './resources.ts';
+import { recordUpdate, setManagedFields } from './managed-fields.ts';
 import { Store } from './store.ts';
+import { ServiceAccountTokens } from './tokens.ts';
 import { WebhookAuthResolver } from './webhook-auth.ts';
 
 export interface SimOptions {
@@ -64,6 +66,8 @@ export class Sim {
   readonly admissionLog: AdmissionRecord[] = [];
   /** The credentials sent to webhooks (the admission kubeconfig); anonymous calls when none was given. */
   readonly webhookAuth: WebhookAuthResolver;
+  /** Tokens issued by the TokenRequest API (tests move `serviceAccountTokens.now` to expire them). */
+  readonly serviceAccountTokens = new ServiceAccountTokens((namespace, name) => this.store.get(typeKey('', 'serviceaccounts'), namespace, name));
 
   constructor(options: SimOptions, users: SimUser[], caPem: string, historyLimit?: number, webhookAuth = new WebhookAuthResolver()) {
     this.options = options;
@@ -110,9 +114,18 @@ export class Sim {
   bootstrap(): void {
     for (const name of SYSTEM_NAMESPACES) {
       const labels = this.options.metadataNameLabel ? { 'kubernetes.io/metadata.name': name } : undefined;
-      this.seed({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(labels ? { labels } : {}) }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+      this.seed(this.tracked({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(labels ? { labels } : {}) }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } }));
     }
-    for (const obj of defaultRbacObjects()) this.seed(obj);
+    for (const obj of defaultRbacObjects()) this.seed(this.tracked(obj));
+  }
+
+  /** As kube-apiserver's bootstrap writes them (through its own client): managed by `kube-apiserver`, so later updates are tracked too. */
+  private tracked(obj: KubeObject): KubeObject {
+    const type = this.typeOfKind(obj.apiVersion, obj.kind);
+    if (!type) return obj;
+    const out = structuredClone(obj);
+    setManagedFields(out, recordUpdate(undefined, out, new Map(), { type, manager: 'kube-apiserver' }));
+    return out;
   }
 
   /**

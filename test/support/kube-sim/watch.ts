@@ -11,6 +11,7 @@ import { apiVersionOf } from './resources.ts';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
 import type { Sim } from './sim.ts';
 import type { StoredEvent, WatchEventType } from './store.ts';
+import { asTable, tableOptions } from './tables.ts';
 
 export interface WatchOptions {
   /** Fault injection: end the stream after this long. */
@@ -42,6 +43,7 @@ function translate(event: StoredEvent, selected: (obj: KubeObject | undefined) =
 export function serveWatch(sim: Sim, req: ApiRequest, res: ServerResponse, options: WatchOptions = {}): void {
   const typeKey = sim.keyOf(req.type);
   const selected = selection(sim, req); // throws 400 on a bad selector, before any header is sent
+  const table = tableOptions(req.accept, req.query); // `kubectl get -w`: every object a one-row Table
   const rvParam = req.query.get('resourceVersion') ?? '';
   const sendInitial = req.query.get('sendInitialEvents') === 'true';
   const bookmarks = req.query.get('allowWatchBookmarks') === 'true';
@@ -49,8 +51,12 @@ export function serveWatch(sim: Sim, req: ApiRequest, res: ServerResponse, optio
 
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
   res.flushHeaders();
+  let headers = true; // column definitions in the first event only, as kube-apiserver sends them
   const write = (type: EventType, object: unknown): void => {
-    if (!res.writableEnded) res.write(`${JSON.stringify({ type, object })}\n`);
+    if (res.writableEnded) return;
+    const sent = table && type !== 'ERROR' ? asTable(req.type, object as KubeObject, table, headers) : object;
+    if (sent !== object) headers = false;
+    res.write(`${JSON.stringify({ type, object: sent })}\n`);
   };
   const bookmark = (annotations?: Record<string, string>): void => write('BOOKMARK', {
     kind: req.type.kind, apiVersion: apiVersionOf(req.type),

@@ -86,7 +86,7 @@ describe('the settings table', () => {
     const policy = defaultPolicySettings('<furnishNamespace>');
     expect(SETTINGS.guardReconciler.defaultText).toBe(`\`${policy.guard.reconciler.join(',')}\``);
     expect(SETTINGS.trustedCreators.defaultText).toBe(`\`${policy.trustedCreators.join(',')}\``);
-    expect(DEFAULT_SYSTEM_PRINCIPALS.length).toBe(5);
+    expect(DEFAULT_SYSTEM_PRINCIPALS).toEqual(expect.arrayContaining(['system:serviceaccount:kube-system:replicaset-controller', 'system:kube-scheduler', 'group:system:nodes']));
     expect(SETTINGS.apiTimeoutMs.default).toBe(DEFAULT_KUBE_TIMEOUT_MS);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { furnishInitializer, mergeConfigurations } from '../../../shared/initializers/config.ts';
-import { furnishCompletion, guardWhileInitializing, listChange, parseFailureReport, pendingInitializers, phaseAfterUpdate, timedOut } from '../../../shared/initializers/decide.ts';
+import { furnishCompletion, guardWhileInitializing, listChange, parseFailureReport, pendingInitializers, phaseFromUpdate, timedOut } from '../../../shared/initializers/decide.ts';
 import { configuration, RECONCILER, SEEDER, SEEDER_SA, VAULT } from './helpers.ts';
 
 const list = (v: string) => ({ 'furnish.dev/initializers': v });
@@ -24,10 +24,15 @@ describe('the pending list', () => {
     expect(listChange({}, list('furnish'))).toEqual({ kind: 'edited' });
   });
 
-  it('turns a pending namespace ready when the last initializer removes itself', () => {
-    expect(phaseAfterUpdate(list('secret-seeder'), list(''), 'pending')).toBe('ready');
-    expect(phaseAfterUpdate(list('furnish,secret-seeder'), list('secret-seeder'), 'pending')).toBeUndefined();
-    expect(phaseAfterUpdate(list('secret-seeder'), list(''), 'failed')).toBeUndefined();
+  it('phaseFromUpdate: the phase Furnish gives for what the update does to the annotations', () => {
+    const at = (phase: string, annotations: Record<string, string>) => ({ labels: { 'furnish.dev/phase': phase }, annotations });
+    expect(phaseFromUpdate(at('pending', list('secret-seeder')), list(''))).toBe('ready');
+    expect(phaseFromUpdate(at('pending', list('furnish,secret-seeder')), list('secret-seeder'))).toBeUndefined();
+    expect(phaseFromUpdate(at('failed', list('secret-seeder')), list(''))).toBeUndefined();
+    expect(phaseFromUpdate(at('pending', list('secret-seeder')), { ...list('secret-seeder'), 'furnish.dev/initializer-failed': 'secret-seeder: sealed' })).toBe('failed');
+    expect(phaseFromUpdate(at('failed', { ...list('secret-seeder'), 'furnish.dev/failure': 'secret-seeder: sealed' }), list('secret-seeder'))).toBe('pending');
+    // Nothing about the phase itself: the requester who only writes the label gets no derived phase.
+    expect(phaseFromUpdate(at('pending', list('furnish,secret-seeder')), list('furnish,secret-seeder'))).toBeUndefined();
   });
 });
 

@@ -1,12 +1,16 @@
 // The decisions of `furnish install`: write and removal order, failure policies per phase, the
-// relay image by digest, infra/ read without kubectl, and the probes' verdicts.
+// relay image by digest, infra/ read without kubectl, and the probes' requests and verdicts.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from '@jest/globals';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { fillTemplates, INFRA, loadKustomization } from '../../../shared/install/manifests.ts';
-import { failClosedConfigurations, failurePolicies, imageReferenceProblem, uninstallOrder, withFailurePolicy } from '../../../shared/install/plan.ts';
-import { PROBES, unprobed } from '../../../shared/install/probes.ts';
+import { failClosedConfigurations, failurePolicies, functionOf, imageReferenceProblem, uninstallOrder, withFailurePolicy } from '../../../shared/install/plan.ts';
+import { isProbed, PROBES, unprobed, type ProbeNames } from '../../../shared/install/probes.ts';
+import { FIELD_MANAGER, KEY } from '../../../shared/keys.ts';
+import { applySetId } from '../../../shared/render/applyset.ts';
+import { matchesSelector, parseSelector } from '../../../shared/render/selector.ts';
+import { protectFirstStep } from '../../../shared/webhooks/rules/protect-objects.ts';
 import { clusterObjects } from '../../../shared/install/install.ts';
 import { defaultTopicVars } from '../../../shared/install/vars.ts';
 import { webhookRegistrations } from '../../../shared/webhooks/registration.ts';
@@ -14,6 +18,7 @@ import { WEBHOOKS } from '../../../shared/config/types.ts';
 import { runCli } from '../../../shared/cli/command.ts';
 import { COMMANDS } from '../../../shared/cli/commands.ts';
 import { describeWithTool } from '../../support/tools.ts';
+import { testSettings } from '../../support/fixtures.ts';
 
 const DIGEST = `europe-docker.pkg.dev/p/furnish/relay@sha256:${'0f'.repeat(32)}`;
 const registrations = webhookRegistrations({ functionsUrl: 'https://functions.example' }) as KubeObject[];
@@ -78,13 +83,30 @@ describe('failure policies', () => {
     expect(failurePolicies(registrations)['mutate-pod.furnish.dev']).toBe('Ignore');
   });
 
-  it('probes every webhook it lets fail closed; protect-objects, not probed yet, stays Ignore', () => {
-    expect(unprobed(WEBHOOKS)).toEqual(['mutate-pod', 'protect-objects']);
-    expect(PROBES.map((p) => p.webhook).sort()).toEqual(WEBHOOKS.filter((w) => w !== 'mutate-pod' && w !== 'protect-objects').sort());
-    const skipped = unprobed(WEBHOOKS);
-    const switched = failClosedConfigurations(registrations, (w) => !skipped.includes(w)).map((c) => c.metadata.name);
-    expect(switched).not.toContain('furnish-protect-objects');
-    expect(switched).toHaveLength(WEBHOOKS.length - 2);
+  it('probes every webhook it lets fail closed; protect-scale and mutate-pod have none, and say why', () => {
+    const names = Object.keys(failurePolicies(registrations)).map(functionOf);
+    expect(unprobed(names).map((u) => u.webhook)).toEqual(['mutate-pod', 'protect-scale']);
+    expect(unprobed(['protect-scale'])[0]!.why).toContain('a dry run cannot reach');
+    expect(unprobed(['some-new-webhook'])).toEqual([{ webhook: 'some-new-webhook', why: 'no probe checks it yet' }]);
+    expect(PROBES.map((p) => p.webhook).sort()).toEqual(names.filter((w) => w !== 'mutate-pod' && w !== 'protect-scale').sort());
+  });
+
+  it('switches per webhook: the probed ones of furnish-protect-objects fail closed, unprobed protect-scale stays Ignore', () => {
+    const switched = failClosedConfigurations(registrations, isProbed);
+    expect(switched.map((c) => c.metadata.name)).toContain('furnish-protect-objects');
+    expect(switched.map((c) => c.metadata.name)).not.toContain('furnish-mutate-pod');
+    expect(failurePolicies(switched)).toMatchObject({ 'protect-objects.furnish.dev': 'Fail', 'protect-applyset.furnish.dev': 'Fail', 'protect-scale.furnish.dev': 'Ignore' });
+    // Every other webhook of every configuration as its manifest says.
+    const manifest = failurePolicies(registrations);
+    for (const [webhook, policy] of Object.entries(failurePolicies(switched))) if (webhook !== 'protect-scale.furnish.dev') expect([webhook, policy]).toEqual([webhook, manifest[webhook]]);
+  });
+
+  it('leaves a configuration none of whose webhooks was probed out of the switch', () => {
+    expect(failClosedConfigurations(registrations, () => false)).toEqual([]);
+    expect(failClosedConfigurations(registrations, (w) => w === 'protect-scale').map((c) => c.metadata.name)).toEqual(['furnish-protect-objects']);
+    expect(failurePolicies(failClosedConfigurations(registrations, (w) => w === 'protect-scale'))).toEqual({
+      'protect-objects.furnish.dev': 'Ignore', 'protect-applyset.furnish.dev': 'Ignore', 'protect-scale.furnish.dev': 'Fail',
+    });
   });
 });
 
@@ -102,6 +124,55 @@ describe('the probes\' verdicts', () => {
     expect(judge({ status: 422, error: 'admission webhook "validate-template.furnish.dev" denied the request: NamespaceTemplate "x" is invalid' })).toBeUndefined();
     expect(judge({ status: 201 })).toContain('expected the dry run refused by validate-template.furnish.dev, got admitted (HTTP 201)');
     expect(judge({ status: 403, error: 'admission webhook "validate-namespace.furnish.dev" denied the request' })).toContain('got HTTP 403');
+  });
+});
+
+describe('the protect-objects probes', () => {
+  const probe = (webhook: string) => PROBES.find((p) => p.webhook === webhook)!;
+  const names: ProbeNames = { dryRun: 'install-dry-run-x', pendingNamespace: 'install-probe-x', furnishNamespace: 'furnish-system' };
+  const INSTALLER = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
+  const config = registrations.find((c) => c.metadata.name === 'furnish-protect-objects') as KubeObject & { webhooks: { name: string; objectSelector?: unknown }[] };
+  /** Which webhooks of furnish-protect-objects select this object by its labels (protect-scale has no objectSelector, and sees only /scale). */
+  const selectedBy = (o: KubeObject) => config.webhooks.filter((w) => w.objectSelector !== undefined).filter((w) => {
+    const parsed = parseSelector(w.objectSelector);
+    return parsed.ok && matchesSelector(parsed.selector, o.metadata.labels ?? {});
+  }).map((w) => w.name);
+
+  it('each is seen by its own webhook alone', () => {
+    expect(selectedBy(probe('protect-objects').object(names))).toEqual(['protect-objects.furnish.dev']);
+    expect(selectedBy(probe('protect-applyset').object(names))).toEqual(['protect-applyset.furnish.dev']);
+  });
+
+  it('protect-objects: the installer making a ConfigMap Furnish\'s (field manager furnish) is what the rule refuses', () => {
+    const p = probe('protect-objects');
+    expect(p.fieldManager).toBe(FIELD_MANAGER);
+    const object = p.object(names);
+    expect(object.metadata.labels).toEqual({ [KEY.applySetPartOf]: applySetId('furnish-system') });
+    // As kube-apiserver hands it to admission: managedFields already name the request's field manager.
+    const asSent = { ...object, metadata: { ...object.metadata, managedFields: [{ manager: FIELD_MANAGER, operation: 'Update', time: '2026-11-27T06:00:00Z', fieldsV1: { 'f:metadata': { 'f:labels': { [`f:${KEY.applySetPartOf}`]: {} } } } }] } };
+    const input = { operation: 'CREATE' as const, user: INSTALLER, object: asSent, oldObject: null, kind: 'ConfigMap', name: object.metadata.name, namespace: 'furnish-system', fieldManager: FIELD_MANAGER, settings: testSettings() };
+    expect(protectFirstStep(input)).toMatchObject({ rule: 'protect-ownership' });
+  });
+
+  it('protect-applyset: the installer creating ConfigMap furnish-applyset is what the rule refuses', () => {
+    const object = probe('protect-applyset').object(names);
+    expect(object.metadata).toMatchObject({ name: 'furnish-applyset', namespace: 'furnish-system', labels: { [KEY.applySetId]: applySetId('furnish-system') } });
+    const input = { operation: 'CREATE' as const, user: INSTALLER, object, oldObject: null, kind: 'ConfigMap', name: object.metadata.name, namespace: 'furnish-system', settings: testSettings() };
+    expect(protectFirstStep(input)).toMatchObject({ rule: 'protect-applyset-parent' });
+  });
+
+  it('each passes only with its own webhook\'s refusal', () => {
+    const objects = probe('protect-objects').judge;
+    const applyset = probe('protect-applyset').judge;
+    const refusal = (w: string) => ({ status: 400, error: `admission webhook "${w}.furnish.dev" denied the request: user "admin" may not create ConfigMap` });
+    expect(objects(refusal('protect-objects'))).toBeUndefined();
+    expect(applyset(refusal('protect-applyset'))).toBeUndefined();
+    // The function down under Ignore: admitted.
+    expect(objects({ status: 201, data: {} })).toBe('protect-objects: expected the dry run refused by protect-objects.furnish.dev, got admitted (HTTP 201)');
+    expect(applyset({ status: 201, data: {} })).toBe('protect-applyset: expected the dry run refused by protect-applyset.furnish.dev, got admitted (HTTP 201)');
+    // Another webhook's refusal, or the API server's own, is not this function answering.
+    expect(objects(refusal('protect-applyset'))).toContain('got HTTP 400');
+    expect(applyset({ status: 409, error: 'configmaps "furnish-applyset" already exists' })).toContain('got HTTP 409: configmaps "furnish-applyset" already exists');
   });
 });
 
@@ -129,9 +200,15 @@ describe('furnish install (arguments)', () => {
     expect(r.stderr).toContain('furnish install: --relay-image: "registry.example/furnish-relay:latest" names the image by tag');
   });
 
-  it('refuses a timeout that is not a whole number of seconds', async () => {
+  it('refuses a timeout that is not a whole number of seconds before touching any cluster', async () => {
     const r = await cli([...base, '--relay-image', DIGEST, '--timeout', '1.5', '--kubeconfig', '/nonexistent']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--timeout: a whole number of seconds|--kubeconfig/);
+    expect(r.stderr).toContain('--timeout: a whole number of seconds, at least 1, got "1.5"');
+  });
+
+  it('fails (1, not a usage error) when the cluster cannot be reached', async () => {
+    const r = await cli([...base, '--relay-image', DIGEST, '--kubeconfig', '/nonexistent']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('--kubeconfig/--context');
   });
 });

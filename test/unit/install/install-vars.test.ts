@@ -74,7 +74,8 @@ describe('furnish install --vars', () => {
   it('needs no --url, --cluster nor --project when the file gives them (it gets as far as the cluster)', async () => {
     for (const args of [['--vars', file], ['--vars', '-']]) {
       const r = await cli([...args, '--relay-image', DIGEST, '--kubeconfig', join(dir, 'no-kubeconfig')], JSON.stringify(FROM_TERRAFORM));
-      expect(r.code).toBe(2);
+      // The flags are fine; the cluster cannot be reached: a failure (1), not a usage error (2).
+      expect(r.code).toBe(1);
       expect(r.stderr).toContain('--kubeconfig/--context');
     }
   });
@@ -98,7 +99,7 @@ describe('furnish install --vars', () => {
 
   it('names a file it cannot read', async () => {
     const r = await cli(['--vars', join(dir, 'missing.json'), '--relay-image', DIGEST]);
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(1);
     expect(r.stderr).toContain(`--vars ${join(dir, 'missing.json')}: ENOENT`);
   });
 });
@@ -163,7 +164,8 @@ describe('furnish webhooks --vars', () => {
     expect(contradicted.code).toBe(2);
     expect(contradicted.stderr).toContain(`--url "https://elsewhere.example.com" contradicts FURNISH_FUNCTIONS_URL="${FROM_TERRAFORM.FURNISH_FUNCTIONS_URL}" in ${file}`);
     const empty = await cli(['--vars', write('empty.json', { ...FROM_TERRAFORM, FURNISH_TOPIC_TEMPLATES: '' })]);
-    expect(empty.code).toBe(2);
+    // The file's content, not the command line, is wrong: a failure.
+    expect(empty.code).toBe(1);
     expect(empty.stderr).toContain('FURNISH_TOPIC_TEMPLATES: is empty');
   });
 

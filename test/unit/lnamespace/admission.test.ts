@@ -129,16 +129,16 @@ describe('the Organization rules judge the namespace an LNamespace will create, 
     expect(nobody.status?.message).toMatch(/without an organization: you have no default organization/);
   });
 
-  it('refuses when the organization is full, and takes no slot (the namespace create will)', async () => {
+  it('refuses when the organization is full, and otherwise takes a real slot the namespace create then finds held', async () => {
     const deps = withOrgs([org('acme', [{ kind: 'User', name: 'alice', default: true }], 2, 2)]);
     const full = await mutateLNamespace(request('CREATE', lns('shop')), deps);
     expect(full.status).toMatchObject({ code: 403, message: 'the namespace of LNamespace "shop": organization "acme" has 2 of 2 namespaces' });
     const roomy = withOrgs([org('acme', [{ kind: 'User', name: 'alice', default: true }], 1, 2)]);
     expect((await mutateLNamespace(request('CREATE', lns('shop')), roomy)).allowed).toBe(true);
-    expect((await roomy.organizations.get('acme'))?.status?.reservations ?? []).toEqual([]);
+    expect((await roomy.organizations.get('acme'))?.status?.reservations).toEqual([{ uid: 'u-1', namespace: 'shop', expires: expect.any(String) }]);
   });
 
-  it('says nothing when organizations are off, and never on UPDATE', async () => {
+  it('says nothing when organizations are off, nor on an UPDATE that changes neither organization nor billing', async () => {
     expect((await mutateLNamespace(request('CREATE', lns('shop'), undefined, 'mallory'), withOrgs([], false))).allowed).toBe(true);
     const old = lns('shop', {}, { 'furnish.dev/creator': 'mallory' });
     expect((await mutateLNamespace(request('UPDATE', lns('shop', {}, { 'furnish.dev/creator': 'mallory' }), old, 'mallory'), withOrgs([]))).allowed).toBe(true);

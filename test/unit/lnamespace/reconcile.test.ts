@@ -24,6 +24,22 @@ describe('reconcileLNamespace', () => {
     expect(again).toMatchObject({ result: 'converged', writes: 0 });
   });
 
+  it('records the namespace it created by uid, from the create\'s answer; ownerReferences removed by a sudoer are put back and the removed sudoer loses sudo (issue 25, finding 5)', async () => {
+    const api = memoryApi();
+    api.put(shop);
+    const deps = { kube: api.client, settings: DEFAULT_LNS_SETTINGS, log: collectingLogger() };
+    await reconcileLNamespace(deps, 'shop');
+    const ns = api.get('v1', 'Namespace', undefined, 'shop')!;
+    expect(api.get('furnish.dev/v1alpha1', 'LNamespace', undefined, 'shop')?.status).toMatchObject({ namespaceUID: ns.metadata.uid, sudo: { group: 'furnish:sudoers:shop:uid-shop', standIn: 'furnish:sudo:shop:uid-shop' } });
+    // The sudoer detaches the namespace; the manager removes her.
+    api.put({ ...ns, metadata: { ...ns.metadata, ownerReferences: [] } });
+    api.put({ ...api.get('furnish.dev/v1alpha1', 'LNamespace', undefined, 'shop')!, spec: { ...shop.spec, sudoers: [] } });
+    expect(await reconcileLNamespace(deps, 'shop')).toMatchObject({ result: 'converged', namespace: 'owned' });
+    expect(api.get('v1', 'Namespace', undefined, 'shop')?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'LNamespace', uid: 'uid-shop' })]);
+    expect(api.all('ClusterRoleBinding').map((o) => o.metadata.name)).toEqual([]);
+    expect(api.all('RoleBinding').map((o) => o.metadata.name)).toEqual(['furnish:users']);
+  });
+
   it('gone: nothing to do (the garbage collector has the rest)', async () => {
     expect(await reconcileLNamespace({ kube: memoryApi().client, settings: DEFAULT_LNS_SETTINGS, log: collectingLogger() }, 'nope')).toEqual({ result: 'gone', lnamespace: 'nope', writes: 0 });
   });

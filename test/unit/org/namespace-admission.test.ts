@@ -5,7 +5,9 @@ import { decodePatch } from '../../../shared/admission/response.ts';
 import type { AdmissionResponse } from '../../../shared/admission/types.ts';
 import { mutateNamespace } from '../../../shared/webhooks/handlers/mutate-namespace.ts';
 import { validateNamespace } from '../../../shared/webhooks/handlers/validate-namespace.ts';
-import { changedKeys, metadataAllowlist, reservedName } from '../../../shared/webhooks/rules/organization-namespace.ts';
+import { changedKeys, followsLNamespace, metadataAllowlist, requesterSetByTrustedCreator, reservedName } from '../../../shared/webhooks/rules/organization-namespace.ts';
+import type { AdmissionRequest } from '../../../shared/admission/types.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
 import { DEFAULT_ORGANIZATION_SETTINGS } from '../../../shared/org/settings.ts';
 import { namespaceRequest, organization, orgDeps, scenario } from '../../support/organizations.ts';
 
@@ -16,6 +18,9 @@ const admin = { username: 'admin', groups: ['system:masters', 'system:authentica
 const toolsBot = { username: 'system:serviceaccount:acme-tools:builder', groups: ['system:serviceaccounts', 'system:serviceaccounts:acme-tools'] };
 const deployer = { username: 'system:serviceaccount:ci:deployer', groups: ['system:serviceaccounts'] };
 const ORG = 'furnish.dev/organization';
+/** What mutate-namespace recorded at CREATE (namespaceRequest's UPDATEs start from it). */
+const CREATED = { 'furnish.dev/creator': 'alice' };
+const RECONCILER = { username: 'system:serviceaccount:furnish-system:furnish-reconciler', groups: ['system:serviceaccounts', 'system:serviceaccounts:furnish-system', 'system:authenticated'] };
 
 const message = (r: AdmissionResponse) => r.status?.message;
 const orgPatch = (r: AdmissionResponse) => decodePatch(r).filter((op) => op.path.includes('organization'));
@@ -142,15 +147,7 @@ describe('validate-namespace: organization rules', () => {
 });
 
 describe('organization rules on their own', () => {
-  const base = {
-    settings: { ...DEFAULT_ORGANIZATION_SETTINGS, enabled: true },
-    systemNamespaces: [],
-    furnishNamespace: 'furnish-system',
-    operation: 'UPDATE' as const,
-    requester: alice,
-    creator: alice,
-    target: scenario().organizations[0],
-  };
+  const base = { ...ruleBase(), requester: alice, creator: alice, target: scenario().organizations[0] };
 
   it('changedKeys: added, changed and removed keys only', () => {
     expect(changedKeys({ a: '1', b: '2', c: '3' }, { a: '1', b: 'x', d: '4' })).toEqual(['b', 'c', 'd']);
@@ -172,3 +169,103 @@ describe('organization rules on their own', () => {
     expect(reservedName({ ...base, namespace: ns })).toMatchObject({ allow: 'name not reserved' });
   });
 });
+
+describe('as deployed: Furnish\'s own identity is not privileged (issue 25)', () => {
+  const ownedBy = (request: AdmissionRequest, uid: string): AdmissionRequest => {
+    request.object!.metadata.ownerReferences = [{ apiVersion: 'furnish.dev/v1alpha1', kind: 'LNamespace', name: request.name!, uid, controller: true }];
+    return request;
+  };
+  const shop = (organization: string, uid = 'lns-uid'): KubeObject => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'LNamespace', metadata: { name: 'team-a', uid, labels: { [ORG]: organization } } });
+
+  it('finding 1: the reconciler writes its record, failure report and an LNamespace\'s billing fields; anyone else naming them is refused', async () => {
+    const deps = orgDeps();
+    const own = { 'furnish.dev/applied': '{}', 'furnish.dev/failure': 'template t: ...', 'furnish.dev/billing.costCenter': '4711' };
+    expect((await validateNamespace(namespaceRequest({ operation: 'UPDATE', user: RECONCILER, labels: { [ORG]: 'acme' }, annotations: { ...CREATED, ...own }, old: { labels: { [ORG]: 'acme' } } }), deps)).allowed).toBe(true);
+    // `default` (no organization) becomes ready too.
+    expect((await validateNamespace(namespaceRequest({ operation: 'UPDATE', user: RECONCILER, name: 'default', annotations: { ...CREATED, ...own } }), deps)).allowed).toBe(true);
+    for (const [key, value] of Object.entries(own)) {
+      const r = await validateNamespace(namespaceRequest({ operation: 'UPDATE', user: alice, labels: { [ORG]: 'acme' }, annotations: { ...CREATED, [key]: value }, old: { labels: { [ORG]: 'acme' } } }), deps);
+      expect(message(r)).toContain(`user "alice" may not add, change or remove annotation ${key} on namespace "team-a": only privileged principals may`);
+    }
+    // Not in organizations.privileged: the other organization rules still judge it.
+    expect(message(await validateNamespace(namespaceRequest({ operation: 'UPDATE', user: RECONCILER, labels: { [ORG]: 'acme', env: 'prod' }, old: { labels: { [ORG]: 'acme' } } }), deps))).toContain('may not add, change or remove label env');
+  });
+
+  it('finding 1: the reconciler creates an LNamespace\'s namespace with its billing fields, for its creator, in the slot the LNamespace holds', async () => {
+    const deps = orgDeps({ organizations: [organization('acme', [{ kind: 'User', name: 'alice', default: true }], { quota: 1, status: { namespaces: 0, reservations: [{ uid: 'lns-create', namespace: 'team-a', expires: new Date(Date.now() + 60_000).toISOString() }] } })] });
+    const create = ownedBy(namespaceRequest({ user: RECONCILER, labels: { [ORG]: 'acme' }, annotations: { 'furnish.dev/creator': 'alice', 'furnish.dev/requester': 'alice', 'furnish.dev/billing.costCenter': '4711' } }), 'lns-uid');
+    const r = await validateNamespace(create, deps);
+    expect(r.allowed).toBe(true);
+    // The quota of 1 is the LNamespace's slot: found held by the namespace's name, not counted twice.
+    expect(deps.organizations.organizations.get('acme')!.status!.reservations).toHaveLength(1);
+  });
+
+  it('a cluster with organizations on that never created an Organization behaves as before: no "no organization", no allowlist', async () => {
+    const none = orgDeps({ organizations: [] });
+    expect((await validateNamespace(namespaceRequest({ user: mallory }), none)).allowed).toBe(true);
+    expect((await validateNamespace(namespaceRequest({ user: mallory, labels: { [ORG]: 'anything' } }), none)).allowed).toBe(true);
+    expect((await validateNamespace(namespaceRequest({ operation: 'UPDATE', user: alice, labels: { env: 'prod' }, annotations: { ...CREATED, 'furnish.dev/requester': 'bob' } }), none)).allowed).toBe(true);
+    expect((await mutateNamespace(namespaceRequest({ user: mallory, webhook: 'mutate' }), none)).allowed).toBe(true);
+    // The first Organization turns the rules on.
+    expect(message(await validateNamespace(namespaceRequest({ user: mallory }), orgDeps({ organizations: [organization('acme')] })))).toContain('without an organization');
+  });
+
+  it('finding 2: Furnish moves a namespace only into the organization its controlling LNamespace names', async () => {
+    const move = () => ownedBy(namespaceRequest({ operation: 'UPDATE', user: RECONCILER, labels: { [ORG]: 'globex' }, old: { labels: { [ORG]: 'acme' } } }), 'lns-uid');
+    // The LNamespace was relabelled globex (judged then, with a slot in globex): followed, the slot found held.
+    const held = { namespaces: 0, reservations: [{ uid: 'lns-relabel', namespace: 'team-a', expires: new Date(Date.now() + 60_000).toISOString() }] };
+    const deps = orgDeps({ organizations: [organization('acme', [], { quota: 5 }), organization('globex', [], { quota: 1, status: held })], lnamespaces: [shop('globex')] });
+    expect((await validateNamespace(move(), deps)).allowed).toBe(true);
+    expect(deps.organizations.organizations.get('globex')!.status!.reservations).toHaveLength(1);
+    // Not into any other: the LNamespace names acme, or another object of the same name (another uid), or none.
+    for (const lnamespaces of [[shop('acme')], [shop('globex', 'another-uid')], []]) {
+      const r = await validateNamespace(move(), orgDeps({ lnamespaces }));
+      expect(message(r)).toContain('user "system:serviceaccount:furnish-system:furnish-reconciler" may not move namespace "team-a" into organization "globex": not a member');
+    }
+    // An administrator's LNamespace (privileged when judged) gets its namespace created as it names it, even without an organization.
+    const adminsShop: KubeObject = { apiVersion: 'furnish.dev/v1alpha1', kind: 'LNamespace', metadata: { name: 'team-a', uid: 'lns-uid' } };
+    const forAdmin = () => ownedBy(namespaceRequest({ user: RECONCILER, annotations: { 'furnish.dev/creator': 'admin', 'furnish.dev/requester': 'admin' } }), 'lns-uid');
+    expect((await validateNamespace(forAdmin(), orgDeps({ lnamespaces: [adminsShop] }))).allowed).toBe(true);
+    expect(message(await validateNamespace(forAdmin(), orgDeps({ lnamespaces: [shop('acme')] })))).toContain('user "admin" may not create namespace "team-a" without an organization');
+    // Nobody else follows an LNamespace.
+    expect(followsLNamespace({ ...ruleBase(), requester: alice, lnamespace: { name: 'team-a', organization: 'globex' } })).toBeUndefined();
+  });
+
+  it('finding 14: a namespace of a deleted Organization is never blocked for "no such Organization" (the namespace controller finalizing it)', async () => {
+    const gone = orgDeps({ organizations: [organization('globex')] });
+    const controller = { username: 'system:serviceaccount:kube-system:namespace-controller' };
+    for (const subResource of ['status', 'finalize']) {
+      expect((await validateNamespace(namespaceRequest({ operation: 'UPDATE', subResource, user: controller, labels: { [ORG]: 'acme' }, old: { labels: { [ORG]: 'acme' } } }), gone)).allowed).toBe(true);
+    }
+    expect(message(await validateNamespace(namespaceRequest({ operation: 'UPDATE', user: alice, labels: { [ORG]: 'acme' }, old: { labels: { [ORG]: 'globex' } } }), gone))).toContain('no such Organization');
+  });
+
+  it('finding 18: the requester annotations are set by a trusted creator at CREATE, and changed by nobody but Furnish', async () => {
+    const deps = orgDeps();
+    for (const key of ['furnish.dev/requester', 'openshift.io/requester']) {
+      const update = await validateNamespace(namespaceRequest({ operation: 'UPDATE', user: alice, labels: { [ORG]: 'acme' }, annotations: { ...CREATED, [key]: 'bob' }, old: { labels: { [ORG]: 'acme' } } }), deps);
+      expect(message(update)).toBe(`user "alice" may not add, change or remove annotation ${key} on namespace "team-a": it names who the namespace was created for, set once by a trusted creator`);
+      const create = await validateNamespace(namespaceRequest({ user: alice, labels: { [ORG]: 'acme' }, annotations: { 'furnish.dev/creator': 'alice', [key]: 'bob' } }), deps);
+      expect(message(create)).toContain(`user "alice" may not set annotation ${key} on namespace "team-a": only a trusted creator names the user it creates a namespace for`);
+    }
+    const input = { ...ruleBase(), old: { name: 'team-a', labels: {}, annotations: { 'furnish.dev/requester': 'alice' } }, namespace: { name: 'team-a', labels: {}, annotations: { 'furnish.dev/requester': 'dora' } } };
+    expect(requesterSetByTrustedCreator({ ...input, requester: RECONCILER })).toMatchObject({ allow: expect.stringContaining('is Furnish') });
+    expect(requesterSetByTrustedCreator({ ...input, operation: 'CREATE', old: undefined, requester: RECONCILER })).toMatchObject({ allow: expect.stringContaining('trusted creator') });
+    expect(requesterSetByTrustedCreator({ ...input, namespace: input.old })).toMatchObject({ allow: 'requester unchanged' });
+  });
+});
+
+function ruleBase() {
+  return {
+    settings: { ...DEFAULT_ORGANIZATION_SETTINGS, enabled: true },
+    systemNamespaces: [],
+    furnishNamespace: 'furnish-system',
+    furnishPrincipals: [RECONCILER.username],
+    trustedCreators: [RECONCILER.username],
+    operation: 'UPDATE' as const,
+    requester: RECONCILER,
+    creator: RECONCILER,
+    namespace: { name: 'team-a', labels: { [ORG]: 'globex' }, annotations: {} },
+    old: { name: 'team-a', labels: { [ORG]: 'acme' }, annotations: {} },
+  };
+}

@@ -50,14 +50,22 @@ describe('infra/templates', () => {
     for (const t of templates) expect(validateTemplate(t)).toEqual([]);
   });
 
-  it('give an organization namespace the admin RoleBinding to the organization\'s Group (CreateOnly), quota and limits', () => {
+  it('give an organization namespace the admin RoleBinding to the organization\'s Group (Enforce), quota and limits', () => {
     const result = render({ 'furnish.dev/organization': 'acme' });
     expect(result.problems).toEqual([]);
     const byName = Object.fromEntries(result.objects.map((o) => [`${o.object.kind}/${o.object.metadata.name}`, o.object]));
     expect(byName['RoleBinding/organization-admin']).toMatchObject({ roleRef: { kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'Group', name: 'acme' }] });
-    expect(templates.find((t) => t.metadata.name === 'organization-admin')!.spec.mode).toBe('CreateOnly');
+    expect(templates.find((t) => t.metadata.name === 'organization-admin')!.spec.mode).toBe('Enforce');
     expect(byName['ResourceQuota/organization-quota']).toMatchObject({ spec: { hard: { pods: '50', 'requests.memory': '16Gi' } } });
     expect(byName['LimitRange/organization-limits']).toMatchObject({ spec: { limits: [{ type: 'Container', default: { cpu: '1', memory: '512Mi' } }] } });
+  });
+
+  it('the admin RoleBinding follows the organization: after a transfer the same object names the new Group only (finding 16)', () => {
+    const binding = (org: string) => render({ 'furnish.dev/organization': org }).objects.find((o) => o.object.kind === 'RoleBinding')!.object;
+    expect(binding('globex')).toMatchObject({ metadata: { name: 'organization-admin' }, subjects: [{ kind: 'Group', name: 'globex' }] });
+    expect(binding('globex').subjects).toHaveLength(1);
+    // Enforce re-applies the subjects a transfer changes; CreateOnly never touched the first organization's again.
+    expect(templates.find((t) => t.metadata.name === 'organization-admin')!.spec.mode).not.toBe('CreateOnly');
   });
 
   it('take per-namespace overrides from annotations', () => {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { validateOrganization } from '../../../shared/org/validate.ts';
+import { deletionRefusal, validateOrganization } from '../../../shared/org/validate.ts';
 import { validateOrganizationHandler } from '../../../shared/webhooks/handlers/validate-organization.ts';
-import { organization, organizationReview, orgDeps, scenario } from '../../support/organizations.ts';
+import { namespaceObject, organization, organizationReview, orgDeps, scenario } from '../../support/organizations.ts';
+import type { AdmissionRequest } from '../../../shared/admission/types.ts';
+import type { Organization } from '../../../shared/org/types.ts';
 
 describe('validateOrganization', () => {
   it('accepts the scenario organizations', () => {
@@ -77,5 +79,35 @@ describe('validate-organization webhook', () => {
     deps.organizations.list = () => Promise.reject(new Error('connection refused'));
     const r = await validateOrganizationHandler(organizationReview(organization('initech', [{ kind: 'User', name: 'dave', default: true }])).request, deps);
     expect(r.status).toMatchObject({ code: 503, message: 'could not read the other Organizations (connection refused); retry' });
+  });
+});
+
+describe('finding 14: an Organization with namespaces is not deleted', () => {
+  const deletion = (org: Organization): AdmissionRequest => {
+    const r = organizationReview(org).request;
+    return { ...r, operation: 'DELETE', object: undefined, oldObject: org } as AdmissionRequest;
+  };
+  const ORG = 'furnish.dev/organization';
+
+  it('refuses while it has live namespaces, naming how many and how to move them; terminating ones do not count', async () => {
+    const terminating = { ...namespaceObject('old', { [ORG]: 'acme' }), metadata: { ...namespaceObject('old', { [ORG]: 'acme' }).metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } };
+    const deps = orgDeps({ namespaces: [namespaceObject('team-b', { [ORG]: 'acme' }), namespaceObject('team-a', { [ORG]: 'acme' }), terminating, namespaceObject('g', { [ORG]: 'globex' })] });
+    const r = await validateOrganizationHandler(deletion(scenario().organizations[0]!), deps);
+    expect(r.status).toMatchObject({ code: 403, message: 'Organization "acme" may not be deleted: it still has 2 namespaces (team-a, team-b); move each to another organization (kubectl label namespace <name> furnish.dev/organization=<other> --overwrite, or relabel its LNamespace) or delete it, then delete the Organization' });
+    expect((await validateOrganizationHandler(deletion(organization('empty')), deps)).allowed).toBe(true);
+    expect((await validateOrganizationHandler(deletion(organization('old-only', [])), orgDeps({ namespaces: [terminating] }))).allowed).toBe(true);
+  });
+
+  it('refuses while a namespace create holds a slot; fails closed when the namespaces cannot be read', async () => {
+    const busy = organization('acme', [], { status: { namespaces: 0, reservations: [{ uid: 'u', namespace: 'x', expires: new Date(Date.now() + 30_000).toISOString() }] } });
+    expect((await validateOrganizationHandler(deletion(busy), orgDeps({ namespaces: [] }))).status?.message).toContain('may not be deleted: 1 namespace create is in flight');
+    const deps = orgDeps();
+    deps.organizations.namespacesOf = () => Promise.reject(new Error('connection refused'));
+    expect((await validateOrganizationHandler(deletion(organization('acme')), deps)).status).toMatchObject({ code: 503, message: 'could not read the namespaces of organization "acme" (connection refused); retry' });
+  });
+
+  it('pure: lists at most five names', () => {
+    expect(deletionRefusal('acme', ['a', 'b', 'c', 'd', 'e', 'f', 'g'], 0)).toContain('it still has 7 namespaces (a, b, c, d, e, and 2 more)');
+    expect(deletionRefusal('acme', [], 0)).toBeUndefined();
   });
 });

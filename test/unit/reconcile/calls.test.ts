@@ -61,7 +61,7 @@ describe('calls per namespace reconcile', () => {
     expect(r.result).toBe('converged');
     const writes = api.requests.slice(sent).filter((q) => q.method !== 'GET').map((q) => `${q.method} ${q.path}`);
     expect(writes.sort()).toEqual([
-      'PATCH /api/v1/namespaces/a',
+      'PATCH /api/v1/namespaces/a/status',
       'PATCH /api/v1/namespaces/a/configmaps/owner',
       'PATCH /api/v1/namespaces/a/configmaps/quota',
       'PATCH /api/v1/namespaces/a/configmaps/furnish-applyset',
@@ -117,7 +117,7 @@ describe('calls per namespace reconcile', () => {
           clearTimeout(timer);
           eventHeld = false;
         }
-        if (req.method === 'PATCH' && req.path === '/api/v1/namespaces/a' && eventHeld) {
+        if (req.method === 'PATCH' && req.path === '/api/v1/namespaces/a/status' && eventHeld) {
           patchedWhileEventHeld = true;
           release();
         }

@@ -20,7 +20,8 @@ function parse(path: string): Route | null {
   const group = parts[0] === 'api' ? '' : parts[1];
   let namespace: string | undefined;
   let i = 0;
-  if (rest[0] === 'namespaces' && rest.length >= 3) {
+  // namespaces/<name>/status and /finalize are the namespace's own subresources, not a collection in it.
+  if (rest[0] === 'namespaces' && rest.length >= 3 && !(rest.length === 3 && ['status', 'finalize'].includes(rest[2]!))) {
     namespace = decodeURIComponent(rest[1]!);
     i = 2;
   }
@@ -39,9 +40,39 @@ function mergePatch(target: unknown, patch: unknown): unknown {
   return Object.fromEntries(out);
 }
 
+/** A strategic merge patch's status.conditions merge with the object's by type (their patchMergeKey). */
+function byTypeConditions(existing: KubeObject, patch: unknown): unknown {
+  const conditions = (patch as { status?: { conditions?: { type: string }[] } }).status?.conditions;
+  if (!Array.isArray(conditions)) return patch;
+  const before = ((existing.status as { conditions?: { type: string }[] } | undefined)?.conditions ?? []).filter((c) => !conditions.some((n) => n.type === c.type));
+  const p = patch as { status: Record<string, unknown> };
+  return { ...p, status: { ...p.status, conditions: [...before, ...conditions] } };
+}
+
 /** Label selectors as the API server reads them (kube-sim's parser: equality and set-based). */
 function matches(obj: KubeObject, selector: string | undefined): boolean {
   return matchesLabels(parseLabelSelector(selector), obj.metadata.labels);
+}
+
+interface LabelsEntry { manager: string; operation: 'Apply' | 'Update'; fieldsV1: { 'f:metadata': { 'f:labels': Record<string, object> } } }
+
+/**
+ * managedFields as far as ownership reads them (shared/ownership.ts): which field manager's write
+ * set which labels (an apply owns what it sent, an update or patch what it set; a null drops it).
+ */
+function withManagers(before: KubeObject | undefined, after: KubeObject, req: KubeRequest): KubeObject {
+  const entries = ((before?.metadata.managedFields ?? []) as LabelsEntry[]).map((e) => ({ ...e, fieldsV1: { 'f:metadata': { 'f:labels': { ...e.fieldsV1['f:metadata']['f:labels'] } } } }));
+  const manager = req.query?.fieldManager as string | undefined;
+  if (manager) {
+    const operation = req.contentType === 'application/apply-patch+yaml' ? 'Apply' : 'Update';
+    let entry = entries.find((e) => e.manager === manager && e.operation === operation);
+    if (!entry) entries.push((entry = { manager, operation, fieldsV1: { 'f:metadata': { 'f:labels': {} } } }));
+    const sent = Object.entries((req.body as KubeObject).metadata?.labels ?? {}) as [string, string | null][];
+    const kept = operation === 'Apply' ? [] : Object.keys(entry.fieldsV1['f:metadata']['f:labels']).filter((f) => !sent.some(([k]) => f === `f:${k}`));
+    const set = sent.filter(([, v]) => v !== null).map(([k]) => `f:${k}`);
+    entry.fieldsV1['f:metadata']['f:labels'] = Object.fromEntries([...kept, ...set].map((f) => [f, {}]));
+  }
+  return { ...after, metadata: { ...after.metadata, managedFields: entries } };
 }
 
 const status = (code: number, reason: string, message = reason) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
@@ -114,7 +145,7 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
         if (c.has(keyOf(route.namespace, obj.metadata.name!))) return { status: 409, data: status(409, 'AlreadyExists') };
         const bad = api.rejectWhen?.(obj);
         if (bad) return { status: 422, data: status(422, 'Invalid', bad) };
-        return save({ ...obj, metadata: { ...obj.metadata, namespace: route.namespace } }, 201);
+        return save(withManagers(undefined, { ...obj, metadata: { ...obj.metadata, namespace: route.namespace } }, req), 201);
       }
       case 'DELETE': {
         if (!existing) return { status: 404, data: status(404, 'NotFound') };
@@ -129,10 +160,11 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
           const bad = api.rejectWhen?.(obj);
           if (bad) return { status: 422, data: status(422, 'Invalid', bad) };
           const merged = existing ? (mergePatch(existing, obj) as KubeObject) : obj;
-          return save(merged, existing ? 200 : 201);
+          return save(withManagers(existing, merged, req), existing ? 200 : 201);
         }
         if (!existing) return { status: 404, data: status(404, 'NotFound') };
-        return save(mergePatch(existing, req.body) as KubeObject, 200);
+        const body = req.contentType === 'application/strategic-merge-patch+json' ? byTypeConditions(existing, req.body) : req.body;
+        return save(withManagers(existing, mergePatch(existing, body) as KubeObject, req), 200);
       }
       default:
         return { status: 405, data: status(405, 'MethodNotAllowed') };

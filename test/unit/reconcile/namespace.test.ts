@@ -187,6 +187,25 @@ describe('reconcileNamespace bookkeeping', () => {
     api.put(tpl('gold', [cm('x')], { namespaces: { labelSelector: { matchLabels: { tier: 'gold' } } } }));
     const r = await reconcileNamespace(deps, 'plain');
     expect(r.writes).toBe(1);
-    expect(api.writes().map((w) => w.path)).toEqual(['/api/v1/namespaces/plain']);
+    expect(api.writes().map((w) => w.path)).toEqual(['/api/v1/namespaces/plain/status']);
+  });
+
+  it('keeps a Ready condition beside the phase, in the same write, for kubectl wait --for=condition=Ready', async () => {
+    const { api, deps } = setup();
+    api.put(ns('waited', { tier: 'gold' }));
+    api.put(tpl('gold', [cm('x')], { namespaces: { labelSelector: { matchLabels: { tier: 'gold' } } } }));
+    await reconcileNamespace(deps, 'waited');
+    const ready = api.get('v1', 'Namespace', undefined, 'waited')!;
+    expect(ready.metadata.labels?.[KEY.phase]).toBe('ready');
+    expect((ready.status as { conditions: unknown[] }).conditions).toEqual([{ type: 'Ready', status: 'True', reason: 'Ready', message: 'every matching NamespaceTemplate is applied and every initializer is done', lastTransitionTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) }]);
+    const namespaceWrites = api.writes().filter((w) => w.path.startsWith('/api/v1/namespaces/waited') && !w.path.includes('/configmaps/') && !w.path.endsWith('/events'));
+    expect(namespaceWrites.map((w) => `${w.method} ${w.path}`)).toEqual(['PATCH /api/v1/namespaces/waited/status']);
+    // A template that can no longer apply: False, reason Failed, the failure as message.
+    api.rejectWhen = (o) => (o.kind === 'ConfigMap' && o.metadata.name === 'x' ? 'data: Invalid value' : undefined);
+    api.put({ ...api.get('furnish.dev/v1alpha1', 'NamespaceTemplate', undefined, 'gold')!, spec: { namespaces: { labelSelector: { matchLabels: { tier: 'gold' } } }, templates: [cm('x', { changed: 'yes' })] } });
+    await reconcileNamespace(deps, 'waited');
+    const failed = api.get('v1', 'Namespace', undefined, 'waited')!;
+    expect(failed.metadata.labels?.[KEY.phase]).toBe('failed');
+    expect((failed.status as { conditions: Array<Record<string, string>> }).conditions).toEqual([expect.objectContaining({ type: 'Ready', status: 'False', reason: 'Failed', message: failed.metadata.annotations![KEY.failure] })]);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, it, expect } from '@jest/globals';
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import { applySetId } from '../../../shared/render/applyset.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { observedException, observedHash } from '../../../shared/reconcile/observed.ts';
 import { afterWrites, desiredState, expectedTemplates, heldSnapshotOutdated, kindsAbsenceDecides, kindsToObserve, needsApply, parentNeedsWrite, parentObject, planNamespace, planWrites, unpopulated, type DesiredState, type HeldObjects, type PlanInput } from '../../../shared/reconcile/plan.ts';
@@ -23,8 +24,8 @@ const roleBinding: KubeObject = {
   subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: '$(CREATOR)' }],
 };
 
-/** The managedFields entry a template apply by Furnish leaves: it owns the label and the recorded annotations. */
-const furnishApply = { manager: 'furnish', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { [`f:${KEY.template}`]: {} }, 'f:annotations': { [`f:${KEY.appliedHash}`]: {}, [`f:${KEY.deletionPolicy}`]: {} } } } };
+/** The managedFields entry a template apply by Furnish leaves: it owns the labels (ApplySet membership: ownership.ts) and the recorded annotations. */
+const furnishApply = { manager: 'furnish', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { [`f:${KEY.template}`]: {}, [`f:${KEY.applySetPartOf}`]: {} }, 'f:annotations': { [`f:${KEY.appliedHash}`]: {}, [`f:${KEY.deletionPolicy}`]: {} } } } };
 
 /** What the API server would hold after applying the desired objects (plus server-side extras). */
 function liveFrom(desired: DesiredState, normalise: (o: KubeObject) => KubeObject = (o) => o): KubeObject[] {
@@ -170,10 +171,10 @@ describe('planNamespace', () => {
     expect(p2.orphan.map((r) => r.name)).toEqual(['creator-admin']);
   });
 
-  it('an object someone took our label off is still ours (field manager): pruned; one Furnish never applied is not', () => {
+  it('an object whose template label is gone is still ours (ApplySet membership, field manager): pruned; one Furnish never applied is not', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
     const { observed, parent } = converged(ns, [template('base', [configMap('owner')])]);
-    const unlabelled = observed.map((o) => ({ ...o, metadata: { ...o.metadata, labels: {} } }));
+    const unlabelled = observed.map((o) => ({ ...o, metadata: { ...o.metadata, labels: { [KEY.applySetPartOf]: o.metadata.labels![KEY.applySetPartOf]! } } }));
     // No record either: ownership is read on the object, never from an annotation in the namespace.
     expect(planNamespace({ namespace: ns, desired: desiredState(ns, []), observed: unlabelled, parent, record: EMPTY_RECORD, templates: [] }).prune.map((r) => r.name)).toEqual(['owner']);
     const theirs = unlabelled.map((o) => ({ ...o, metadata: { ...o.metadata, managedFields: [{ ...furnishApply, manager: 'kubectl-client-side-apply' }] } }));
@@ -365,7 +366,7 @@ describe('planNamespace without reading the objects (a fan-out)', () => {
 
 describe('heldSnapshotOutdated', () => {
   const at = (o: KubeObject, resourceVersion: string): KubeObject => ({ ...o, metadata: { ...o.metadata, resourceVersion } });
-  const ours = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'q', namespace: 'team-a', labels: { [KEY.template]: 'base' } } } as KubeObject;
+  const ours = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'q', namespace: 'team-a', labels: { [KEY.template]: 'base', [KEY.applySetPartOf]: applySetId('team-a') }, managedFields: [furnishApply] } } as KubeObject;
   const theirs = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'user', namespace: 'team-a' } } as KubeObject;
   const parent = parentObject('team-a', { groupKinds: ['ConfigMap'], applied: ['base'], failed: [] });
 

@@ -19,6 +19,16 @@ describe('guard-initializing rules', () => {
     expect(allowSystemPrincipals({ user: { username: 'system:serviceaccount:kube-system:evil' }, namespace: 'n', settings })).toBeUndefined();
   });
 
+  it('allow-system-principals: the controllers that keep running workloads going, the scheduler and the nodes (issue 25 finding 10)', () => {
+    for (const username of ['system:serviceaccount:kube-system:replicaset-controller', 'system:serviceaccount:kube-system:job-controller', 'system:serviceaccount:kube-system:persistent-volume-binder', 'system:kube-scheduler']) {
+      expect(allowSystemPrincipals({ user: { username }, namespace: 'n', settings })).toBeDefined();
+    }
+    expect(allowSystemPrincipals({ user: { username: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] }, namespace: 'n', settings })).toBeDefined();
+    // A tenant's ServiceAccount of the same name, or a user named like a node without the group, is not one.
+    expect(allowSystemPrincipals({ user: { username: 'system:serviceaccount:team-a:replicaset-controller' }, namespace: 'n', settings })).toBeUndefined();
+    expect(allowSystemPrincipals({ user: { username: 'system:node:n1', groups: ['system:authenticated'] }, namespace: 'n', settings })).toBeUndefined();
+  });
+
   it('require-initialize: everyone else needs verb initialize on the namespace', () => {
     const user = { username: 'alice' };
     expect(requireInitialize({ user, namespace: 'team-a', settings })).toMatchObject({ requires: { user, verb: 'initialize', group: '', resource: 'namespaces', name: 'team-a' } });
@@ -41,7 +51,7 @@ describe('guard-initializing text for a failed namespace', () => {
         + 'Furnish applies the namespace\'s templates again when a template changes, and the namespace leaves phase failed once all of them apply',
     );
     // A failure that names no template (an initializer's) still says what to do.
-    expect(stillFurnishing('x', 'vault: sealed')).toBe('namespace "x" could not be furnished (furnish.dev/phase=failed): vault: sealed; waiting will not help: a holder of verb "initialize" on namespace "x" repairs it and sets its phase');
+    expect(stillFurnishing('x', 'vault: sealed')).toBe('namespace "x" could not be furnished (furnish.dev/phase=failed): vault: sealed; waiting will not help: a holder of verb "initialize" on namespace "x" repairs it, then removes its annotation furnish.dev/failure (Furnish then sets phase pending again)');
     expect(stillFurnishing('x')).toBe('namespace "x" is still being furnished; retry in a few seconds');
   });
 });

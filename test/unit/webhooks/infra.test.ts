@@ -28,7 +28,7 @@ describe('infra/webhooks', () => {
   });
 
   // validate-namespace reserves organization quota (never on dry run); mutate-pod only fills in a default, so fails open.
-  const SIDE_EFFECTS: Partial<Record<string, string>> = { 'validate-namespace': 'NoneOnDryRun' };
+  const SIDE_EFFECTS: Partial<Record<string, string>> = { 'validate-namespace': 'NoneOnDryRun', 'mutate-lnamespace': 'NoneOnDryRun' };
   const FAILURE_POLICY: Partial<Record<string, string>> = { 'mutate-pod': 'Ignore' };
 
   it.each(WEBHOOKS.map((w) => [w]))('%s: v1 reviews, declared side effects, a reasoned failurePolicy and timeout, never skipped by a label a requester writes', (name) => {
@@ -53,18 +53,33 @@ describe('infra/webhooks', () => {
     const rules = (name: string) => (parse(text(name)).webhooks[0] as Webhook).rules;
     expect(rules('mutate-namespace')).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces', 'namespaces/status', 'namespaces/finalize'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
     expect(rules('validate-namespace')).toEqual(rules('mutate-namespace'));
-    expect(rules('validate-organization')).toEqual([{ apiGroups: ['furnish.dev'], apiVersions: ['v1alpha1'], resources: ['organizations'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
+    expect(rules('validate-organization')).toEqual([{ apiGroups: ['furnish.dev'], apiVersions: ['v1alpha1'], resources: ['organizations'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' }]);
     expect(rules('mutate-pod')).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }]);
     expect((parse(text('mutate-pod')).webhooks[0] as Webhook).namespaceSelector!.matchExpressions).toContainEqual({ key: 'furnish.dev/organization', operator: 'Exists' });
     expect(rules('validate-template')).toEqual([{ apiGroups: ['furnish.dev'], apiVersions: ['v1alpha1'], resources: ['namespacetemplates', 'namespaceinitializationconfigurations'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
     const guard = parse(text('guard-initializing')).webhooks[0] as Webhook;
     expect(guard.rules).toEqual([{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' }]);
     expect(guard.namespaceSelector!.matchExpressions).toContainEqual({ key: 'furnish.dev/phase', operator: 'In', values: ['pending', 'failed'] });
-    // protect-objects: every namespaced kind (templates hold any), but only templates' objects, and only changes of existing ones.
-    const protect = parse(text('protect-objects')).webhooks[0] as Webhook;
-    expect(protect.rules).toEqual([{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['UPDATE', 'DELETE'], scope: 'Namespaced' }]);
-    expect(protect.objectSelector).toEqual({ matchExpressions: [{ key: 'furnish.dev/template', operator: 'Exists' }] });
-    expect(protect.namespaceSelector).toBeUndefined();
+    // protect-objects: every namespaced kind (templates hold any), but only ApplySet members (Furnish's objects among them);
+    // its second webhook: ApplySet parents (Furnish's told apart by name and id in the function).
+    const [protect, parent, scale] = parse(text('protect-objects')).webhooks as Webhook[];
+    expect(protect!.rules).toEqual([
+      { apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' },
+      { apiGroups: [''], apiVersions: ['v1'], resources: ['pods/ephemeralcontainers'], operations: ['UPDATE'], scope: 'Namespaced' },
+    ]);
+    // Its third: the scale subresources (a Scale has no labels, so no objectSelector), in namespaces Furnish governs.
+    expect(scale!.rules).toEqual([
+      { apiGroups: ['apps'], apiVersions: ['*'], resources: ['deployments/scale', 'replicasets/scale', 'statefulsets/scale'], operations: ['UPDATE'], scope: 'Namespaced' },
+      { apiGroups: [''], apiVersions: ['*'], resources: ['replicationcontrollers/scale'], operations: ['UPDATE'], scope: 'Namespaced' },
+    ]);
+    expect(scale!.objectSelector).toBeUndefined();
+    expect(scale!.namespaceSelector).toEqual({ matchExpressions: [{ key: 'furnish.dev/phase', operator: 'Exists' }] });
+    expect(scale!.failurePolicy).toBe('Fail');
+    expect(protect!.objectSelector).toEqual({ matchExpressions: [{ key: 'applyset.kubernetes.io/part-of', operator: 'Exists' }] });
+    expect(protect!.namespaceSelector).toBeUndefined();
+    expect(parent!.rules).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' }]);
+    expect(parent!.objectSelector).toEqual({ matchExpressions: [{ key: 'applyset.kubernetes.io/id', operator: 'Exists' }] });
+    expect([protect!.failurePolicy, parent!.failurePolicy]).toEqual(['Fail', 'Fail']);
   });
 });
 

@@ -8,7 +8,7 @@ import type { KubeObject, UserInfo } from '../../../shared/kube/types.ts';
 import { furnishInitializer, mergeConfigurations } from '../../../shared/initializers/config.ts';
 import { HANDLERS } from '../../../shared/webhooks/handlers/index.ts';
 import { staticInitializerLookups } from '../../../shared/webhooks/initializer-lookups.ts';
-import { failOnReport, readyWhenInitialized, recordInitializers } from '../../../shared/webhooks/rules/initializers-mutate.ts';
+import { failOnReport, pendingWhenRepaired, readyWhenInitialized, recordInitializers } from '../../../shared/webhooks/rules/initializers-mutate.ts';
 import { failureReportedByItsInitializer, initializersRemoveThemselvesInOrder } from '../../../shared/webhooks/rules/initializers-validate.ts';
 import { writesWaitForInitializers } from '../../../shared/webhooks/rules/initializers-guard.ts';
 import type { NamespaceInfo } from '../../../shared/render/types.ts';
@@ -45,6 +45,15 @@ describe('mutate-namespace initializer rules', () => {
   it('ready-when-initialized sets ready on the update that empties the list', () => {
     expect(readyWhenInitialized(update(seeder, ns({ [LIST]: 'secret-seeder' }), ns({ [LIST]: '' })))).toMatchObject({ labels: { 'furnish.dev/phase': 'ready' } });
     expect(readyWhenInitialized(update(seeder, ns({ [LIST]: 'furnish,secret-seeder' }), ns({ [LIST]: 'secret-seeder' })))).toMatchObject({ skip: expect.any(String) });
+  });
+
+  it('pending-when-repaired: a failed namespace whose failure record is removed is pending again; nothing else moves it', () => {
+    const failed = ns({ [LIST]: 'secret-seeder', 'furnish.dev/failure': 'secret-seeder: vault sealed' }, 'failed');
+    expect(pendingWhenRepaired(update(alice, failed, ns({ [LIST]: 'secret-seeder' }, 'failed')))).toMatchObject({ labels: { 'furnish.dev/phase': 'pending' } });
+    expect(pendingWhenRepaired(update(alice, failed, ns({ [LIST]: 'secret-seeder', 'furnish.dev/failure': 'other' }, 'failed')))).toMatchObject({ skip: expect.any(String) });
+    // A requester who sets the phase itself is judged by validate-namespace, not helped here.
+    expect(pendingWhenRepaired(update(alice, failed, ns({ [LIST]: 'secret-seeder' }, 'ready')))).toMatchObject({ skip: expect.any(String) });
+    expect(readyWhenInitialized(update(seeder, ns({ [LIST]: 'secret-seeder' }), ns({ [LIST]: '' }, 'failed')))).toMatchObject({ skip: expect.any(String) });
   });
 
   it('fail-on-report marks the namespace failed with the report', () => {
@@ -96,7 +105,7 @@ describe('guard-initializing initializer rule', () => {
   it('keeps a failed namespace closed to all but holders of initialize', () => {
     expect(writesWaitForInitializers({ user: alice, namespace: ns({ 'furnish.dev/failure': 'vault: did not finish' }, 'failed'), known })).toMatchObject({
       refused: 'write into namespace "team-a", which failed to initialize (vault: did not finish)', requires: { verb: 'initialize' },
-      advice: 'waiting will not help: a holder of verb "initialize" on namespace "team-a" repairs it and sets its phase',
+      advice: 'waiting will not help: a holder of verb "initialize" on namespace "team-a" repairs it, then removes its annotation furnish.dev/failure (Furnish then sets phase pending again)',
     });
   });
 
@@ -175,6 +184,55 @@ describe('the namespace webhooks with initializers', () => {
     expect(refused).toMatchObject({ allowed: false, status: { code: 403 } });
     // Both the phase change (validate-namespace's own rule) and the removal need initialize: one message each.
     expect(refused.status!.message).toContain(`user "${SEEDER_SA}" may not remove initializer "secret-seeder" from namespace "team-a": needs verb "initialize" on namespaces, resourceName "team-a"`);
+  });
+
+  // Issue 25 finding 6: namespaces/status and /finalize keep metadata changes, so they are judged like the namespace.
+  it.each(['status', 'finalize'])('validate-namespace judges the list through namespaces/%s: emptying it is refused', async (subResource) => {
+    const statusOnly: UserInfo = { username: 'status-writer', groups: ['system:authenticated'] };
+    const before = ns({ [LIST]: 'secret-seeder' });
+    const request = { ...namespaceRequest('UPDATE', statusOnly, ns({}), before), subResource };
+    const refused = await HANDLERS['validate-namespace'](request, deps([], [{ user: 'status-writer', verb: 'initialize' }]));
+    expect(refused).toMatchObject({ allowed: false, status: { code: 403 } });
+    expect(refused.status!.message).toContain('user "status-writer" may not remove initializer "secret-seeder" from namespace "team-a": only its principals may (ServiceAccount secret-seeder/seeder)');
+    // The initializer removing itself through the subresource gets `ready` there too.
+    const own = { ...namespaceRequest('UPDATE', seeder, ns({ [LIST]: '' }), before), subResource };
+    expect(decodePatch(await HANDLERS['mutate-namespace'](own, deps()))).toEqual([{ op: 'replace', path: '/metadata/labels/furnish.dev~1phase', value: 'ready' }]);
+  });
+
+  // Issue 25 finding 7: `initialize` does not set the phase; an initializer whose turn has not come cannot open the namespace.
+  it.each([undefined, 'status'])('validate-namespace refuses the seeder, holding initialize, setting phase=ready early (subresource %s)', async (subResource) => {
+    const before = ns({ [LIST]: 'furnish,secret-seeder' });
+    const request = { ...namespaceRequest('UPDATE', seeder, ns({ [LIST]: 'furnish,secret-seeder' }, 'ready'), before), ...(subResource ? { subResource } : {}) };
+    const refused = await HANDLERS['validate-namespace'](request, deps([], [{ user: SEEDER_SA, verb: 'initialize' }]));
+    expect(refused).toMatchObject({ allowed: false, status: { code: 403 } });
+    expect(refused.status!.message).toContain(`user "${SEEDER_SA}" may not change label furnish.dev/phase from "pending" to "ready" on namespace "team-a": only Furnish sets the phase`);
+    // The reconciler sets it.
+    expect(await HANDLERS['validate-namespace']({ ...request, userInfo: { username: RECONCILER } }, deps())).toMatchObject({ allowed: true });
+  });
+
+  it('a holder of initialize repairs a failed namespace by removing its failure record: Furnish sets pending', async () => {
+    const failed = ns({ [LIST]: 'secret-seeder', 'furnish.dev/failure': 'secret-seeder: vault sealed' }, 'failed');
+    const repair = namespaceRequest('UPDATE', alice, ns({ [LIST]: 'secret-seeder' }, 'failed'), failed);
+    expect(decodePatch(await HANDLERS['mutate-namespace'](repair, deps()))).toEqual([{ op: 'replace', path: '/metadata/labels/furnish.dev~1phase', value: 'pending' }]);
+    const repaired = namespaceRequest('UPDATE', alice, ns({ [LIST]: 'secret-seeder' }, 'pending'), failed);
+    expect(await HANDLERS['validate-namespace'](repaired, deps([], [{ user: 'alice', verb: 'initialize' }]))).toMatchObject({ allowed: true });
+    expect(await HANDLERS['validate-namespace'](repaired, deps())).toMatchObject({ allowed: false });
+    // Straight to ready is not a repair: only Furnish gets it there.
+    const skipped = namespaceRequest('UPDATE', alice, ns({ [LIST]: 'secret-seeder' }, 'ready'), failed);
+    expect(await HANDLERS['validate-namespace'](skipped, deps([], [{ user: 'alice', verb: 'initialize' }]))).toMatchObject({ allowed: false });
+  });
+
+  // Issue 25 finding 10: a namespace that was ready and turned failed keeps its workloads running.
+  it('guard-initializing lets the system controllers write into a failed namespace; the tenant stays out', async () => {
+    const failed = ns({ [LIST]: '', 'furnish.dev/failure': 'template stall: example.com/Widget/team-a/w: NotFound (HTTP 404): not served' }, 'failed');
+    const pod = (user: UserInfo): AdmissionRequest => ({
+      ...writeInto('team-a', user), kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' },
+      object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-1', namespace: 'team-a' } },
+    });
+    const controller = { username: 'system:serviceaccount:kube-system:replicaset-controller', groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system'] };
+    expect(await HANDLERS['guard-initializing'](pod(controller), deps([failed]))).toMatchObject({ allowed: true });
+    expect(await HANDLERS['guard-initializing'](pod({ username: 'system:node:n1', groups: ['system:nodes'] }), deps([failed]))).toMatchObject({ allowed: true });
+    expect(await HANDLERS['guard-initializing'](pod(alice), deps([failed]))).toMatchObject({ allowed: false, status: { code: 403 } });
   });
 
   it('guard-initializing: the working initializer writes, the next one and users wait, the reconciler always', async () => {

@@ -144,7 +144,7 @@ describe('namespaces/status and namespaces/finalize are judged like the namespac
       const response = await HANDLERS['validate-namespace'](v, testDeps());
       expect(response.allowed).toBe(false);
       expect(response.status!.message).toContain('may not change annotation furnish.dev/creator');
-      expect(response.status!.message).toContain('needs verb "initialize"');
+      expect(response.status!.message).toContain('only Furnish sets the phase');
     });
   }
 });

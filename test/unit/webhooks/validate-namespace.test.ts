@@ -1,10 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { validateNamespace } from '../../../shared/webhooks/handlers/validate-namespace.ts';
+import { readyConditionOf, validateNamespace } from '../../../shared/webhooks/handlers/validate-namespace.ts';
 import {
   creatorIsImmutable,
   nameLabelMatchesName,
   optOutNeedsPermission,
-  phaseChangeNeedsInitialize,
+  phaseSetOnlyByFurnish,
+  readyConditionSetOnlyByFurnish,
   templatesNeedUse,
 } from '../../../shared/webhooks/rules/validate-namespace.ts';
 import type { NamespaceValidationInput } from '../../../shared/webhooks/rules/validate-namespace.ts';
@@ -50,6 +51,21 @@ describe('validate-namespace rules', () => {
     expect(creatorIsImmutable(input({ user: { username: 'bob' } }))).toMatchObject({ deny: expect.stringContaining('user "bob" may not set annotation furnish.dev/creator="alice"') });
   });
 
+  it('ready-condition-set-only-by-furnish: nobody but the reconciler changes the Ready condition (kubectl wait reads it)', () => {
+    const pending = readyConditionOf({ status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'being furnished' }] } });
+    const forged = readyConditionOf({ status: { conditions: [{ type: 'NamespaceDeletionContentFailure', status: 'False' }, { type: 'Ready', status: 'True', reason: 'Ready', message: 'trust me' }] } });
+    expect(readyConditionOf({ status: { phase: 'Active' } })).toBeUndefined();
+    expect(readyConditionSetOnlyByFurnish(input())).toMatchObject({ allow: 'Ready condition unchanged' });
+    expect(readyConditionSetOnlyByFurnish({ ...updated(() => {}), readyCondition: { before: pending, after: pending } })).toMatchObject({ allow: 'Ready condition unchanged' });
+    expect(readyConditionSetOnlyByFurnish({ ...updated(() => {}), readyCondition: { before: pending, after: forged } })).toEqual({
+      rule: 'ready-condition-set-only-by-furnish',
+      deny: `user "alice" may not change the Ready condition of namespace "team-a" (${pending} to ${forged}): only Furnish sets it, with the phase`,
+    });
+    expect(readyConditionSetOnlyByFurnish({ ...updated(() => {}), readyCondition: { before: undefined, after: forged } })).toMatchObject({ deny: expect.stringContaining('(none to') });
+    const reconciler = { username: 'system:serviceaccount:furnish-system:furnish-reconciler', groups: [] };
+    expect(readyConditionSetOnlyByFurnish({ ...updated(() => {}, reconciler), readyCondition: { before: pending, after: forged } })).toMatchObject({ allow: expect.stringContaining('the reconciler') });
+  });
+
   it('opt-out-needs-permission: setting the opt-out needs verb optout on namespacetemplates', () => {
     const optingOut = updated((ns) => (ns.annotations['furnish.dev/opt-out'] = 'true'));
     expect(optOutNeedsPermission(optingOut)).toMatchObject({ requires: { verb: 'optout', group: 'furnish.dev', resource: 'namespacetemplates', user: alice } });
@@ -58,16 +74,18 @@ describe('validate-namespace rules', () => {
     expect(optOutNeedsPermission(ci)).toMatchObject({ allow: expect.stringContaining('auto-opt-out') });
   });
 
-  it('phase-change-needs-initialize: any change of furnish.dev/phase except the pending mutate-namespace sets', () => {
-    expect(phaseChangeNeedsInitialize(input())).toMatchObject({ allow: 'phase unchanged' });
+  it('phase-set-only-by-furnish: any change of furnish.dev/phase but the pending mutate-namespace sets, the reconciler\'s, or one the update\'s initializer annotations dictate', () => {
+    const only = 'only Furnish sets the phase (its reconciler, or mutate-namespace: ready when the last initializer removes itself, failed when the working one reports failure, pending when a holder of verb "initialize" removes annotation furnish.dev/failure of a failed namespace)';
+    expect(phaseSetOnlyByFurnish(input())).toMatchObject({ allow: 'phase unchanged' });
     const ready = updated((ns) => (ns.labels['furnish.dev/phase'] = 'ready'));
-    expect(phaseChangeNeedsInitialize(ready)).toMatchObject({
-      refused: 'change label furnish.dev/phase from "pending" to "ready" on namespace "team-a"',
-      requires: { verb: 'initialize', group: '', resource: 'namespaces', name: 'team-a' },
-    });
+    expect(phaseSetOnlyByFurnish(ready)).toEqual({ rule: 'phase-set-only-by-furnish', deny: `user "alice" may not change label furnish.dev/phase from "pending" to "ready" on namespace "team-a": ${only}` });
     const createdReady = input({ namespace: { name: 'n', labels: { 'furnish.dev/phase': 'ready' }, annotations: {} } });
-    expect(phaseChangeNeedsInitialize(createdReady)).toMatchObject({ requires: { verb: 'initialize' } });
-    expect(phaseChangeNeedsInitialize(updated((ns) => delete ns.labels['furnish.dev/phase']))).toMatchObject({ requires: { verb: 'initialize' } });
+    expect(phaseSetOnlyByFurnish(createdReady)).toMatchObject({ deny: expect.stringContaining('may not change label furnish.dev/phase from "pending" to "ready" on namespace "n"') });
+    expect(phaseSetOnlyByFurnish(updated((ns) => delete ns.labels['furnish.dev/phase']))).toMatchObject({ deny: expect.stringContaining('from "pending" to null') });
+    // The reconciler sets it; so does mutate-namespace when the last initializer removes itself.
+    expect(phaseSetOnlyByFurnish({ ...ready, user: { username: 'system:serviceaccount:furnish-system:furnish-reconciler' } })).toMatchObject({ allow: expect.stringContaining('the reconciler') });
+    const last = { ...ready, old: { ...ready.old!, annotations: { ...ready.old!.annotations, 'furnish.dev/initializers': 'secret-seeder' } }, namespace: { ...ready.namespace, annotations: { ...ready.namespace.annotations, 'furnish.dev/initializers': '' } } };
+    expect(phaseSetOnlyByFurnish(last)).toMatchObject({ allow: expect.stringContaining('set by mutate-namespace') });
   });
 
   it('templates-need-use: one check per template, named after it', () => {
@@ -154,7 +172,7 @@ describe('validate-namespace handler on what kube-apiserver sent', () => {
     const response = await validateNamespace(request, testDeps());
     expect(response.status!.message!.split('; ')).toEqual([
       'user "bob" may not opt namespace "priv-b" out of NamespaceTemplates (annotation furnish.dev/opt-out="true"): needs verb "optout" on namespacetemplates.furnish.dev',
-      'user "bob" may not set label furnish.dev/phase="ready" on namespace "priv-b": needs verb "initialize" on namespaces, resourceName "priv-b"',
+      'user "bob" may not set label furnish.dev/phase="ready" on namespace "priv-b": only Furnish sets the phase (its reconciler, or mutate-namespace: ready when the last initializer removes itself, failed when the working one reports failure, pending when a holder of verb "initialize" removes annotation furnish.dev/failure of a failed namespace)',
     ]);
     const broken = { ...testDeps(), templates: { list: () => Promise.reject(new Error('HTTP 503')) } };
     expect(await validateNamespace(mutated(admissionRequest('002-validate-CREATE-namespaces-team-a-alice')), broken)).toMatchObject({

@@ -4,7 +4,7 @@ import type { KubeObject } from '../../../../shared/kube/types.ts';
 import { serverSideApply } from '../apply.ts';
 import { ApiError, badRequest, notFound, unsupportedMediaType } from '../errors.ts';
 import { isObject } from '../fieldsets.ts';
-import { managersForWrite, recordUpdate, setManagedFields } from '../managed-fields.ts';
+import { managersForApply, managersForWrite, recordUpdate, setManagedFields } from '../managed-fields.ts';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PATCH_TYPES } from '../patch.ts';
 import { groupResource } from '../resources.ts';
 import type { Sim } from '../sim.ts';
@@ -78,7 +78,7 @@ async function applyObject(sim: Sim, req: ApiRequest): Promise<ApiReply> {
     return commitCreate(sim, req, created.object, requestOptions('CreateOptions', req));
   }
   checkResourceVersion(req, live, config);
-  const applied = serverSideApply(live, config, managersForWrite(live, live), ctx, force);
+  const applied = serverSideApply(live, config, managersForApply(live, ctx), ctx, force);
   const next = withDefaults(sim, req.type, prepareForUpdate(req.type, live, applied.object, req.subresource));
   setManagedFields(next, applied.managers);
   return commitUpdate(sim, req, live, next, requestOptions('UpdateOptions', req));

@@ -5,13 +5,15 @@ import { apiVersionOf, groupResource, type ResourceType } from '../resources.ts'
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from '../selectors.ts';
 import type { Sim } from '../sim.ts';
 import { objectKey } from '../store.ts';
+import { asTable, tableOptions } from '../tables.ts';
 import { checkListVersion, listVersion, snapshotOf } from './list-version.ts';
 import type { ApiReply, ApiRequest } from './request.ts';
 
 export function getObject(sim: Sim, req: ApiRequest): ApiReply {
+  const table = tableOptions(req.accept, req.query); // 406 before 404, as the real server negotiates first
   const obj = sim.store.get(sim.keyOf(req.type), req.namespace, req.name!);
   if (!obj) throw notFound(groupResource(req.type), req.name!);
-  return { status: 200, body: obj };
+  return { status: 200, body: table ? asTable(req.type, obj, table) : obj };
 }
 
 interface ContinueToken {
@@ -58,6 +60,7 @@ export function listItem(type: ResourceType, obj: KubeObject): unknown {
  * is far longer than kube-sim's bounded history).
  */
 export async function listObjects(sim: Sim, req: ApiRequest): Promise<ApiReply> {
+  const table = tableOptions(req.accept, req.query);
   const token = decodeContinue(req.query.get('continue'));
   const version = listVersion(req.query);
   await checkListVersion(sim, req, version);
@@ -73,6 +76,7 @@ export async function listObjects(sim: Sim, req: ApiRequest): Promise<ApiReply> 
     metadata.continue = encodeContinue(rv, objectKey(last.metadata.namespace, last.metadata.name!));
     if (!req.query.get('labelSelector') && !req.query.get('fieldSelector')) metadata.remainingItemCount = afterStart.length - page.length;
   }
+  if (table) return { status: 200, body: asTable(req.type, { metadata, items: page }, table) };
   return {
     status: 200,
     body: { kind: req.type.listKind, apiVersion: apiVersionOf(req.type), metadata, items: page.map((o) => listItem(req.type, o)) },

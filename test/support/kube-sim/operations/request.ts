@@ -21,6 +21,8 @@ export interface ApiRequest {
   query: URLSearchParams;
   body?: unknown;
   contentType?: string;
+  /** The Accept header: a Table (tables.ts) or the object itself. */
+  accept?: string;
   user: Authenticated;
   userAgent: string;
 }

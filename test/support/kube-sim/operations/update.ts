@@ -59,7 +59,7 @@ export function checkResourceVersion(req: ApiRequest, live: KubeObject, sent: Ku
  * compare-and-swap refuses such a write; kube-apiserver's GuaranteedUpdate then runs the update
  * again on the fresh object, where a resourceVersion the client sent is stale: 409 Conflict.
  */
-class LostRace extends Error {}
+export class LostRace extends Error {}
 
 const MAX_UPDATE_ATTEMPTS = 16;
 
