@@ -23,7 +23,7 @@ resource "google_cloudfunctions2_function" "fn" {
     max_instance_count               = local.is_webhook[each.key] ? var.webhook.max_instances : var.reconciler.max_instances
     available_memory                 = local.is_webhook[each.key] ? var.webhook.memory : var.reconciler.memory
     timeout_seconds                  = local.is_webhook[each.key] ? var.webhook.timeout : var.reconciler.timeout
-    max_instance_request_concurrency = local.is_webhook[each.key] ? 80 : var.reconciler.concurrency
+    max_instance_request_concurrency = local.is_webhook[each.key] ? var.webhook.concurrency : var.reconciler.concurrency
     available_cpu                    = "1"
     ingress_settings                 = "ALLOW_ALL"
     environment_variables            = local.is_webhook[each.key] ? merge(local.webhook_env, { FURNISH_AUDIENCE = local.function_url[each.key] }) : merge(local.reconciler_env, { FURNISH_PUSH_AUDIENCE = local.function_url[each.key] })
@@ -56,7 +56,11 @@ locals {
   webhook_env = {
     FURNISH_CONFIG_FILE = "/etc/furnish/config.yaml"
     NODE_ENV            = "production"
+    NODE_OPTIONS        = local.webhook_node_options
   }
+  # A heap of fixed shape whatever the instance: with the memory budget of the reviews in progress
+  # it keeps the peak under 75 % of 256Mi (shared/webhooks/memory-budget.ts WEBHOOK_NODE_FLAGS).
+  webhook_node_options = "--max-semi-space-size=2 --max-old-space-size=160"
   # Only variables the reconcilers read (shared/config/settings.ts; test/terraform/deployment.test.ts):
   # they always publish to Pub/Sub, and their topics are the relay's (local.topic_env, last: not
   # overridable, or the two would part).

@@ -69,14 +69,15 @@ variable "reconciler_env" {
 }
 
 variable "webhook" {
-  description = "Sizing of the admission functions, on the user's critical path: keep an instance warm."
+  description = "Sizing of the admission functions, on the user's critical path: keep an instance warm. concurrency: requests one instance takes at once; 32 reviews of kube-apiserver's largest size (3 MiB), in the costliest shapes, peak under 75 % of 256Mi (`npm run bench -- webhooks-memory`; README, Performance). Measure again before raising it or lowering memory."
   type = object({
     min_instances = number
     max_instances = number
     memory        = string
     timeout       = number
+    concurrency   = optional(number, 32)
   })
-  default = { min_instances = 1, max_instances = 20, memory = "256Mi", timeout = 10 }
+  default = { min_instances = 1, max_instances = 20, memory = "256Mi", timeout = 10, concurrency = 32 }
 }
 
 variable "reconciler" {

@@ -2,6 +2,7 @@
 // "no uid" and a request with a field of the wrong type, each as its own AdmissionError. Checks
 // only the fields Furnish reads, so a newer kube-apiserver adding fields never breaks us.
 import { AdmissionError } from './errors.ts';
+import { BODY_LIMITS, bodyProblemMessage, scanBody, type BodyLimits, type BodyScan } from './scan.ts';
 import { ADMISSION_API_VERSION, ADMISSION_KIND, OPERATIONS } from './types.ts';
 import type { AdmissionRequest, DecodedReview } from './types.ts';
 
@@ -115,15 +116,39 @@ export function decodeAdmissionReview(value: unknown): DecodedReview {
   return value as unknown as DecodedReview;
 }
 
-/** Parses and checks the raw body. Throws AdmissionError; never anything else. */
-export function parseAdmissionReview(body: string | Uint8Array, maxBytes = DEFAULT_MAX_BODY_BYTES): DecodedReview {
-  const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-  if (size === 0) throw new AdmissionError('empty-body', 'request body is empty: expected an AdmissionReview');
-  if (size > maxBytes) throw new AdmissionError('too-large', `request body is ${size} bytes, more than the limit of ${maxBytes}`);
-  const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+/** The longest uid read from a body that is refused unparsed (kube-apiserver's are 36 bytes). */
+const MAX_UID_BYTES = 256;
+
+function uidOf(bytes: Buffer, scan: BodyScan): string | undefined {
+  if (!scan.uid || scan.uid[1] - scan.uid[0] > MAX_UID_BYTES) return undefined;
+  try {
+    const uid = JSON.parse(`"${bytes.toString('utf8', scan.uid[0], scan.uid[1])}"`) as string;
+    return uid.length > 0 ? uid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function asBuffer(body: string | Uint8Array): Buffer {
+  if (typeof body === 'string') return Buffer.from(body);
+  return Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+}
+
+/**
+ * Parses and checks the raw body. Throws AdmissionError; never anything else. A body nested too
+ * deep or with too many values (scan.ts) is refused before it is parsed, as the request's denial
+ * when its uid could be read. `onScan` learns the body's shape before it is parsed.
+ */
+export function parseAdmissionReview(body: string | Uint8Array, maxBytes = DEFAULT_MAX_BODY_BYTES, limits: BodyLimits = BODY_LIMITS, onScan?: (scan: BodyScan) => void): DecodedReview {
+  const bytes = asBuffer(body);
+  if (bytes.length === 0) throw new AdmissionError('empty-body', 'request body is empty: expected an AdmissionReview');
+  if (bytes.length > maxBytes) throw new AdmissionError('too-large', `request body is ${bytes.length} bytes, more than the limit of ${maxBytes}`);
+  const scan = scanBody(bytes, limits);
+  onScan?.(scan);
+  if (scan.problem) throw new AdmissionError(scan.problem.kind, bodyProblemMessage(scan.problem), uidOf(bytes, scan));
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(bytes.toString('utf8'));
   } catch (e) {
     throw new AdmissionError('not-json', `request body is not JSON: ${(e as Error).message}`);
   }

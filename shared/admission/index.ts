@@ -3,3 +3,4 @@ export * from './errors.ts';
 export * from './decode.ts';
 export * from './response.ts';
 export * from './depth.ts';
+export * from './scan.ts';

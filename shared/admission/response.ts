@@ -22,9 +22,11 @@ export function allow(request: Pick<AdmissionRequest, 'uid'>, extras: ResponseEx
   return withExtras({ uid: request.uid, allowed: true }, extras);
 }
 
+const DENIAL_REASONS: Readonly<Record<number, string>> = { 403: 'Forbidden', 413: 'RequestEntityTooLarge', 422: 'Invalid', 429: 'TooManyRequests' };
+
 /** A denial: kube-apiserver shows `message` to the user as the reason of the refusal. */
 export function deny(request: Pick<AdmissionRequest, 'uid'>, message: string, code = 403, extras: ResponseExtras = {}): AdmissionResponse {
-  const reason = code === 403 ? 'Forbidden' : code === 422 ? 'Invalid' : code >= 500 ? 'InternalError' : 'BadRequest';
+  const reason = DENIAL_REASONS[code] ?? (code >= 500 ? 'InternalError' : 'BadRequest');
   return withExtras({ uid: request.uid, allowed: false, status: { status: 'Failure', code, reason, message } }, extras);
 }
 

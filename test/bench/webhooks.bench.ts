@@ -9,11 +9,10 @@
 // Targets (issue 4): mutate decision p99 < 0.2 ms; HTTP and cold start within 1.5x of baseline.
 // Target (issue 9): an anonymous 40 MB request costs under 16 MB.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { buildFunction } from '../../scripts/build.ts';
-import { toReview } from '../../shared/admission/response.ts';
 import type { WebhookName } from '../../shared/config/types.ts';
 import { WEBHOOKS } from '../../shared/config/types.ts';
 import { cachedAuthorizer } from '../../shared/kube/sar.ts';
@@ -24,6 +23,7 @@ import { canMeasureProcessMemory, memoryCost, startServingProcess } from '../fun
 import type { AdmissionFixtureName } from '../support/fixtures.ts';
 import { organization, organizationReview, podReview } from '../support/organizations.ts';
 import type { DecodedReview } from '../../shared/admission/types.ts';
+import { writeBaseline } from './webhook-serving.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const frameworkMain = join(root, 'node_modules', '@google-cloud', 'functions-framework', 'build', 'src', 'main.js');
@@ -141,19 +141,6 @@ function post(agent: Agent | false, port: number, body: string, token: string): 
     req.on('error', reject);
     req.end(body);
   });
-}
-
-/** Writes a function that answers every call with one constant AdmissionReview: the floor. */
-function writeBaseline(dir: string): string {
-  const source = join(dir, 'baseline');
-  mkdirSync(source, { recursive: true });
-  const constant = JSON.stringify(toReview({ uid: '2095e57a-0119-45fc-ba72-1f1f9ad2a9a9', allowed: true }));
-  writeFileSync(
-    join(source, 'index.js'),
-    `import * as functions from '@google-cloud/functions-framework';\nconst body = ${JSON.stringify(constant)};\nfunctions.http('baseline', (req, res) => { res.status(200).type('application/json').send(body); });\n`,
-  );
-  writeFileSync(join(source, 'package.json'), JSON.stringify({ type: 'module', main: 'index.js' }));
-  return source;
 }
 
 // ---- 2. HTTP latency -------------------------------------------------------------------------
