@@ -239,6 +239,9 @@ describe('population through the relay and the in-process bus', () => {
     const counted = async () => ((await get(admin, path)) as NamespaceTemplate | undefined)?.status;
     await waitFor('one applied, one failed', async () => (await counted())?.failed === 1 && (await counted())?.applied === 1);
     // The server's own words name what is wrong, and the failure is final (not retried as a 500 would be).
+    // A recount between the ApplySet parent's write and the namespace's (which records the reason)
+    // has only "(reason not recorded)"; the namespace's write asks for the next one.
+    await waitFor('the failure\'s reason in the status', async () => !/reason not recorded/.test((await counted())?.recentFailures?.[0]?.reason ?? 'reason not recorded'));
     expect((await counted())?.recentFailures?.[0]?.reason).toMatch(/cannot convert the object.*quantities must match the regular expression/);
     // Every recount the converging namespaces asked for is done (FURNISH_STATUS_INTERVAL_MS, 1 s, and
     // a fifth of the time at most): none left to flip Ready but the one the deletion brings.
