@@ -138,6 +138,8 @@ describeKubectl('two initializers: furnish, then the example secret-seeder', () 
     expect(await phaseOf(TWO)).toBe('pending');
     // Furnish tries, and cannot finish (the stall template fails): furnish stays first.
     await waitFor('the stall template to fail in the namespace', async () => (await get(admin, `/api/v1/namespaces/${TWO}/configmaps/furnish-applyset`))?.metadata.annotations?.['furnish.dev/failed-templates']?.includes('e2e-stall'), 30_000);
+    // The ApplySet parent is written before the namespace, whose phase then says failed.
+    await waitFor('the namespace to say failed', async () => (await phaseOf(TWO)) === 'failed', 30_000);
     expect(await pendingOf(TWO)).toBe('furnish,secret-seeder');
   }, 60_000);
 
