@@ -36,6 +36,22 @@ async function created(name: string): Promise<KubeObject> {
   return res.data!;
 }
 
+describe('a namespace\'s status is the server\'s but through namespaces/status', () => {
+  it('a create or an update of the namespace itself cannot set conditions (a forged Ready); namespaces/status can', async () => {
+    const name = `status-${suffix}`;
+    const forged = { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'forged' }] };
+    const res = await kube.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name }, status: forged } });
+    expect(res.status).toBe(201);
+    made.push(name);
+    expect((await namespace(name)).status).toEqual({ phase: 'Active' });
+    await kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${name}`, contentType: 'application/merge-patch+json', body: { status: forged } });
+    expect((await namespace(name)).status).toEqual({ phase: 'Active' });
+    const viaStatus = await kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${name}/status`, contentType: 'application/strategic-merge-patch+json', body: { status: forged } });
+    expect(viaStatus.status).toBe(200);
+    expect((await namespace(name)).status).toMatchObject({ phase: 'Active', conditions: [expect.objectContaining({ type: 'Ready', status: 'True' })] });
+  });
+});
+
 describe('namespace subresources keep metadata changes', () => {
   for (const sub of ['status', 'finalize']) {
     it(`PUT namespaces/${sub} keeps a changed label and annotation`, async () => {

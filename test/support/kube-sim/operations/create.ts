@@ -32,7 +32,11 @@ function prepareForCreate(type: ResourceType, obj: KubeObject): KubeObject {
   if (type.crdName && type.statusSubresource) delete prepared.status;
   // A quota starts with an empty status (a Go struct: `{}`), which the quota controller fills.
   if (isQuotaType(type)) prepared.status = {};
-  if (isNamespaceType(type)) prepared.spec = { ...(prepared.spec as object), finalizers: ['kubernetes'] };
+  if (isNamespaceType(type)) {
+    prepared.spec = { ...(prepared.spec as object), finalizers: ['kubernetes'] };
+    // namespaceStrategy.PrepareForCreate: the status is the server's, whatever the request says (conditions too).
+    prepared.status = { phase: 'Active' };
+  }
   if (isCrdType(type)) {
     validateCrd(prepared);
     prepared.status = establishedStatus(prepared);
