@@ -15,8 +15,6 @@ export const KEY = {
   // What the reconcilers record on what they write, so that they can tell what they applied.
   /** annotation on every applied object: content hash of what Furnish last applied (skip unchanged objects). */
   appliedHash: 'furnish.dev/hash',
-  /** annotation older versions put on applied objects (the hash is now in the namespace's record, KEY.applied): never compared, removed by the next apply. */
-  observedHash: 'furnish.dev/observed-hash',
   /** annotation on every applied object: its template's deletionPolicy at apply time (prune or orphan it later). */
   deletionPolicy: 'furnish.dev/deletion-policy',
   /** annotation on the ApplySet parent: templates applied in full, sorted, comma-separated (status counts). */
@@ -24,21 +22,24 @@ export const KEY = {
   /** annotation on the ApplySet parent: templates that failed permanently, comma-separated (status counts, no retry loop). */
   failedTemplates: 'furnish.dev/failed-templates',
   /**
-   * annotation on a Namespace: what Furnish applied there (per object its template and hashes),
-   * the reconciler's record of its own writes (reconcile/record.ts). Never the word on ownership.
-   */
-  applied: 'furnish.dev/applied',
-  /**
    * annotation on a namespace whose phase is `failed`: why, one line per failed template
    * (`template T: group/Kind/ns/name: Reason (HTTP n): message`). The guard quotes it.
    */
   failure: 'furnish.dev/failure',
-  /** annotation on a NamespaceTemplate: fingerprint of what its last fan-out propagated (fan out only on change). */
+} as const;
+
+/**
+ * Keys earlier versions wrote, each a copy of a fact with its own home (docs/adr/0009): removed
+ * where found (the namespace's at its next reconcile, the template's at its next recount, the
+ * object's by the next apply or release), never read.
+ */
+export const LEGACY_KEY = {
+  /** annotation on a Namespace: a copy of what the ApplySet parent and the objects say. */
+  applied: 'furnish.dev/applied',
+  /** annotation on applied objects: a hash of the server's answer (drift is now judged by field ownership). */
+  observedHash: 'furnish.dev/observed-hash',
+  /** annotations on a NamespaceTemplate: what its last fan-out propagated (every change now fans out). */
   fanoutHash: 'furnish.dev/fanout-hash',
-  /**
-   * annotation on a NamespaceTemplate: what its last fan-out propagated entry by entry (fingerprints.ts
-   * fanoutEntries), so that the next reads only the kinds whose entries changed.
-   */
   fanoutEntries: 'furnish.dev/fanout-entries',
 } as const;
 

@@ -15,16 +15,10 @@ locals {
   }
   functions = concat(local.webhooks, keys(local.reconcilers))
 
-  # Push subscriptions, one per reconciler on its topic, plus the pending lane: namespaces a user
-  # is waiting on take their own topic and subscriptions on the same functions, so they are never
-  # queued behind a resync of every namespace on the namespaces topic.
-  subscriptions = merge(
-    { for fn, topic in local.reconcilers : fn => { function = fn, topic = topic } },
-    {
-      "reconcile-namespace-pending"    = { function = "reconcile-namespace", topic = "namespaces-pending" }
-      "reconcile-organization-pending" = { function = "reconcile-organization", topic = "namespaces-pending" }
-    },
-  )
+  # Push subscriptions, one per reconciler on its topic. Every message about a namespace takes the
+  # one namespaces topic: its ordering key (cluster/Namespace/<name>) serializes the namespace's
+  # reconciles, which a second topic would not.
+  subscriptions = { for fn, topic in local.reconcilers : fn => { function = fn, topic = topic } }
   topics = toset([for s in values(local.subscriptions) : s.topic])
 
   # The topic names as the relay and the reconcilers read them (shared/config/settings.ts): one map
@@ -33,7 +27,6 @@ locals {
   # relay publishes billing events.
   topic_env = {
     FURNISH_TOPIC_NAMESPACES  = google_pubsub_topic.events["namespaces"].name
-    FURNISH_TOPIC_PENDING     = google_pubsub_topic.events["namespaces-pending"].name
     FURNISH_TOPIC_TEMPLATES   = google_pubsub_topic.events["templates"].name
     FURNISH_TOPIC_LNAMESPACES = google_pubsub_topic.events["lnamespaces"].name
   }

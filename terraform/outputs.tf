@@ -9,7 +9,7 @@ output "webhook_urls" {
 }
 
 output "topics" {
-  description = "The topics the watch relay publishes to (FURNISH_TOPIC_NAMESPACES, FURNISH_TOPIC_TEMPLATES, FURNISH_TOPIC_PENDING, ...; install_vars hands them to the relay)."
+  description = "The topics the watch relay publishes to (FURNISH_TOPIC_NAMESPACES, FURNISH_TOPIC_TEMPLATES, ...; install_vars hands them to the relay)."
   value       = { for k, t in google_pubsub_topic.events : k => t.name }
 }
 

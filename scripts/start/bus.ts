@@ -8,10 +8,7 @@ import type { ReconcileConfig } from '../../shared/reconcile/config.ts';
 /** The relay's billing topic (README, Billing). */
 export const billingTopic = (env: Readonly<Record<string, string | undefined>>): string => readSetting(env, 'topicBilling') || 'furnish-billing';
 
-/**
- * Which function each topic's subscription pushes to, as terraform/locals.tf has it: the pending
- * lane (namespaces a user waits on) has its own subscriptions on the same functions.
- */
+/** Which function each topic's subscription pushes to, as terraform/locals.tf has it. */
 export function pushRoutes(config: ReconcileConfig, billing: string): { topic: string; fn: string; subscription: string }[] {
   const routes = [
     { topic: config.topics.namespaces, fn: 'reconcile-namespace', subscription: 'reconcile-namespace' },
@@ -19,9 +16,6 @@ export function pushRoutes(config: ReconcileConfig, billing: string): { topic: s
     { topic: config.topics.namespaces, fn: 'reconcile-organization', subscription: 'reconcile-organization' },
     { topic: billing, fn: RECORD_BILLING, subscription: RECORD_BILLING },
   ];
-  if (config.topics.pending) {
-    routes.push({ topic: config.topics.pending, fn: 'reconcile-namespace', subscription: 'reconcile-namespace-pending' }, { topic: config.topics.pending, fn: 'reconcile-organization', subscription: 'reconcile-organization-pending' });
-  }
   if (config.topics.lnamespaces) routes.push({ topic: config.topics.lnamespaces, fn: 'reconcile-lnamespace', subscription: 'reconcile-lnamespace' });
   return routes;
 }

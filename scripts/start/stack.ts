@@ -8,8 +8,9 @@
 import type { Bus } from '../../shared/bus/types.ts';
 import { connect, createKubeClient, type FaultHook, type KubeClient, type KubeClientOptions } from '../../shared/kube/client.ts';
 import { jsonLogger, type Logger } from '../../shared/log.ts';
-import { reconcileConfig, relayConfig } from '../../shared/reconcile/config.ts';
-import { startRelay, type RunningRelay } from '../../shared/reconcile/relay-process.ts';
+import { reconcileConfig } from '../../shared/reconcile/config.ts';
+import { relayConfig } from '../../functions/watch-relay/lib/config.ts';
+import { startRelay, type RunningRelay } from '../../functions/watch-relay/lib/relay-process.ts';
 import type { Runtime } from '../../shared/reconcile/runtime.ts';
 import { readSetting } from '../../shared/config/settings.ts';
 import { billingTopic, emulatorPush, memoryBusToPush } from './bus.ts';

@@ -1,15 +1,22 @@
 // Who created a namespace, and the one permission rule both admission and the reconciler apply
 // to that creator. Admission records, at CREATE and immutably, the creator's name
 // (furnish.dev/creator) and the whole identity it saw (furnish.dev/creator-identity: user, uid,
-// groups, extra as canonical JSON), so the reconciler asks `use` with exactly what admission asked:
-// a grant through a group counts in both places or in neither.
+// groups, extra as canonical form-urlencoded text), so the reconciler asks `use` with exactly what
+// admission asked: a grant through a group counts in both places or in neither.
 import { KEY } from '../keys.ts';
 import type { AccessCheck } from '../kube/sar.ts';
 import type { UserInfo } from '../kube/types.ts';
 import { GROUP } from '../render/types.ts';
 
-/** Annotation: the creator's identity as admission saw it, canonical JSON. Immutable like the creator. */
+/**
+ * Annotation: the creator's identity as admission saw it, immutable like the creator. Readable
+ * `application/x-www-form-urlencoded` text, e.g.
+ * `user=alice%40example.com&uid=u1&group=dev&group=system%3Aauthenticated&extra.scopes=read`.
+ */
 export const CREATOR_IDENTITY = 'furnish.dev/creator-identity';
+
+/** Prefix of the parameters that carry `extra`: `extra.<key>=<value>`, one per value. */
+const EXTRA = 'extra.';
 
 /**
  * Annotations through which a trusted creator (settings.trustedCreators) names the user it creates
@@ -17,25 +24,54 @@ export const CREATOR_IDENTITY = 'furnish.dev/creator-identity';
  */
 export const REQUESTER_ANNOTATIONS = ['furnish.dev/requester', 'openshift.io/requester'] as const;
 
-/** The identity with keys, groups and extra sorted, so that equal identities are equal strings. */
+/**
+ * The identity as canonical form-urlencoded text (URLSearchParams does all escaping): `user` first,
+ * then `uid`, one `group` per group, one `extra.<key>` per value, groups, keys and values sorted, so
+ * that equal identities are equal strings. Empty parts are left out, as the JSON form left out empty
+ * groups and uid; an extra key without values, which the form cannot state, is left out too.
+ */
 export function canonicalIdentity(user: UserInfo): string {
-  const out: Record<string, unknown> = {};
+  const form = new URLSearchParams({ user: user.username ?? '' });
+  if (user.uid) form.append('uid', user.uid);
+  for (const group of [...(user.groups ?? [])].sort()) form.append('group', group);
   const extra = user.extra ?? {};
-  const keys = Object.keys(extra).sort();
-  if (keys.length > 0) out.extra = Object.fromEntries(keys.map((k) => [k, [...(extra[k] ?? [])].sort()]));
-  if (user.groups?.length) out.groups = [...user.groups].sort();
-  if (user.uid) out.uid = user.uid;
-  out.username = user.username ?? '';
-  return JSON.stringify(out);
+  for (const key of Object.keys(extra).sort()) for (const value of [...(extra[key] ?? [])].sort()) form.append(EXTRA + key, value);
+  return form.toString();
+}
+
+/**
+ * Reads a recorded identity; undefined when the annotation is not one `canonicalIdentity` wrote:
+ * a form that does not re-encode to itself (unknown or repeated parameters, other escaping, order)
+ * or, from namespaces created before the form, JSON that is not an identity.
+ */
+export function parseIdentity(text: string | undefined): UserInfo | undefined {
+  if (text === undefined) return undefined;
+  if (text.startsWith('{')) return parseLegacyIdentity(text);
+  const form = new URLSearchParams(text);
+  const username = form.get('user');
+  if (username === null) return undefined;
+  const user: UserInfo = { username };
+  const uid = form.get('uid');
+  if (uid) user.uid = uid;
+  const groups = form.getAll('group');
+  if (groups.length > 0) user.groups = groups;
+  // A Map, not an object: an extra key may be `__proto__` or `constructor`.
+  const extra = new Map<string, string[]>();
+  for (const [name, value] of form) {
+    if (!name.startsWith(EXTRA)) continue;
+    const key = name.slice(EXTRA.length);
+    extra.set(key, [...(extra.get(key) ?? []), value]);
+  }
+  if (extra.size > 0) user.extra = Object.fromEntries(extra);
+  return canonicalIdentity(user) === text ? user : undefined;
 }
 
 function isStringList(v: unknown): v is string[] {
   return Array.isArray(v) && v.every((s) => typeof s === 'string');
 }
 
-/** Reads a recorded identity; undefined when the annotation is not one `canonicalIdentity` wrote. */
-export function parseIdentity(text: string | undefined): UserInfo | undefined {
-  if (text === undefined) return undefined;
+/** The canonical JSON earlier versions recorded (`{"groups":[…],"username":…}`), read as before. */
+function parseLegacyIdentity(text: string): UserInfo | undefined {
   let v: unknown;
   try {
     v = JSON.parse(text);

@@ -1,6 +1,7 @@
 // The message that travels from the relay (and the template fan-out) to the reconcilers. It only
-// names what changed: reconcilers read current state, so a message may be lost, duplicated or
-// reordered without harm.
+// names what changed and the revision it changed at: reconcilers read current state, at least
+// that recent, so a message may be lost or duplicated without harm. The messages of one object
+// share an ordering key, so its reconciles run one at a time (docs/adr/0009).
 
 export const MESSAGE_VERSION = 1;
 
@@ -17,33 +18,16 @@ export interface ReconcileMessage {
   kind: MessageKind;
   name: string;
   uid?: string;
+  /**
+   * The revision of the change the message names (the object's, a parent's write, or what a
+   * fan-out read): the receiver reads state at least this recent. Never trusted for more: a
+   * forged one costs a list.
+   */
   resourceVersion?: string;
   generation?: number;
   type: MessageType;
   /** Why, for logs: `template/<name>@<resourceVersion>` for FANOUT. */
   cause?: string;
-  /**
-   * FANOUT: digest of every template as the fan-out saw them (reconcile/fingerprints.ts templatesDigest).
-   * A namespace reconciler holding templates with this digest needs not read them again.
-   */
-  templates?: string;
-  /**
-   * FANOUT in batches: the namespaces this one message asks to converge (then `name` only labels
-   * the batch), each with what it holds of the template that changed. Absent: `name` is the namespace.
-   */
-  targets?: FanoutTarget[];
-  /**
-   * FANOUT in batches: read the batch's namespaces by one labelled list, not a GET each (a cluster
-   * small enough that the list, which costs the cluster's size, is the cheaper: fanout.ts batchesList).
-   */
-  listTargets?: boolean;
-  /** FANOUT in batches: the template that changed (the one `targets[].h` describe). */
-  template?: string;
-  /**
-   * FANOUT in batches: the group-kinds `targets[].h` covers (those whose entries changed); the
-   * template's objects of other kinds are judged by each namespace's record. Absent: every kind.
-   */
-  heldKinds?: string[];
   /**
    * Namespace messages from the relay: the namespace's organization (label furnish.dev/organization)
    * now and, when it differed, before (a transfer); [] when it has none. Absent: not known, so
@@ -51,23 +35,6 @@ export interface ReconcileMessage {
    */
   organizations?: string[];
 }
-
-/** A namespace of a fan-out batch. */
-export interface FanoutTarget {
-  /** The namespace. */
-  n: string;
-  /**
-   * What the namespace holds of the fanned-out template, read cluster-wide once per fan-out:
-   * object key → its furnish.dev/hash. Absent when the fan-out could not read them (the namespace
-   * then reads its objects itself).
-   */
-  h?: Record<string, string>;
-}
-
-/** Bounds of a batch a delivery is trusted to carry. */
-export const MAX_FANOUT_TARGETS = 1000;
-/** Namespaces per fan-out message when FURNISH_FANOUT_BATCH says nothing. */
-export const DEFAULT_FANOUT_BATCH = 50;
 
 /** What a bus carries: opaque bytes, string attributes (filterable in Pub/Sub), an ordering key. */
 export interface Envelope {
@@ -80,7 +47,8 @@ const KINDS = new Set<string>(['Namespace', 'NamespaceTemplate', 'LNamespace']);
 const TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'SYNC', 'FANOUT', 'STATUS']);
 
 /**
- * One ordering key per object: Pub/Sub delivers one object's messages in publish order. STATUS
+ * One ordering key per object: Pub/Sub delivers one object's messages in publish order, one at a
+ * time (the next after the last is acknowledged): a namespace's reconciles never overlap. STATUS
  * messages ("recount") need no order, and one key per sending namespace lets a burst of them be
  * delivered at once and folded into one recount, instead of queueing one behind the other.
  */
@@ -139,46 +107,8 @@ export function decodeMessage(data: Buffer | string | undefined): Decoded {
   if (typeof m.resourceVersion === 'string') message.resourceVersion = m.resourceVersion;
   if (typeof m.generation === 'number') message.generation = m.generation;
   if (typeof m.cause === 'string') message.cause = m.cause.slice(0, 300);
-  if (typeof m.templates === 'string' && /^[0-9a-f]{1,64}$/.test(m.templates)) message.templates = m.templates;
   if (isOrganizationList(m.organizations)) message.organizations = m.organizations;
-  if (m.targets !== undefined) {
-    const targets = decodeTargets(m.targets);
-    if (typeof targets === 'string') return { ok: false, reason: targets };
-    if (message.type !== 'FANOUT' || message.kind !== 'Namespace') return { ok: false, reason: 'targets are only carried by Namespace FANOUT messages' };
-    message.targets = targets;
-    if (typeof m.template !== 'string' || m.template === '' || m.template.length > 253) return { ok: false, reason: 'a FANOUT batch must name its template' };
-    message.template = m.template;
-    if (m.listTargets === true) message.listTargets = true;
-    if (m.heldKinds !== undefined) {
-      if (!isKindList(m.heldKinds)) return { ok: false, reason: `heldKinds must be a list of at most ${MAX_HELD_KINDS} group-kinds` };
-      message.heldKinds = m.heldKinds;
-    }
-  }
   return { ok: true, message };
-}
-
-/** More kinds than any template holds: a longer list is not a fan-out's. */
-const MAX_HELD_KINDS = 1000;
-const isKindList = (v: unknown): v is string[] => Array.isArray(v) && v.length <= MAX_HELD_KINDS && v.every((k) => typeof k === 'string' && k !== '' && k.length <= 317);
-
-const isNamespaceName = (v: unknown): v is string => typeof v === 'string' && v !== '' && v.length <= 63;
-
-/** A batch's targets, or what is wrong with them. */
-function decodeTargets(raw: unknown): FanoutTarget[] | string {
-  if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_FANOUT_TARGETS) return `targets must be a list of 1 to ${MAX_FANOUT_TARGETS} namespaces`;
-  const out: FanoutTarget[] = [];
-  for (const [i, t] of raw.entries()) {
-    const n = (t as { n?: unknown } | null)?.n;
-    if (!isNamespaceName(n)) return `targets[${i}].n must be a namespace name`;
-    const h = (t as { h?: unknown }).h;
-    if (h === undefined) {
-      out.push({ n });
-      continue;
-    }
-    if (!h || typeof h !== 'object' || Array.isArray(h) || !Object.values(h).every((v) => typeof v === 'string')) return `targets[${i}].h must map object keys to hashes`;
-    out.push({ n, h: h as Record<string, string> });
-  }
-  return out;
 }
 
 /** Small bounded set of recently seen identities (insertion-ordered eviction). */

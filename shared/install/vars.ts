@@ -7,7 +7,6 @@ import { parseSetting, SETTINGS, type SettingName } from '../config/settings.ts'
 /** The topic variables of the relay's manifest, each with the setting the relay reads it as. */
 export const TOPIC_VARS = {
   FURNISH_TOPIC_NAMESPACES: 'topicNamespaces',
-  FURNISH_TOPIC_PENDING: 'topicPending',
   FURNISH_TOPIC_TEMPLATES: 'topicTemplates',
   FURNISH_TOPIC_LNAMESPACES: 'topicLnamespaces',
   FURNISH_TOPIC_BILLING: 'topicBilling',

@@ -30,6 +30,16 @@ export interface Authorizer {
   cached?(check: AccessCheck): AccessDecision | undefined;
 }
 
+/** How denials name the requester. */
+export function who(user: UserInfo): string {
+  return `user "${user.username ?? ''}"`;
+}
+
+/** `user "bob" may not use NamespaceTemplate "privileged": needs verb "use" on namespacetemplates.furnish.dev, resourceName "privileged"` */
+export function refusal(user: UserInfo, refused: string, check: AccessCheck): string {
+  return `${who(user)} may not ${refused}: needs ${describeAccess(check)}`;
+}
+
 /** The RBAC a check needs, as the denial messages spell it: `verb "use" on namespacetemplates.furnish.dev, resourceName "x"`. */
 export function describeAccess(check: Pick<AccessCheck, 'verb' | 'group' | 'resource' | 'subresource' | 'name' | 'namespace'>): string {
   const resource = (check.group ? `${check.resource}.${check.group}` : check.resource) + (check.subresource ? `/${check.subresource}` : '');

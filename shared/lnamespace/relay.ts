@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { FIELD_MANAGER, KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { canonicalJson } from '../render/hash.ts';
-import { lastWrittenByFurnish } from '../reconcile/drift-watch.ts';
+import { lastWrittenByFurnish } from '../kube/managed-fields.ts';
 import { holderManager } from './desired.ts';
 import { LNS_KEY } from './types.ts';
 

@@ -1,9 +1,9 @@
-// Settings of the reconcilers and the relay, typed, read through the settings table
+// Settings of the reconcilers, and the topics the relay shares with them (the relay's own:
+// functions/watch-relay/lib/config.ts), typed, read through the settings table
 // (config/settings.ts: variables, parsers, defaults); pure: `env` is passed in.
 // Every variable is optional; the defaults run the local stack.
 import { readSetting, settingProblem } from '../config/settings.ts';
 import type { ClusterCredentialSource, PushAuthSettings } from '../config/types.ts';
-import { DEFAULT_DRIFT_RESOURCES } from './drift-watch.ts';
 
 export type { ClusterCredentialSource, PushAuthSettings };
 
@@ -23,28 +23,7 @@ export interface ReconcileConfig {
   readyDespiteFailures: boolean;
   /** Least time between two status recounts of one template prompted by namespaces (STATUS messages). */
   statusIntervalMs: number;
-  fanout: { concurrency: number; messagesPerSecond: number; batch: number; progressEvery: number; pageSize: number };
-}
-
-export interface RelayConfig {
-  cluster: string;
-  /** Full resync period; 0 disables it. */
-  resyncSeconds: number;
-  /** Server-side timeout of one watch request; the relay reconnects after it. */
-  watchTimeoutSeconds: number;
-  /** A watch that delivered nothing, not even a bookmark, for this long is presumed dead and relisted (0: never). */
-  watchSilenceSeconds: number;
-  /** A namespace still pending this long after its last message is published again (0: never). */
-  pendingRedriveSeconds: number;
-  /** Kinds watched by Furnish's label for drift (`plural` core, `plural.group/version`); empty: none. */
-  driftResources: string[];
-  pageSize: number;
-  port: number;
-  bus: 'memory' | 'pubsub';
-  pubsubProject: string;
-  topics: Topics;
-  /** Grace period for flushing on SIGTERM. */
-  shutdownMs: number;
+  fanout: { concurrency: number; messagesPerSecond: number; progressEvery: number; pageSize: number };
 }
 
 /** Pub/Sub topics; without `lnamespaces` the relay does not watch LNamespaces. */
@@ -52,14 +31,13 @@ export interface Topics {
   namespaces: string;
   templates: string;
   lnamespaces?: string;
-  /** Namespaces a user is waiting on (pending), on their own subscription: never behind a resync. Without it they share `namespaces`. */
-  pending?: string;
 }
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
-function topics(env: Env): Topics {
-  return { namespaces: readSetting(env, 'topicNamespaces'), templates: readSetting(env, 'topicTemplates'), lnamespaces: readSetting(env, 'topicLnamespaces'), pending: readSetting(env, 'topicPending') };
+/** One topic per kind: every message about a namespace takes the namespaces topic, whose ordering key (cluster/Namespace/<name>) serializes its reconciles. */
+export function readTopics(env: Env): Topics {
+  return { namespaces: readSetting(env, 'topicNamespaces'), templates: readSetting(env, 'topicTemplates'), lnamespaces: readSetting(env, 'topicLnamespaces') };
 }
 
 export function reconcileConfig(env: Env): ReconcileConfig {
@@ -70,7 +48,7 @@ export function reconcileConfig(env: Env): ReconcileConfig {
     cluster: readSetting(env, 'clusterId'),
     clusters: readSetting(env, 'clusters'),
     systemNamespaces: readSetting(env, 'systemNamespaces'),
-    topics: topics(env),
+    topics: readTopics(env),
     pubsubProject: readSetting(env, 'pubsubProject'),
     push: { mode, issuer: readSetting(env, 'pushIssuer'), audience, jwksUrl: readSetting(env, 'pushJwksUrl'), serviceAccountEmail: readSetting(env, 'pushServiceAccount') },
     kube: { qps: readSetting(env, 'kubeQps'), maxInflight: readSetting(env, 'kubeMaxInflight'), timeoutMs: readSetting(env, 'kubeTimeoutMs') },
@@ -80,26 +58,8 @@ export function reconcileConfig(env: Env): ReconcileConfig {
     fanout: {
       concurrency: readSetting(env, 'fanoutConcurrency'),
       messagesPerSecond: readSetting(env, 'fanoutRate'),
-      batch: readSetting(env, 'fanoutBatch'),
       progressEvery: readSetting(env, 'fanoutProgressEvery'),
       pageSize: readSetting(env, 'fanoutPageSize'),
     },
-  };
-}
-
-export function relayConfig(env: Env): RelayConfig {
-  return {
-    cluster: readSetting(env, 'clusterId'),
-    resyncSeconds: readSetting(env, 'resyncSeconds'),
-    watchTimeoutSeconds: readSetting(env, 'watchTimeoutSeconds'),
-    watchSilenceSeconds: readSetting(env, 'watchSilenceSeconds'),
-    pendingRedriveSeconds: readSetting(env, 'pendingRedriveSeconds'),
-    driftResources: readSetting(env, 'driftResources') ?? [...DEFAULT_DRIFT_RESOURCES],
-    pageSize: readSetting(env, 'listPageSize'),
-    port: readSetting(env, 'port'),
-    bus: readSetting(env, 'bus'),
-    pubsubProject: readSetting(env, 'pubsubProject'),
-    topics: topics(env),
-    shutdownMs: readSetting(env, 'shutdownMs'),
   };
 }

@@ -1,6 +1,6 @@
-// reconcile-namespace's reads, thin: the namespace, the templates (listed once per fan-out batch, not
-// once per namespace), the ApplySet parent, the live objects of the kinds Furnish may have
-// applied, and the creator's `use` of require-permission templates. No decisions here beyond
+// reconcile-namespace's reads, thin: the namespace, the templates (a list recent enough is shared
+// by the reconciles of one instance), the ApplySet parent, the live objects of the kinds Furnish
+// may have applied, and the creator's `use` of require-permission templates. No decisions here beyond
 // classifying a failed read: transient ones throw TransientError (redelivery), permanent ones
 // are answered as a reason.
 import { creatorIdentityOf } from '../auth/creator.ts';
@@ -9,12 +9,11 @@ import { listAll, NAMESPACES, TEMPLATES } from '../kube/api.ts';
 import type { KubeClient, KubeResponse } from '../kube/client.ts';
 import { classifyApiError, TransientError } from '../kube/errors.ts';
 import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
-import type { Authorizer } from '../kube/sar.ts';
+import { refusal, type Authorizer } from '../kube/sar.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
 import { APPLYSET_PARENT_NAME, type NamespaceTemplate } from '../render/index.ts';
-import { refusal } from '../webhooks/rules/outcome.ts';
-import { templatesDigest } from './fingerprints.ts';
+import { writtenAfter } from '../kube/revisions.ts';
 import { parseGroupKind } from './objects.ts';
 import { namespaceInfo, parentGroupKinds } from './plan.ts';
 
@@ -51,54 +50,44 @@ export function readParent(kube: KubeClient, namespace: string): Promise<Read<Ku
   return getOrNull(kube, `get applyset parent in ${namespace}`, `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${APPLYSET_PARENT_NAME}`);
 }
 
-interface TemplateSnapshot {
-  digest: string;
+/** A list of the templates and the revision it shows the API at. */
+export interface TemplatesRead {
   templates: NamespaceTemplate[];
-  /** The list's resourceVersion: the API's state the snapshot shows. */
-  resourceVersion: string;
+  /** The list's resourceVersion: every template written before it is in the list as written. */
+  listedAt: string;
 }
 
-/** Per client: the last templates listed, and a list in flight that concurrent fan-out messages share. */
-const snapshots = new WeakMap<KubeClient, { last?: TemplateSnapshot; inflight?: Promise<Read<TemplateSnapshot>> }>();
+/** Per client: the last list of the templates, and a list in flight that concurrent reconciles share. */
+const snapshots = new WeakMap<KubeClient, { last?: TemplatesRead; inflight?: Promise<Read<TemplatesRead>> }>();
 
-async function listTemplatesNow(kube: KubeClient): Promise<Read<TemplateSnapshot>> {
+async function listTemplatesNow(kube: KubeClient): Promise<Read<TemplatesRead>> {
   const { result, items } = await listAll(kube, resourcePath(TEMPLATES));
   if (!result.ok) return { ok: false, reason: failRead('list namespacetemplates', result) };
-  const templates = items as NamespaceTemplate[];
-  return { ok: true, value: { digest: templatesDigest(templates), templates, resourceVersion: result.resourceVersion } };
+  return { ok: true, value: { templates: items as NamespaceTemplate[], listedAt: result.resourceVersion } };
 }
 
+const recentEnough = (read: TemplatesRead | undefined, atLeast: string): read is TemplatesRead => read !== undefined && !writtenAfter(atLeast, read.listedAt);
+
 /**
- * Every template. `vouched` is the digest a fan-out message carries (templatesDigest): templates
- * held with that digest are the ones the fan-out saw, and are used without a read. Without it
- * (a new namespace, drift, a resync) they are always listed, so nothing newer is missed.
+ * The templates as listed at or after revision `atLeast` (the change a message names, or a write
+ * Furnish made in the namespace: plan.ts templatesOutdated), so that a fan-out of 1,000 namespaces
+ * lists them a few times, not 1,000: the last list, or one in flight, when recent enough; else a
+ * new list, which concurrent reconciles share. Without `atLeast`, always a new list.
  */
-export async function readTemplates(kube: KubeClient, vouched?: string): Promise<Read<TemplatesRead>> {
+export async function readTemplates(kube: KubeClient, atLeast?: string): Promise<Read<TemplatesRead>> {
   let slot = snapshots.get(kube);
   if (!slot) snapshots.set(kube, (slot = {}));
-  if (vouched !== undefined) {
-    const held = (s: TemplateSnapshot) => ({ ok: true as const, value: { templates: s.templates, listedAt: s.resourceVersion } });
-    if (slot.last?.digest === vouched) return held(slot.last);
+  if (atLeast !== undefined) {
+    if (recentEnough(slot.last, atLeast)) return { ok: true, value: slot.last };
     const shared = slot.inflight ? await slot.inflight : undefined;
-    if (shared?.ok && shared.value.digest === vouched) return held(shared.value);
+    if (shared?.ok && recentEnough(shared.value, atLeast)) return shared;
   }
   const listing = listTemplatesNow(kube);
   slot.inflight = listing;
   const got = await listing;
   if (slot.inflight === listing) slot.inflight = undefined;
-  if (!got.ok) return got;
-  slot.last = got.value;
-  return { ok: true, value: { templates: got.value.templates, listedAt: got.value.resourceVersion } };
-}
-
-export interface TemplatesRead {
-  templates: NamespaceTemplate[];
-  /**
-   * The resourceVersion of the list the templates come from: just now, or the list a held snapshot
-   * came from. A reconcile that finds the namespace written since (heldSnapshotOutdated: a batch
-   * wrote between its list and its reads, or the snapshot is older) lists them again.
-   */
-  listedAt: string;
+  if (got.ok && (!slot.last || writtenAfter(got.value.listedAt, slot.last.listedAt))) slot.last = got.value;
+  return got;
 }
 
 export interface Observed {

@@ -13,7 +13,6 @@ import type { Logger } from '../log.ts';
 import { APPLYSET_PARENT_NAME } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
 import type { ObjectRef } from './objects.ts';
-import { observedHash } from './observed.ts';
 import type { NamespacePatch } from './phase.ts';
 import { PARENT_FAILURE, type DesiredObject, type NamespacePlan, type OrphanRef, type WriteResults } from './plan.ts';
 import { eventObject, type namespaceEvent, type ObjectFailure } from './report.ts';
@@ -28,7 +27,7 @@ export interface WriteDeps {
 }
 
 export interface Execution extends WriteResults {
-  applied: Map<string, string>;
+  applied: Set<string>;
   created: Set<string>;
   released: Set<string>;
   failures: ObjectFailure[];
@@ -40,7 +39,7 @@ export interface Execution extends WriteResults {
 }
 
 export function newExecution(): Execution {
-  return { applied: new Map(), created: new Set(), released: new Set(), failures: [], writes: 0, transient: [], counts: { applied: 0, created: 0, pruned: 0, orphaned: 0 }, rolledBack: [] };
+  return { applied: new Set(), created: new Set(), released: new Set(), failures: [], writes: 0, transient: [], counts: { applied: 0, created: 0, pruned: 0, orphaned: 0 }, rolledBack: [] };
 }
 
 function recordFailure(exec: Execution, template: string, key: string, hash: string, res: KubeResponse<unknown>): void {
@@ -75,7 +74,7 @@ async function write(deps: WriteDeps, exec: Execution, want: DesiredObject, how:
   const res = how === 'apply' ? await applyObject(deps.kube, info, want.object, { dryRun }) : await createObject(deps.kube, info, want.object, { dryRun });
   if (res.ok && !dryRun) {
     if (how === 'apply') {
-      exec.applied.set(want.key, observedHash(want.object, res.data ?? want.object));
+      exec.applied.add(want.key);
       exec.counts.applied += 1;
     } else {
       exec.created.add(want.key);

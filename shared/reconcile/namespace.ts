@@ -1,22 +1,16 @@
 // reconcile-namespace: read (namespace-reads.ts), let the pure planner decide (plan.ts), carry
 // out exactly the planned writes (namespace-writes.ts), let the planner decide what to leave
-// behind, report. Level-triggered: the message only names the namespace. Transient failures throw
-// TransientError (the delivery fails, Pub/Sub redelivers); permanent ones are reported once and
-// the delivery is acknowledged.
+// behind, report. Level-triggered: the message names the namespace and the revision of the change
+// (docs/adr/0009). Reconciles of one namespace run one at a time (the ordering key of its
+// messages), so this reads, plans and writes without rechecking: it plans from templates listed
+// at or after that revision and after anything Furnish wrote in the namespace (templatesOutdated).
+// Transient failures throw TransientError (the delivery fails, Pub/Sub redelivers, the next
+// messages of the namespace wait); permanent ones are reported once and the delivery is acknowledged.
 //
-// Calls: a fan-out reconcile reads the namespace (in its batch's list in a small cluster, by a GET
-// in a large one: namespace-batch.ts) and, per batch, the templates; the message
-// says what the namespace holds of the template that changed (read cluster-wide once), its record
-// says the rest; it writes each object that changed, and the namespace only when its record or
-// phase changed (a clean apply changes neither). Anything else (a new namespace, drift the relay
-// reported, a resync, or a fan-out that may have to release an object) also lists the kinds
-// Furnish may have applied (the ApplySet parent comes with the ConfigMaps, or by a GET beside the
-// lists), and judges ownership on the objects; a first population lists only the kinds whose
-// absence lets a template skip its dry run (plan.ts unpopulated, kindsAbsenceDecides), then
-// writes each object, the parent once, the namespace once, and posts one Event. Naming a template
-// in a ready namespace's parent for the first time, or writing objects there, costs one more list
-// of the templates, after the writes (recheck.ts); a batch makes it once for all its namespaces.
-import { KEY } from '../keys.ts';
+// Calls: the namespace, the templates (a recent list shared: namespace-reads.ts readTemplates),
+// the ApplySet parent beside the lists of every kind the parent names or the templates render;
+// then each object that changed, the parent when what it says changed, the namespace when its
+// phase or Ready condition changed, and one Event when something happened.
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ResourceResolver } from '../kube/resources.ts';
@@ -24,12 +18,10 @@ import type { Authorizer } from '../kube/sar.ts';
 import type { Logger } from '../log.ts';
 import { TransientError } from '../kube/errors.ts';
 import { markTimedOutInitializer } from './initializers.ts';
-import { grantedTemplates, observeNamespace, readNamespace, readTemplates } from './namespace-reads.ts';
+import { grantedTemplates, observeNamespace, readNamespace, readParent, readTemplates, type Grants, type Read } from './namespace-reads.ts';
 import { applyParent, execute, patchNamespace, postEvent } from './namespace-writes.ts';
-import { sortedUnique, splitList } from './objects.ts';
-import { afterWrites, desiredState, heldSnapshotOutdated, kindsAbsenceDecides, kindsToObserve, namespaceInfo, namespaceSkip, planNamespace, unpopulated, type HeldObjects, type PlanInput } from './plan.ts';
-import { confirmTemplates, namedBefore, newlyNamed, plannedFrom, recheckNeeded } from './recheck.ts';
-import { EMPTY_RECORD, readRecord } from './record.ts';
+import { sortedUnique } from './objects.ts';
+import { afterWrites, desiredState, namespaceInfo, namespaceSkip, parentTemplates, planNamespace, templatesOutdated, type DesiredState, type PlanInput } from './plan.ts';
 import { namespaceEvent, warningEvents, type NamespaceOutcome } from './report.ts';
 import { withReadyCondition } from './phase.ts';
 import { heldBackBy, maybeCountedPending } from './template-status.ts';
@@ -51,31 +43,14 @@ export interface NamespaceDeps {
    * rather than at the next resync.
    */
   notifyTemplates?: (templates: string[]) => Promise<void>;
-  /**
-   * Set by a fan-out batch: takes what a reconcile planned from (recheck.ts plannedFrom) when it
-   * must list the templates again after its writes, so that the batch lists them once for all its
-   * namespaces. Absent: the reconcile lists them itself.
-   */
-  recheckTemplates?: (planned: readonly string[]) => void;
   log: Logger;
   now?: () => Date;
 }
 
-/** What the message says about why this namespace is reconciled. */
+/** What the message says: the namespace, and the revision of the change it names. */
 export interface NamespaceRequest {
-  /**
-   * A template fan-out: nothing but templates changed, so the namespace's record stands for its
-   * objects (drift is reported by the relay's drift watch, which asks for a full reconcile).
-   */
-  fanout?: boolean;
-  /** The fan-out's digest of every template (templatesDigest): templates held with it are not read again. */
-  templates?: string;
-  /** The fan-out's word on what this namespace holds of the template that changed; without it the objects are read. */
-  held?: HeldObjects;
-  /** The namespace as read just now (its batch's list, or a reconcile that starts again with fresher templates); absent: read here. */
-  namespace?: KubeObject;
-  /** Set by the reconcile itself when it lists the templates again (heldSnapshotOutdated): not a second time. */
-  relisted?: boolean;
+  /** Plan from templates listed at or after this resourceVersion (the change the message names); absent: list them now. */
+  resourceVersion?: string;
 }
 
 export interface NamespaceResult {
@@ -87,43 +62,50 @@ export interface NamespaceResult {
   reason?: string;
 }
 
-/**
- * The objects to plan from: `all` kinds, or, for an unpopulated namespace (plan.ts), only `first`
- * (kindsAbsenceDecides) while its ApplySet parent is absent; with a parent there, something of
- * Furnish's is too (a first population cut short): then every kind.
- */
-async function observeFor(deps: NamespaceDeps, name: string, first: readonly string[] | null, all: readonly string[]): ReturnType<typeof observeNamespace> {
-  if (first === null) return observeNamespace(deps, name, all);
-  const read = await observeNamespace(deps, name, first);
-  return read.ok && read.value.parent ? observeNamespace(deps, name, all) : read;
-}
-
 /** A namespace being deleted: the templates whose status it may hold back recount without it (heldBackBy). */
 async function notifyLeaving(deps: NamespaceDeps, ns: KubeObject): Promise<void> {
   if (!deps.notifyTemplates) return;
   const info = namespaceInfo(ns);
-  let templates: NamespaceTemplate[] | null = null;
-  if (maybeCountedPending(info)) {
-    // Best effort, as every notice: the resync recounts anyway (a failed list fails no delivery).
-    const listed = await readTemplates(deps.kube).catch(() => null);
-    if (listed?.ok) templates = listed.value.templates;
-  }
-  const held = heldBackBy(info, readRecord(ns)?.failed ?? [], templates, deps.systemNamespaces);
+  // Best effort, as every notice: the resync recounts anyway (a failed read fails no delivery).
+  const [listed, parent] = await Promise.all([maybeCountedPending(info) ? readTemplates(deps.kube).catch(() => null) : null, readParent(deps.kube, info.name).catch(() => null)]);
+  const templates: NamespaceTemplate[] | null = listed?.ok ? listed.value.templates : null;
+  const held = heldBackBy(info, parent?.ok ? parentTemplates(parent.value).failed : [], templates, deps.systemNamespaces);
   if (held.length === 0) return;
   deps.log.log('INFO', 'namespace being deleted: its templates recount without it', { namespace: info.name, templates: held });
   await deps.notifyTemplates(held).catch((e: unknown) => deps.log.log('WARNING', 'could not notify reconcile-template', { namespace: info.name, error: String(e) }));
 }
 
-/** Writes in a ready namespace: the templates they concern are checked after them (recheck.ts), by the batch when there is one. */
-async function recheck(deps: NamespaceDeps, name: string, planned: string[]): Promise<void> {
-  if (deps.recheckTemplates) deps.recheckTemplates(planned);
-  else await confirmTemplates(deps, new Set(planned), `namespace ${name}`);
+interface Planned {
+  input: PlanInput;
+  desired: DesiredState;
+  refused: Grants['refused'];
+}
+
+/**
+ * The templates listed recently enough, what they want here, and what is here. When the parent or
+ * an object of Furnish's was written after that list (templatesOutdated), once more from a list at
+ * least that recent: a write Furnish made from a newer template is never undone from an older one.
+ */
+async function readAndPlan(deps: NamespaceDeps, ns: KubeObject, atLeast: string | undefined, again = true): Promise<Read<Planned>> {
+  const name = ns.metadata.name ?? '';
+  const listed = await readTemplates(deps.kube, atLeast);
+  if (!listed.ok) return listed;
+  const { templates, listedAt } = listed.value;
+  const { granted, refused } = await grantedTemplates(deps, ns, templates);
+  const desired = desiredState(ns, templates, { systemNamespaces: deps.systemNamespaces, granted: (t) => granted.has(t) });
+  if (desired.skip) return { ok: true, value: { desired, refused, input: { namespace: ns, desired, observed: [], parent: null, templates } } };
+  const read = await observeNamespace(deps, name, desired.groupKinds);
+  if (!read.ok) return read;
+  const { parent, seen } = read.value;
+  const newer = templatesOutdated(listedAt, atLeast, parent, seen.objects);
+  if (newer !== null && again) return readAndPlan(deps, ns, newer, false);
+  return { ok: true, value: { desired, refused, input: { namespace: ns, desired, observed: seen.objects, unreadableKinds: seen.unreadableKinds, parent, templates } } };
 }
 
 export async function reconcileNamespace(deps: NamespaceDeps, name: string, request: NamespaceRequest = {}): Promise<NamespaceResult> {
   const now = deps.now?.() ?? new Date();
   const failed = (reason: string): NamespaceResult => ({ result: 'failed', namespace: name, writes: 0, reason });
-  const got = request.namespace ? { ok: true as const, value: request.namespace } : await readNamespace(deps.kube, name);
+  const got = await readNamespace(deps.kube, name);
   if (!got.ok) return failed(got.reason);
   const ns = got.value;
   if (!ns) return { result: 'gone', namespace: name, writes: 0 };
@@ -134,29 +116,12 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
     if (ns.metadata.deletionTimestamp) await notifyLeaving(deps, ns);
     return { result: 'skipped', namespace: name, writes: 0, reason: skip };
   }
-  const listed = await readTemplates(deps.kube, request.fanout ? request.templates : undefined);
-  if (!listed.ok) return failed(listed.reason);
-  const { templates, listedAt } = listed.value;
-
-  const { granted, refused } = await grantedTemplates(deps, ns, templates);
-  const desired = desiredState(ns, templates, { systemNamespaces: deps.systemNamespaces, granted: (t) => granted.has(t) });
+  const planned = await readAndPlan(deps, ns, request.resourceVersion);
+  if (!planned.ok) return failed(planned.reason);
+  const { input, desired, refused } = planned.value;
   if (desired.skip) return { result: 'skipped', namespace: name, writes: 0, reason: desired.skip };
 
-  const record = readRecord(ns);
-  let input: PlanInput = { namespace: ns, desired, observed: null, record: record ?? EMPTY_RECORD, templates, held: request.held };
-  let plan = request.fanout && record && request.held ? planNamespace(input) : null;
-  if (!plan || plan.needsObservation) {
-    const read = await observeFor(deps, name, !request.fanout && unpopulated(ns, record) ? kindsAbsenceDecides(desired) : null, kindsToObserve(desired, record, null, templates));
-    if (!read.ok) return failed(read.reason);
-    const { parent, seen } = read.value;
-    if (!request.relisted && heldSnapshotOutdated(listedAt, parent, seen.objects)) {
-      // Written since the templates were listed (held from before, or a fan-out's batch wrote while
-      // this reconcile was between its list and its reads): plan from a fresh list, once.
-      return reconcileNamespace(deps, name, { ...request, templates: undefined, namespace: ns, relisted: true });
-    }
-    input = { ...input, observed: seen.objects, unreadableKinds: seen.unreadableKinds, parent };
-    plan = planNamespace(input);
-  }
+  const plan = planNamespace(input);
   const exec = await execute(deps, plan, new Set(desired.problems.map((p) => p.template)));
   if (exec.transient.length > 0) {
     throw new TransientError(`namespace ${name}: ${exec.transient.length} transient failure(s): ${exec.transient.slice(0, 3).join('; ')}`, { status: 503 });
@@ -166,7 +131,6 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
 
   const after = afterWrites(input, plan, exec, { readyDespiteFailures: deps.readyDespiteFailures });
   if (after.parentWrite) await applyParent(deps, exec, after.parent);
-  const newly = newlyNamed(namedBefore(input.parent, input.record), [plan.parentBefore, after.parentWrite ? after.parent : null]);
   let writes = exec.writes;
 
   const outcome: NamespaceOutcome = {
@@ -194,18 +158,15 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
     namespacePatch ? patchNamespace(deps, name, namespacePatch) : null,
   ]);
   writes += posted.reduce((a, n) => a + n, 0) + (namespacePatch ? 1 : 0);
-  const released = [...plan.prune, ...plan.orphan].map((r) => r.template);
   if (writes > 0 && deps.notifyTemplates) {
-    const touched = sortedUnique([...desired.matched, ...after.failedTemplates, ...released, ...input.record.applied, ...input.record.failed, ...splitList(input.parent?.metadata.annotations?.[KEY.appliedTemplates])].filter((t) => t !== ''));
+    const before = parentTemplates(input.parent);
+    const released = [...plan.prune, ...plan.orphan].map((r) => r.template);
+    const touched = sortedUnique([...desired.matched, ...after.failedTemplates, ...released, ...before.applied, ...before.failed].filter((t) => t !== ''));
     await deps.notifyTemplates(touched).catch((e: unknown) => deps.log.log('WARNING', 'could not notify reconcile-template', { namespace: name, error: String(e) }));
   }
-  // After every write, the record and the notice included: a redelivery planned from the record
-  // must know what is there, and one that finds nothing left to write would notify nobody.
-  if (recheckNeeded(ns, { newlyNamed: newly, objectsChanged: changed })) await recheck(deps, name, plannedFrom(templates, [...desired.matched, ...newly, ...released]));
   if (why) return { result: 'failed', namespace: name, writes, outcome, reason: `set phase: ${why}` };
   deps.log.log(hasFailures ? 'WARNING' : 'INFO', hasFailures ? 'namespace reconciled with failures' : 'namespace reconciled', {
     namespace: name, phase: phase.phase, matched: desired.matched, applied: outcome.applied, created: outcome.created, pruned: outcome.pruned, orphaned: outcome.orphaned, unchanged: outcome.unchanged, failures: outcome.failures.length, writes,
-    observed: input.observed !== null,
   });
   return { result: hasFailures ? 'failed' : 'converged', namespace: name, writes, outcome, reason: hasFailures ? `${outcome.failures.length} object(s) failed` : undefined };
 }

@@ -12,8 +12,8 @@ import type { Logger } from '../log.ts';
 import { coalescer, type RunHistory } from './concurrency.ts';
 import { encodeMessage, statusMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { reconcileNamespace, type NamespaceResult } from './namespace.ts';
-import { batchRequest, reconcileBatch, type BatchResult } from './namespace-batch.ts';
 import { reconcileTemplate, type TemplateResult } from './template.ts';
+import { fanoutNeeded } from './fanout.ts';
 
 export interface ClusterHandle {
   kube: KubeClient;
@@ -26,7 +26,7 @@ export interface Runtime {
   log: Logger;
   verify: PushVerifier;
   cluster(name: string): Promise<ClusterHandle>;
-  namespace(msg: ReconcileMessage): Promise<NamespaceResult | BatchResult>;
+  namespace(msg: ReconcileMessage): Promise<NamespaceResult>;
   template(msg: ReconcileMessage): Promise<TemplateResult>;
   close(): Promise<void>;
 }
@@ -100,9 +100,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
       const c = await clients(msg.cluster || config.cluster);
       const cluster = msg.cluster || config.cluster;
       const deps = { kube: c.kube, resolver: c.resolver, authorizer: c.authorizer, systemNamespaces: config.systemNamespaces, applyConcurrency: config.applyConcurrency, readyDespiteFailures: config.readyDespiteFailures, notifyTemplates: notifyTemplates(cluster, msg.name), log };
-      const batch = batchRequest(msg);
-      if (batch) return reconcileBatch(deps, batch);
-      return reconcileNamespace(deps, msg.name, { fanout: msg.type === 'FANOUT', templates: msg.templates });
+      return reconcileNamespace(deps, msg.name, { resourceVersion: msg.resourceVersion });
     },
     async template(msg) {
       const c = await clients(msg.cluster || config.cluster);
@@ -113,16 +111,13 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         bus: b,
         cluster: msg.cluster || config.cluster,
         namespaceTopic: config.topics.namespaces,
-        pendingTopic: config.topics.pending,
-        templateTopic: config.topics.templates,
         systemNamespaces: config.systemNamespaces,
         concurrency: config.fanout.concurrency,
         messagesPerSecond: config.fanout.messagesPerSecond,
-        batch: config.fanout.batch,
         progressEvery: config.fanout.progressEvery,
         pageSize: config.fanout.pageSize,
         log,
-      }, msg.name, { recountOnly: msg.type === 'STATUS' });
+      }, msg.name, { fanOut: fanoutNeeded(msg.type) });
       if (msg.type !== 'STATUS') return run();
       // A recount queued to start later answers this message too: acknowledge at once, so that a
       // burst of STATUS messages holds one delivery, not one each.

@@ -8,7 +8,7 @@ import { KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { isOptedOut, renderNamespace, type NamespaceInfo, type NamespaceTemplate, type TemplateFailure } from '../render/index.ts';
 import { matchesNow, type ParentRecord } from './fanout.ts';
-import { groupKindOf, keyOf } from './objects.ts';
+import { keyOf } from './objects.ts';
 import { failureLineFor } from './phase.ts';
 import { renderContextOfInfo } from './plan.ts';
 import { MAX_RECENT_FAILURES, type TemplateCounts } from './report.ts';
@@ -42,18 +42,13 @@ export function liveHashes(objects: readonly KubeObject[]): Map<string, string> 
   return live.hashes;
 }
 
-/**
- * Whether `ns` holds every object `t` renders for it, as this generation renders it; of `only`
- * these kinds when given (a fan-out that read the kinds whose entries changed: the others are
- * unchanged, fanout.ts changedKinds).
- */
-export function holdsCurrent(t: NamespaceTemplate, ns: NamespaceInfo, live: LiveHashes, only: readonly string[] | null = null): boolean {
+/** Whether `ns` holds every object `t` renders for it, as this generation renders it. */
+export function holdsCurrent(t: NamespaceTemplate, ns: NamespaceInfo, live: LiveHashes): boolean {
   // The same context the namespace's own reconcile renders from, annotations included.
   const rendered = renderNamespace([t], renderContextOfInfo(ns));
   if (rendered.problems.length > 0) return false;
   const createOnly = t.spec.mode === 'CreateOnly';
-  const judged = only ? rendered.objects.filter((o) => only.includes(groupKindOf(o.object.apiVersion, o.object.kind))) : rendered.objects;
-  return judged.every((o) => live.has(o.key) && (createOnly || live.get(o.key) === o.hash));
+  return rendered.objects.every((o) => live.has(o.key) && (createOnly || live.get(o.key) === o.hash));
 }
 
 export interface TemplateTally extends TemplateCounts {
@@ -68,7 +63,7 @@ export interface TemplateTally extends TemplateCounts {
  */
 /**
  * The templates a namespace being deleted may still hold back, counted by tallyTemplate as failed
- * (its record) or, while it is not ready, as pending (every template matching it): told when its
+ * (its parent says so) or, while it is not ready, as pending (every template matching it): told when its
  * deletion starts, their recount leaves it out (reconcile-template counts no namespace being
  * deleted) rather than waiting for the resync. `templates` is null when it is ready: none to match.
  * An opted-out namespace matches none.
@@ -83,7 +78,7 @@ export function maybeCountedPending(ns: NamespaceInfo): boolean {
   return ns.labels[KEY.phase] !== PHASE.ready && !isOptedOut(ns);
 }
 
-export function tallyTemplate(t: NamespaceTemplate, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], live: LiveHashes | null, systemNamespaces: readonly string[] = [], only: readonly string[] | null = null): TemplateTally {
+export function tallyTemplate(t: NamespaceTemplate, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], live: LiveHashes | null, systemNamespaces: readonly string[] = []): TemplateTally {
   const name = t.metadata.name ?? '';
   const byNamespace = new Map(parents.map((p) => [p.namespace, p]));
   const tally: TemplateTally = { generation: t.metadata.generation ?? 0, matched: 0, applied: 0, failed: 0, pending: [], failures: [] };
@@ -96,7 +91,7 @@ export function tallyTemplate(t: NamespaceTemplate, namespaces: readonly Namespa
       const line = failureLineFor(ns.annotations[KEY.failure], name) ?? `template ${name}: (reason not recorded)`;
       const [, object = '', reason = line] = /^template [^:]+: ([^:]+): (.*)$/s.exec(line) ?? [];
       tally.failures.push({ namespace: ns.name, object, reason });
-    } else if (p?.applied.includes(name) && (live === null || holdsCurrent(t, ns, live, only))) tally.applied += 1;
+    } else if (p?.applied.includes(name) && (live === null || holdsCurrent(t, ns, live))) tally.applied += 1;
     else tally.pending.push(ns.name);
   }
   tally.failures.sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0));

@@ -1,11 +1,13 @@
 // reconcile-template's executor: on a template's creation, change or deletion, publish one
-// reconcile message per namespace that matches now or carries the template from before, with
-// bounded concurrency and a client-side rate limit, reporting progress in the template status;
-// on every message (resync included, and the STATUS messages namespaces send when they change),
-// recount and write the status only if it changed. It is the one writer of template status.
-import { KEY } from '../keys.ts';
+// reconcile message per namespace that matches now or carries the template from before (on the
+// namespace's own ordering key, naming the revision the fan-out read: docs/adr/0009), with bounded
+// concurrency and a client-side rate limit, reporting progress in the template status; on every
+// message (resync included, and the STATUS messages namespaces send when they change), recount
+// and write the status only if it changed. It is the one writer of template status, and decides
+// nothing from it.
+import { KEY, LEGACY_KEY } from '../keys.ts';
 import type { Bus } from '../bus/types.ts';
-import { listAll, listEach, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
+import { listEach, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { TokenBucket } from '../kube/ratelimit.ts';
 import { resourcePath, type ResourceResolver } from '../kube/resources.ts';
@@ -13,15 +15,13 @@ import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, type NamespaceInfo, type NamespaceTemplate, type NamespaceTemplateStatus } from '../render/index.ts';
 import { mapLimit } from './concurrency.ts';
 import { apiError, TransientError } from '../kube/errors.ts';
-import { batchesList, changedKinds, chunk, fanoutBase, fanoutNeeded, NAMES_PER_LIST, fanoutTargets, notFurnishedYet, parentRecord, parentsMissed, type FanoutTargets, type NamespaceWrite, type ParentRecord } from './fanout.ts';
-import { fanoutEntries, fanoutRecord, parseFanoutEntries, templatesDigest } from './fingerprints.ts';
+import { chunk, fanoutTargets, parentRecord, type ParentRecord } from './fanout.ts';
 import type { Logger } from '../log.ts';
-import { DEFAULT_FANOUT_BATCH, encodeMessage, MAX_FANOUT_TARGETS, statusMessage, type ReconcileMessage } from '../bus/envelope.ts';
+import { encodeMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { namespaceInfo } from './plan.ts';
 import { groupKindOf, parseGroupKind, sortedUnique } from './objects.ts';
-import { statusDiffers, templateStatus, upsert } from './report.ts';
+import { statusDiffers, templateStatus } from './report.ts';
 import { addLive, emptyLive, tallyTemplate, type LiveObjects } from './template-status.ts';
-
 
 export interface TemplateDeps {
   kube: KubeClient;
@@ -30,15 +30,10 @@ export interface TemplateDeps {
   bus: Bus;
   cluster: string;
   namespaceTopic: string;
-  /** The relay's topic for pending namespaces (FURNISH_TOPIC_PENDING): a namespace not furnished yet is messaged on its lane. */
-  pendingTopic?: string;
-  /** reconcile-template's own topic: a STATUS message there asks for a recount of every kind. */
-  templateTopic?: string;
   systemNamespaces?: readonly string[];
   concurrency?: number;
   messagesPerSecond?: number;
-  /** Namespaces per fan-out message. */
-  batch?: number;
+  /** Messages published between two progress reports in the template's status. */
   progressEvery?: number;
   pageSize?: number;
   log: Logger;
@@ -61,50 +56,41 @@ function transientOr(what: string, status: number, reason: string | undefined, e
   throw apiError(what, { status, reason, message: error });
 }
 
-/**
- * The namespaces and their ApplySet parents, both lists at once (each a page at a time). A
- * namespace furnished after the parents list was taken wrote its parent after it too: when a
- * namespace seen furnished was written after that list and has no parent in it, the parents are
- * listed again (then after the namespaces), so that it is seen with its parent (a namespace not
- * furnished yet is messaged anyway). A quiet fan-out lists them once.
- */
-async function readState(deps: TemplateDeps): Promise<{ namespaces: NamespaceInfo[]; parents: ParentRecord[]; deleting: Set<string> }> {
+interface ClusterState {
+  namespaces: NamespaceInfo[];
+  parents: ParentRecord[];
+  deleting: Set<string>;
+  /** The revision the namespaces were listed at: every template change before it is in what the fan-out read. */
+  listedAt: string;
+}
+
+/** The namespaces and their ApplySet parents, both lists at once (each a page at a time). */
+async function readState(deps: TemplateDeps): Promise<ClusterState> {
   const namespaces: NamespaceInfo[] = [];
   const deleting = new Set<string>();
-  const written: NamespaceWrite[] = [];
-  const [nsList, first] = await Promise.all([
+  const parents: ParentRecord[] = [];
+  const [nsList, parentList] = await Promise.all([
     listEach(deps.kube, resourcePath(NAMESPACES), { limit: deps.pageSize }, (ns) => {
       const info = namespaceInfo(ns);
       namespaces.push(info);
       if (ns.metadata.deletionTimestamp) deleting.add(info.name);
-      if (!notFurnishedYet(info, deps.systemNamespaces)) written.push({ name: info.name, resourceVersion: ns.metadata.resourceVersion });
     }),
-    readParents(deps),
+    listEach(deps.kube, '/api/v1/configmaps', { labelSelector: KEY.applySetId, limit: deps.pageSize }, (cm: KubeObject) => {
+      if (cm.metadata.name === APPLYSET_PARENT_NAME) parents.push(parentRecord(cm));
+    }),
   ]);
   if (!nsList.ok) transientOr('list namespaces', nsList.status, nsList.reason, nsList.error);
-  const { parents } = parentsMissed(written, first.parents, first.resourceVersion) ? await readParents(deps) : first;
-  return { namespaces, parents, deleting };
+  if (!parentList.ok) transientOr('list applyset parents', parentList.status, parentList.reason, parentList.error);
+  return { namespaces, parents, deleting, listedAt: nsList.resourceVersion };
 }
 
-async function readParents(deps: TemplateDeps): Promise<{ parents: ParentRecord[]; resourceVersion: string }> {
-  const parents: ParentRecord[] = [];
-  const listed = await listEach(deps.kube, '/api/v1/configmaps', { labelSelector: KEY.applySetId, limit: deps.pageSize }, (cm: KubeObject) => {
-    if (cm.metadata.name === APPLYSET_PARENT_NAME) parents.push(parentRecord(cm));
-  });
-  if (!listed.ok) transientOr('list applyset parents', listed.status, listed.reason, listed.error);
-  return { parents, resourceVersion: listed.resourceVersion };
-}
-
-/**
- * The template's objects across the cluster (by label, a page at a time, only keys and hashes
- * kept), of `only` these kinds when given; null without a resolver.
- */
-async function readLive(deps: TemplateDeps, t: NamespaceTemplate, only: readonly string[] | null): Promise<LiveObjects | null> {
+/** The template's objects across the cluster (by label, a page at a time, only keys and hashes kept); null without a resolver. */
+async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveObjects | null> {
   if (!deps.resolver) return null;
   const name = t.metadata.name ?? '';
-  const kinds = only ?? sortedUnique((t.spec.templates ?? []).map((o) => groupKindOf(String(o.apiVersion ?? ''), String(o.kind ?? ''))));
+  const kinds = sortedUnique((t.spec.templates ?? []).map((o) => groupKindOf(String(o.apiVersion ?? ''), String(o.kind ?? ''))));
   const live = emptyLive();
-  // Every kind at once: the fan-out waits for the slowest list, not for their sum.
+  // Every kind at once: the recount waits for the slowest list, not for their sum.
   await Promise.all(kinds.map(async (gk) => {
     const { group, kind } = parseGroupKind(gk);
     const info = await deps.resolver!.forGroupKind(group, kind);
@@ -117,28 +103,12 @@ async function readLive(deps: TemplateDeps, t: NamespaceTemplate, only: readonly
 }
 
 /**
- * The fan-out's messages: the batched targets in batches, each namespace with what it holds of the
- * template (when read); a namespace not furnished yet alone, named by the message (its ordering
- * key is the namespace's own), without the digest.
+ * One message per namespace, on its own ordering key, naming the revision the fan-out read: the
+ * namespace reconciles after whatever reconcile of it is in flight, from templates at least that
+ * recent. It carries nothing the receiver trusts.
  */
-export function fanoutMessages(opts: { cluster: string; template: string; cause: string; digest: string; batch: number; namespacesInCluster?: number; heldKinds?: readonly string[] | null }, targets: FanoutTargets, live: LiveObjects | null): ReconcileMessage[] {
-  const batches = chunk(targets.batched, opts.batch).map((names, i): ReconcileMessage => ({
-    v: 1,
-    cluster: opts.cluster,
-    kind: 'Namespace',
-    name: `${opts.template.slice(0, 200)}#${i}`,
-    type: 'FANOUT',
-    cause: opts.cause,
-    templates: opts.digest,
-    template: opts.template,
-    targets: names.map((n) => (live ? { n, h: live.byNamespace.get(n) ?? {} } : { n })),
-    // The kinds `h` covers (changedKinds); the others are judged by each namespace's record.
-    ...(live && opts.heldKinds ? { heldKinds: [...opts.heldKinds] } : {}),
-    // Each list costs the cluster's size: decided by the names one list carries, not the batch size.
-    ...(opts.namespacesInCluster !== undefined && batchesList(opts.namespacesInCluster, Math.min(names.length, NAMES_PER_LIST)) ? { listTargets: true } : {}),
-  }));
-  const alone = targets.alone.map((n): ReconcileMessage => ({ v: 1, cluster: opts.cluster, kind: 'Namespace', name: n, type: 'FANOUT', cause: opts.cause }));
-  return [...batches, ...alone];
+export function fanoutMessage(cluster: string, namespace: string, cause: string, resourceVersion: string): ReconcileMessage {
+  return { v: 1, cluster, kind: 'Namespace', name: namespace, type: 'FANOUT', cause, ...(resourceVersion ? { resourceVersion } : {}) };
 }
 
 async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTemplateStatus): Promise<void> {
@@ -152,120 +122,66 @@ async function readTemplate(deps: TemplateDeps, name: string): Promise<Namespace
   return got.ok ? got.data! : null;
 }
 
-/**
- * Every template, not only this one: the fan-out tells namespaces which templates it saw (one
- * digest, templatesDigest). A batch lists them again when it runs (namespace-batch.ts), and logs
- * when it finds them changed since; a message without targets that carries the digest is planned
- * from templates held with it.
- */
-async function readAllTemplates(deps: TemplateDeps, name: string): Promise<{ t: NamespaceTemplate | null; all: NamespaceTemplate[] }> {
-  const listed = await listAll(deps.kube, resourcePath(TEMPLATES));
-  if (!listed.result.ok) transientOr('list namespacetemplates', listed.result.status, listed.result.reason, listed.result.error);
-  const all = listed.items as NamespaceTemplate[];
-  return { t: all.find((x) => x.metadata.name === name) ?? null, all };
+/** The annotations earlier versions kept on a template (LEGACY_KEY), as the merge patch that removes them; null when it has none. */
+export function legacyTemplateKeys(t: NamespaceTemplate): { metadata: { annotations: Record<string, null> } } | null {
+  const found = [LEGACY_KEY.fanoutHash, LEGACY_KEY.fanoutEntries].filter((k) => t.metadata.annotations?.[k] !== undefined);
+  return found.length > 0 ? { metadata: { annotations: Object.fromEntries(found.map((k) => [k, null])) } } : null;
+}
+
+/** Publishes one message per target, paced, reporting progress in the status; the delivery fails if one publish failed (the fan-out runs again: harmless). */
+async function fanOut(deps: TemplateDeps, name: string, t: NamespaceTemplate | null, state: ClusterState, present: readonly NamespaceInfo[], result: TemplateResult): Promise<NamespaceTemplateStatus | undefined> {
+  const now = () => deps.now?.() ?? new Date();
+  const targets = fanoutTargets(name, t, state.namespaces, state.parents, deps.systemNamespaces, state.deleting);
+  result.targets = targets.length;
+  result.fannedOut = true;
+  const perSecond = deps.messagesPerSecond ?? 2000;
+  const bucket = new TokenBucket(perSecond, Math.max(1, Math.ceil(perSecond / 10)));
+  const cause = `template/${name}@${t?.metadata.resourceVersion ?? 'deleted'}`;
+  const counts0 = t ? tallyTemplate(t, present, state.parents, null, deps.systemNamespaces) : null;
+  let status = t?.status;
+  let failed = 0;
+  for (const group of chunk(targets, Math.max(1, deps.progressEvery ?? 2000))) {
+    const sent = await mapLimit(group, deps.concurrency ?? 64, async (ns) => {
+      await bucket.take((ms) => new Promise((r) => setTimeout(r, ms)));
+      return (await deps.bus.publish(deps.namespaceTopic, encodeMessage(fanoutMessage(deps.cluster, ns, cause, state.listedAt)))).ok;
+    });
+    result.published += sent.filter(Boolean).length;
+    failed += sent.filter((ok) => !ok).length;
+    if (t && counts0 && result.published < targets.length) {
+      status = templateStatus(status, counts0, now(), { published: result.published, total: targets.length, done: false });
+      await patchStatus(deps, name, status);
+    }
+  }
+  await deps.bus.flush();
+  deps.log.log(failed ? 'WARNING' : 'INFO', 'template fan-out', { template: name, deleted: t === null, targets: targets.length, published: result.published, failed });
+  if (failed > 0) throw new TransientError(`template ${name}: ${failed} of ${targets.length} publishes failed`, { status: 503 });
+  return status;
 }
 
 /**
- * `recountOnly` (STATUS messages): never fan out. A namespace converging during a fan-out would
- * otherwise find the fan-out not yet recorded and start a second one.
+ * `fanOut` (a create, change or deletion: fanout.ts fanoutNeeded): publish to the namespaces it
+ * concerns. Always: recount, and write the status when it changed.
  */
-export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: { recountOnly?: boolean } = {}): Promise<TemplateResult> {
+export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: { fanOut?: boolean } = {}): Promise<TemplateResult> {
   const now = () => deps.now?.() ?? new Date();
-  const started = performance.now();
-  const { t, all } = opts.recountOnly ? { t: await readTemplate(deps, name), all: [] } : await readAllTemplates(deps, name);
+  const t = await readTemplate(deps, name);
   const result: TemplateResult = { template: name, deleted: t === null, fannedOut: false, published: 0, targets: 0, statusWritten: false };
-  const fanningOut = !opts.recountOnly && fanoutNeeded(t);
-  // A fan-out reads the objects of the kinds whose entries changed since a rollout seen complete; a recount, every kind.
-  const kinds = fanningOut && t ? changedKinds(fanoutEntries(t), fanoutBase(t, parseFanoutEntries(t.metadata.annotations?.[KEY.fanoutEntries]))) : null;
   // The namespaces, their parents and the template's objects, read side by side.
-  const [{ namespaces, parents, deleting }, live] = await Promise.all([readState(deps), t ? readLive(deps, t, kinds) : null]);
+  const [state, live] = await Promise.all([readState(deps), t ? readLive(deps, t) : null]);
   // A namespace being deleted no longer counts: one still pending or failed would hold Ready back until it is gone (heldBackBy).
-  const present = namespaces.filter((ns) => !deleting.has(ns.name));
-  const readMs = Math.round(performance.now() - started);
-  let status = t?.status;
-
-  if (fanningOut) {
-    const targets = fanoutTargets(name, t, namespaces, parents, deps.systemNamespaces, deleting);
-    result.targets = targets.batched.length + targets.alone.length;
-    result.fannedOut = true;
-    const bucket = new TokenBucket(deps.messagesPerSecond ?? 2000, Math.max(1, Math.ceil((deps.messagesPerSecond ?? 2000) / 10)));
-    const cause = `template/${name}@${t?.metadata.resourceVersion ?? 'deleted'}`;
-    const batch = Math.max(1, Math.min(deps.batch ?? DEFAULT_FANOUT_BATCH, MAX_FANOUT_TARGETS));
-    const every = Math.max(batch, deps.progressEvery ?? 2000);
-    const counts0 = t ? tallyTemplate(t, present, parents, null, deps.systemNamespaces) : null;
-    const messages = fanoutMessages({ cluster: deps.cluster, template: name, cause, digest: templatesDigest(all), batch, namespacesInCluster: namespaces.length, heldKinds: kinds }, targets, live);
-    const total = result.targets;
-    // A batch takes the namespaces topic; a namespace messaged alone is pending: the relay's pending lane.
-    const topicOf = (msg: ReconcileMessage): string => (msg.targets ? deps.namespaceTopic : deps.pendingTopic ?? deps.namespaceTopic);
-    let failed = 0;
-    for (const group of chunk(messages, Math.max(1, Math.floor(every / batch)))) {
-      const results = await mapLimit(group, deps.concurrency ?? 64, async (msg) => {
-        await bucket.take((ms) => new Promise((r) => setTimeout(r, ms)));
-        const sent = await deps.bus.publish(topicOf(msg), encodeMessage(msg));
-        return { ok: sent.ok, namespaces: msg.targets?.length ?? 1 };
-      });
-      for (const r of results) {
-        if (r.ok) result.published += r.namespaces;
-        else failed += r.namespaces;
-      }
-      if (t && counts0 && result.published < total) {
-        status = templateStatus(status, counts0, now(), { published: result.published, total, done: false });
-        await patchStatus(deps, name, status);
-      }
-    }
-    await deps.bus.flush();
-    // How long the reads before the first publish took, and the publishes: a fan-out's fixed part.
-    deps.log.log(failed ? 'WARNING' : 'INFO', 'template fan-out', { template: name, deleted: t === null, targets: total, alone: targets.alone.length, published: result.published, failed, kindsRead: kinds ?? 'all', readMs, publishMs: Math.round(performance.now() - started) - readMs });
-    // Failing the delivery makes Pub/Sub redeliver: the whole fan-out runs again, which is harmless.
-    if (failed > 0) throw new TransientError(`template ${name}: ${failed} of ${total} publishes failed`, { status: 503 });
-    if (t) {
-      const record = (entries: string | null) => mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), { metadata: { annotations: { [KEY.fanoutHash]: fanoutRecord(t), [KEY.fanoutEntries]: entries } } });
-      let res = await record(entriesAnnotation(t));
-      // Refused (the annotations would pass 256 KiB beside the others): the hash alone, so that the next fan-out reads every kind rather than this one repeating.
-      if (res.status === 422) res = await record(null);
-      if (!res.ok && res.status !== 404) transientOr(`record fan-out of template ${name}`, res.status, res.reason, res.error);
-    }
-  }
+  const present = state.namespaces.filter((ns) => !state.deleting.has(ns.name));
+  const status = opts.fanOut ? await fanOut(deps, name, t, state, present, result) : t?.status;
   if (!t) return result;
-  const tally = tallyTemplate(t, present, parents, live?.hashes ?? null, deps.systemNamespaces, kinds);
-  const counted = templateStatus(status, tally, now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined, tally.failures);
-  const next = kinds === null ? counted : readyUnraised(status, counted);
+  const legacy = legacyTemplateKeys(t);
+  if (legacy) {
+    const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), legacy);
+    if (!res.ok && res.status !== 404) transientOr(`remove earlier versions' annotations from template ${name}`, res.status, res.reason, res.error);
+  }
+  const tally = tallyTemplate(t, present, state.parents, live?.hashes ?? null, deps.systemNamespaces);
+  const next = templateStatus(status, tally, now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined, tally.failures);
   if (statusDiffers(t.status, next)) {
     await patchStatus(deps, name, next);
     result.statusWritten = true;
   }
-  // A tally of some kinds that finds nothing pending cannot vouch for the others, and no batch will
-  // write (and tell): a recount of every kind decides Ready. One that finds namespaces pending is
-  // answered by the batches that write them.
-  if (kinds !== null && tally.pending.length === 0) await askRecount(deps, name);
   return result;
-}
-
-/**
- * A tally of some kinds cannot say that every namespace holds the others: it never raises Ready,
- * which keeps what it said before (at its generation), so that the next fan-out does not take this
- * one as seen complete (fanoutBase) until a recount of every kind says so.
- */
-export function readyUnraised(prev: NamespaceTemplateStatus | undefined, next: NamespaceTemplateStatus): NamespaceTemplateStatus {
-  const raised = next.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
-  if (!raised) return next;
-  const before = prev?.conditions?.find((c) => c.type === 'Ready');
-  const kept = before ?? { ...raised, status: 'False' as const, reason: 'Verifying', message: 'a recount of every kind decides' };
-  return { ...next, conditions: upsert(next.conditions ?? [], kept) };
-}
-
-/** The record of this fan-out, or null (removed: the next reads every kind) when too large to keep beside the template's other annotations. */
-export function entriesAnnotation(t: NamespaceTemplate): string | null {
-  const text = JSON.stringify(fanoutEntries(t));
-  return text.length <= MAX_ENTRIES_ANNOTATION ? text : null;
-}
-
-/** Annotations of an object share 256 KiB: the fan-out's record takes a quarter at most. */
-const MAX_ENTRIES_ANNOTATION = 64 * 1024;
-
-/** Best effort: a lost recount costs a status that waits for the next message or the resync. */
-async function askRecount(deps: TemplateDeps, name: string): Promise<void> {
-  if (!deps.templateTopic) return;
-  const sent = await deps.bus.publish(deps.templateTopic, encodeMessage(statusMessage(deps.cluster, name, `fanout/${name}`)));
-  if (!sent.ok) deps.log.log('WARNING', 'could not ask for a recount after a fan-out', { template: name, error: sent.error });
 }

@@ -78,8 +78,9 @@ async function reconcilerRole(): Promise<void> {
 async function relayRole(): Promise<void> {
   const { memoryBusToPush } = await import('../../scripts/start/bus.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
-  const { reconcileConfig, relayConfig } = await import('../../shared/reconcile/config.ts');
-  const { startRelay } = await import('../../shared/reconcile/relay-process.ts');
+  const { reconcileConfig } = await import('../../shared/reconcile/config.ts');
+  const { relayConfig } = await import('../../functions/watch-relay/lib/config.ts');
+  const { startRelay } = await import('../../functions/watch-relay/lib/relay-process.ts');
   const mem = memorySampler();
   const bus = createMemoryBus();
   await memoryBusToPush(bus, reconcileConfig({ FURNISH_PUSH_AUTH: 'off' }), process.env.RECONCILER_URL!);

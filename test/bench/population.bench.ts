@@ -1,7 +1,26 @@
 // `npm run bench -- population`: population at scale against kube-sim, or against the real cluster
 // FURNISH_TEST_KUBECONFIG names (its current context; FURNISH_TEST_AUDIT_LOG, the API server's
-// audit log, then counts every write Furnish made as the server saw it), in one run, with the
-// settings a user gets by default (the reconciler's client paces itself by the server's answers).
+// audit log, then counts every write Furnish made as the server saw it; kube-sim writes one of
+// its own, `--audit-log`), in one run, with the settings a user gets by default (the reconciler's
+// client paces itself by the server's answers). It measures only through the cluster (objects,
+// watches, the audit log) and the processes (their clients' counters, memory, CPU): nothing of how
+// Furnish keeps its books or what its messages carry.
+//
+// The guard rails (issue 26), each a `ROW … (target …)` line beside its baseline:
+//   fan-out ≤ 2.00x the same applies sent directly; no-op resync 0 writes (audit log); create →
+//   ready p99 < 1 s at 5/s; burst ≤ 2.50x Furnish's own writes sent directly; relay and
+//   reconciler RSS flat (≤ 1.20x) from ~1,000 to ~10,000 namespaces.
+// Three runs on the real control plane, each on a fresh one, the machine otherwise quiet:
+//   dir=$(mktemp -d); mkdir -p $dir/logs
+//   sed -n '/^apiVersion: audit/,/^POLICY$/p' .ci/run | sed '$d' > $dir/policy.yaml   # .ci/run's audit policy
+//   EXTRA_APISERVER_FLAGS="--audit-policy-file=$dir/policy.yaml --audit-log-path=$dir/logs/audit.log" \
+//     PORT_BASE=25000 ../shared/kube-control-plane/run.sh $dir/c > $dir/log 2>&1 &   # until 'kubeconfig:' is in $dir/log
+//   FURNISH_TEST_KUBECONFIG=$dir/c/kubeconfig FURNISH_TEST_AUDIT_LOG=$dir/logs/audit.log \
+//     BENCH_SERVER_PIDS=<kube-apiserver>,<etcd pid: the 'pids:' line of $dir/log> npm run bench -- population
+//   kill %1; rm -rf $dir    # then twice more, each on a fresh $dir (about 10,000 namespaces each: the RSS row)
+// A small run to check it prints (kube-sim, or add the variables above for the real server):
+//   BENCH_NAMESPACES=40 BENCH_LATENCY_NAMESPACES=20 BENCH_RSS_NAMESPACES=200 npm run bench -- population
+//
 // Each row of issue 15's table is printed beside a baseline measured in the same run:
 //   burst     N namespaces (default 1,000) created at concurrency 16, create → `ready`; baseline:
 //             the creates' own time (ratio: all ready / all created)
@@ -11,20 +30,24 @@
 //             same server-side applies sent directly at concurrency 16 (a quota of the bench's own
 //             carrying Furnish's labels and annotations under renamed keys; also printed: the
 //             quota without them)
-//   resync    a no-op full resync; baseline: zero writes
-// plus API calls per namespace and the RSS of the relay and of the reconciler (`BENCH_NAMESPACES`
-// 100, 1,000, 10,000 gives the memory curve).
+//   resync    a no-op full resync; baseline: zero writes, counted by the server (audit log)
+//   memory    RSS of the relay and of the reconciler after a no-op resync with the burst's and
+//             latency's namespaces (~1,100), then again after the cluster grew, through Furnish, to
+//             BENCH_RSS_NAMESPACES (default 10x that; 0: not grown): the same processes, side by side
+// plus API calls per namespace and the RSS of each process against its idle self.
 // Three processes besides this one, so each memory figure is its own: kube-sim, the relay (its
 // in-process bus pushes to the reconciler over HTTP, in the Pub/Sub push format) and the
 // reconcilers (Functions Framework; the template fan-out publishes to its own in-process bus).
 // The template spells quantities the way people do (`1000m`, `1024Mi`, `0.5`), which the real
 // server stores differently: the resync must still write nothing.
-// BENCH_NAMESPACES, BENCH_LATENCY_NAMESPACES, BENCH_LATENCY_RATE and BENCH_CONCURRENCY tune it;
+// BENCH_NAMESPACES, BENCH_LATENCY_NAMESPACES, BENCH_LATENCY_RATE, BENCH_CONCURRENCY and BENCH_RSS_NAMESPACES tune it;
 // BENCH_LOG=1 (or INFO) shows the stack's log lines, BENCH_CPU_PROFILE=DIR writes the reconciler's and the relay's CPU profiles of the burst and of the fan-out there.
 // BENCH_SERVER_PIDS (a real cluster's kube-apiserver and etcd, e.g. from start.sh's `pids:` line;
 // kube-sim's own otherwise) adds the CPU time each side spent on the fan-out and on its baseline.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { KEY } from '../../shared/keys.ts';
 import { connect, createKubeClient, type KubeClient, type KubeMetrics } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -32,7 +55,6 @@ import { listEach } from '../../shared/kube/api.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
 import { NODE_MEMORY_FLAGS } from '../../shared/reconcile/memory-flags.ts';
-import { EVENT_COMPONENT } from '../../shared/reconcile/namespace-writes.ts';
 import { APPLYSET_PARENT_NAME } from '../../shared/render/applyset.ts';
 import { auditLog, type AuditLog } from '../support/audit.ts';
 import { startKubeSimProcess } from './kube-sim-process.ts';
@@ -49,6 +71,8 @@ const LATENCY_N = Number(process.env.BENCH_LATENCY_NAMESPACES ?? 100);
 const LATENCY_RATE = Number(process.env.BENCH_LATENCY_RATE ?? 5);
 /** Concurrency of the namespace burst and of the direct server-side applies. */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+/** Namespaces the cluster grows to (through Furnish) for the second RSS figure; 0: not grown. */
+const RSS_AT = Number(process.env.BENCH_RSS_NAMESPACES ?? 10 * (N + LATENCY_N));
 
 interface Sample {
   maxRssMb: number;
@@ -162,7 +186,8 @@ function phaseProfiler(dir: string | undefined): { start(): Promise<void>; stop(
 async function relayRole(): Promise<void> {
   const { memoryBusToPush } = await import('../../scripts/start.ts');
   const { createMemoryBus } = await import('../../shared/bus/memory.ts');
-  const { reconcileConfig, relayConfig } = await import('../../shared/reconcile/config.ts');
+  const { reconcileConfig } = await import('../../shared/reconcile/config.ts');
+  const { relayConfig } = await import('../../functions/watch-relay/lib/config.ts');
   const { silentLogger, jsonLogger } = await import('../../shared/log.ts');
   // BENCH_LOG=1: warnings and errors of this process on stderr (why a phase waits); BENCH_LOG=INFO: every line.
   const log = process.env.BENCH_LOG ? jsonLogger(role!, (l) => process.stderr.write(l), process.env.BENCH_LOG === 'INFO' ? 'INFO' : 'WARNING') : silentLogger;
@@ -175,7 +200,7 @@ async function relayRole(): Promise<void> {
   serveIpc(async ({ cmd, arg }) => {
     if (cmd === 'idle') return (await Promise.race([bus.idle().then(() => true), new Promise((r) => setTimeout(() => r(false), 20))])) as boolean;
     if (cmd === 'resync') return running.relay.resync();
-    if (cmd === 'stats') return { counters: { ...running.relay.counters }, sizes: running.relay.sizes(), bus: { ...bus.stats }, memory: mem.read() };
+    if (cmd === 'stats') return { counters: { ...running.relay.counters }, bus: { ...bus.stats }, memory: mem.read() };
     if (cmd === 'reset-memory') return mem.reset();
     if (cmd === 'profile-start') return profiler.start();
     if (cmd === 'profile-stop') return profiler.stop(`relay-${String(arg)}`);
@@ -415,7 +440,10 @@ interface Population {
   objects: KubeObject[];
   /** The namespace's labels and annotations of Furnish's (phase, record): one merge patch. */
   namespace: { labels: Record<string, string>; annotations: Record<string, string> };
-  event: KubeObject;
+  /** Furnish's Events about the namespace (as many as it wrote). */
+  events: KubeObject[];
+  /** The namespace's status conditions (Furnish's Ready condition, written through namespaces/status); none: no status write. */
+  conditions: unknown[];
 }
 
 /** An object as a client would send it: no server-set fields, no status. */
@@ -432,7 +460,7 @@ function retarget<T>(o: T, from: string, to: string): T {
 
 const furnishKeys = (m: Record<string, string> | undefined) => Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => k.includes('furnish.dev/')));
 
-/** Read back, from the API server, every write of Furnish's first population of `ns`. */
+/** Read back, from the API server, every write of Furnish's first population of `ns`: the objects, the namespace's furnish.dev/ labels and annotations and status conditions, its Events. */
 async function furnishWrites(kube: KubeClient, ns: string): Promise<Population> {
   const get = async (path: string): Promise<KubeObject> => {
     const r = await kube.call<KubeObject>({ method: 'GET', path });
@@ -444,16 +472,18 @@ async function furnishWrites(kube: KubeClient, ns: string): Promise<Population> 
   const parent = { ...asSent(await get(at('ConfigMap', APPLYSET_PARENT_NAME))), apiVersion: 'v1', kind: 'ConfigMap' };
   const space = await get(`/api/v1/namespaces/${ns}`);
   const events = await kube.call<{ items: KubeObject[] }>({ method: 'GET', path: `/api/v1/namespaces/${ns}/events` });
-  const event = events.data?.items.find((e) => (e as { reportingComponent?: string }).reportingComponent === EVENT_COMPONENT);
-  if (!event) throw new Error(`no Event of Furnish's in ${ns}`);
-  return { parent, objects, namespace: { labels: furnishKeys(space.metadata.labels), annotations: furnishKeys(space.metadata.annotations) }, event: { ...asSent(event), apiVersion: 'v1', kind: 'Event' } };
+  // Furnish's Events are about the namespace; nothing else writes one into a bench namespace.
+  const about = (events.data?.items ?? []).filter((e) => (e as { involvedObject?: { kind?: string; name?: string } }).involvedObject?.kind === 'Namespace' && (e as { involvedObject?: { name?: string } }).involvedObject?.name === ns);
+  const conditions = (space as { status?: { conditions?: unknown[] } }).status?.conditions ?? [];
+  return { parent, objects, namespace: { labels: furnishKeys(space.metadata.labels), annotations: furnishKeys(space.metadata.annotations) }, events: about.map((e) => ({ ...asSent(e), apiVersion: 'v1', kind: 'Event' })), conditions };
 }
 
 /**
  * The baseline of the burst made of Furnish's own writes: for each of `names`, at `CONCURRENCY`,
  * create the namespace, then send what Furnish wrote into `model` (retargeted), in Furnish's order:
- * the ApplySet parent, the objects (8 at a time, as `FURNISH_APPLY_CONCURRENCY`), then the Event
- * and the namespace's patch side by side. No reads: what is left of the ratio is what Furnish reads
+ * the ApplySet parent, the objects (8 at a time, as `FURNISH_APPLY_CONCURRENCY`), then the Events
+ * and the namespace's patch (its labels, annotations and conditions, through namespaces/status when
+ * it has conditions) side by side. No reads: what is left of the ratio is what Furnish reads
  * and decides. Timed from the first create until the last namespace's patch was answered.
  */
 async function directPopulation(kube: KubeClient, names: string[], model: string, pop: Population): Promise<number> {
@@ -467,12 +497,15 @@ async function directPopulation(kube: KubeClient, names: string[], model: string
     if (!r.ok) throw new Error(`create ${ns}: ${r.status} ${r.error}`);
     await ssa(retarget(pop.parent, model, ns));
     await mapLimit(pop.objects, 8, (o) => ssa(retarget(o, model, ns)));
-    const event = retarget(pop.event, model, ns);
-    const [posted, patched] = await Promise.all([
-      kube.call({ method: 'POST', path: `/api/v1/namespaces/${ns}/events`, body: { ...event, metadata: { ...event.metadata, name: `${ns}.bench-direct` } } }),
-      kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${ns}`, contentType: 'application/merge-patch+json', body: { metadata: pop.namespace } }),
+    const answers = await Promise.all([
+      ...pop.events.map((e) => retarget(e, model, ns)).map((event, i) => kube.call({ method: 'POST', path: `/api/v1/namespaces/${ns}/events`, body: { ...event, metadata: { ...event.metadata, name: `${ns}.bench-direct-${i}` } } })),
+      // One patch, as Furnish's: conditions go through namespaces/status, which takes the metadata too.
+      pop.conditions.length > 0
+        ? kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${ns}/status`, contentType: 'application/merge-patch+json', body: { metadata: pop.namespace, status: { conditions: pop.conditions } } })
+        : kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${ns}`, contentType: 'application/merge-patch+json', body: { metadata: pop.namespace } }),
     ]);
-    if (!posted.ok || !patched.ok) throw new Error(`event or namespace patch in ${ns}: ${posted.status} ${patched.status} ${posted.error ?? patched.error}`);
+    const failed = answers.find((a) => !a.ok);
+    if (failed) throw new Error(`event or namespace patch in ${ns}: ${failed.status} ${failed.error}`);
   });
   return performance.now() - t0;
 }
@@ -489,20 +522,26 @@ async function furnishShape(kube: KubeClient, ns: string): Promise<QuotaShape> {
   return { name: 'bench-direct-furnish', labels: ours(r.data.metadata.labels), annotations: ours(r.data.metadata.annotations) };
 }
 
-/** The shape with another value of the same length for Furnish's hash annotation: Furnish's apply of a change rewrites its hash too. */
+/**
+ * The shape with another value of the same length for each annotation that holds a digest (16 or
+ * more hex digits, whatever its key): Furnish's apply of a change rewrites what it derives from
+ * the content too.
+ */
 function rehashed(shape: QuotaShape): QuotaShape {
-  const key = `bench-${KEY.appliedHash}`;
-  const was = shape.annotations?.[key];
-  if (was === undefined) return shape;
-  return { ...shape, annotations: { ...shape.annotations, [key]: createHash('sha256').update(was).digest('hex').slice(0, was.length) } };
+  const rehash = (v: string) => (/^[0-9a-f]{16,}$/.test(v) ? createHash('sha256').update(v).digest('hex').repeat(Math.ceil(v.length / 64)).slice(0, v.length) : v);
+  return { ...shape, annotations: Object.fromEntries(Object.entries(shape.annotations ?? {}).map(([k, v]) => [k, rehash(v)])) };
 }
 
 const memoryLine = (s: Sample) => `RSS ${s.rssMb} MB (max ${s.maxRssMb} MB), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB)`;
 
 async function main(): Promise<void> {
   console.log(`population bench: ${N} namespaces × 5 objects, default settings, burst and direct applies at concurrency ${CONCURRENCY}, latency over ${LATENCY_N} at ${LATENCY_RATE}/s, relay and reconciler with the deployed V8 flags (${NODE_MEMORY_FLAGS.join(' ')}), against ${EXTERNAL ? `the real cluster ${EXTERNAL}` : 'kube-sim'}`);
-  const sim = EXTERNAL ? { kubeconfigPath: EXTERNAL, adminContext: undefined, stop: async () => {} } : await startKubeSimProcess();
-  const audit = EXTERNAL && process.env.FURNISH_TEST_AUDIT_LOG ? auditLog(process.env.FURNISH_TEST_AUDIT_LOG) : undefined;
+  // kube-sim writes an audit log as kube-apiserver does: the server's count of writes on both.
+  const simDir = EXTERNAL ? undefined : mkdtempSync(join(tmpdir(), 'furnish-bench-population-'));
+  const sim = simDir === undefined ? { kubeconfigPath: EXTERNAL!, adminContext: undefined, stop: async () => {} } : await startKubeSimProcess(['--audit-log', join(simDir, 'audit.log')]);
+  const auditPath = simDir === undefined ? process.env.FURNISH_TEST_AUDIT_LOG : join(simDir, 'audit.log');
+  const audit = auditPath ? auditLog(auditPath) : undefined;
+  const server = EXTERNAL ? 'audit log' : "kube-sim's audit log";
   // The bench's own client (creates, direct applies) is not paced: it is the baseline.
   const admin = createKubeClient(await connect({ kubeconfigPath: sim.kubeconfigPath, context: sim.adminContext }), { pacing: { maxPerSecond: 1e6, maxInflight: 1e6, initialInflight: 1e6 }, userAgent: 'furnish-bench' });
   const children: Child[] = [];
@@ -542,6 +581,7 @@ async function main(): Promise<void> {
     const beforeBurst = await reconciler.ask<Snapshot['reconciler']>('stats');
     await Promise.all([reconciler.ask('profile-start'), relay.ask('profile-start')]);
     await reconciler.ask('pacing-trace-start');
+    audit?.mark();
     const t0 = performance.now();
     const burst = await createAll(admin, names, {}, { concurrency: CONCURRENCY });
     const allReady = await until(() => names.every((n) => w.ready.has(n)), 600_000);
@@ -557,8 +597,10 @@ async function main(): Promise<void> {
     console.log(`    create → ready p50 ${percentile(burstLat, 50).toFixed(0)} ms, p99 ${percentile(burstLat, 99).toFixed(0)} ms; reconciler calls per namespace ${((afterBurst.metrics.requests - beforeBurst.metrics.requests) / N).toFixed(2)} ${JSON.stringify(afterBurst.metrics.byVerb)}`);
     console.log(`    pacing during the burst: ${burstPacing}`);
     if (burstProfiles[0]) console.log(`    CPU profiles of the burst: reconciler ${burstProfiles[0]}, relay ${burstProfiles[1]}`);
-    const relayAfterBurst = await relay.ask<{ memory: Sample; counters: { redriven: number; published: number } }>('stats');
-    console.log(`    relay messages ${relayAfterBurst.counters.published}, of which re-driven (a namespace still pending after the redrive period) ${relayAfterBurst.counters.redriven}`);
+    const relayAfterBurst = await relay.ask<{ memory: Sample; counters: { redriven?: number; published: number } }>('stats');
+    console.log(`    relay messages ${relayAfterBurst.counters.published}${relayAfterBurst.counters.redriven === undefined ? '' : `, of which re-driven (a namespace still pending after the redrive period) ${relayAfterBurst.counters.redriven}`}`);
+    const burstWrites = audit ? auditedWrites(audit) : undefined;
+    if (burstWrites) console.log(`    Furnish's writes per namespace in the burst (${server}): ${(sum(burstWrites) / N).toFixed(2)} ${JSON.stringify(burstWrites)}`);
     const setupMemory = { relay: relayAfterBurst.memory, reconciler: afterBurst.memory };
 
     // row: LATENCY_N namespaces at LATENCY_RATE/s, create → ready
@@ -567,7 +609,7 @@ async function main(): Promise<void> {
     const latencies = readyLatencies(lat.sentAt, w.ready);
     console.log(`\n--- ${LATENCY_N} namespaces created at ${LATENCY_RATE}/s, create → ready (${latencies.length} ready)`);
     console.log(`ROW latency p50: ${percentile(latencies, 50).toFixed(0)} ms create → ready; the create call itself ${percentile(lat.callMs, 50).toFixed(0)} ms; ratio ${ratio(percentile(latencies, 50), percentile(lat.callMs, 50))}`);
-    console.log(`ROW latency p99: ${percentile(latencies, 99).toFixed(0)} ms create → ready; the create call itself ${percentile(lat.callMs, 99).toFixed(0)} ms; ratio ${ratio(percentile(latencies, 99), percentile(lat.callMs, 99))}`);
+    console.log(`ROW latency p99: ${percentile(latencies, 99).toFixed(0)} ms create → ready${latencies.length < LATENCY_N ? ` (${LATENCY_N - latencies.length} never ready)` : ''}; the create call itself ${percentile(lat.callMs, 99).toFixed(0)} ms; ratio ${ratio(percentile(latencies, 99), percentile(lat.callMs, 99))} (target < 1000 ms at ${LATENCY_RATE}/s)`);
     watch.stop();
     watch = undefined;
     await waitIdle(relay, reconciler);
@@ -599,10 +641,10 @@ async function main(): Promise<void> {
       changedAt = performance.now();
       if (process.env.BENCH_LOG) console.error(`template changed at ${new Date().toISOString()}`);
       await applyTemplate(admin, TEMPLATE('60'));
-      for (let i = 0; i < 6000; i++) {
+      // Until every quota holds the change (a watch on the cluster), then measured() waits for both processes to go idle.
+      for (let i = 0; i < 6000 && !fanReached; i++) {
         await new Promise((r) => setTimeout(r, 100));
-        if (!fanReached && all.every((n) => quotas.seen.has(n))) fanReached = cpu();
-        if ((await relay.ask<boolean>('idle')) && (await reconciler.ask<boolean>('idle')) && (await reconciler.ask<Snapshot['reconciler']>('stats')).bus.published >= total) break;
+        if (all.every((n) => quotas.seen.has(n))) fanReached = cpu();
       }
     }, audit);
     const after = await reconciler.ask<Snapshot['reconciler'] & { pacing: Record<string, number> }>('stats');
@@ -622,7 +664,7 @@ async function main(): Promise<void> {
       const server = serverPids.length > 0 ? `${EXTERNAL ? 'API server and etcd' : 'kube-sim'} ${fanCpu.server.toFixed(0)} ms against ${directCpu.server.toFixed(0)} ms (${ratio(fanCpu.server, directCpu.server)}), ` : '';
       console.log(`    CPU until the last quota held the change (within 100 ms), fan-out against direct: ${server}reconciler ${fanCpu.reconciler.toFixed(0)} ms and relay ${fanCpu.relay.toFixed(0)} ms against the bench's client ${directCpu.bench.toFixed(0)} ms`);
     }
-    console.log(`    the stack idle ${seconds(fan.wallMs)} after the change (status recounted, ratio ${ratio(fan.wallMs, directMs)})`);
+    console.log(`    both processes idle ${seconds(fan.wallMs)} after the change (ratio ${ratio(fan.wallMs, directMs)})`);
     console.log(`    reconciler calls per namespace ${((after.metrics.requests - before.metrics.requests) / total).toFixed(2)} (${after.metrics.requests - before.metrics.requests} calls: ${JSON.stringify(Object.fromEntries(Object.entries(after.metrics.byVerb).map(([k, v]) => [k, v - (before.metrics.byVerb[k] ?? 0)])))}); quota writes ${fan.writes.resourcequotas ?? 0} (${(fan.writes.resourcequotas ?? 0) / updated}x the quotas that changed)`);
     console.log(`    pacing: in-flight limit ${after.pacing.limit!.toFixed(1)}, rate ${after.pacing.rate!.toFixed(0)}/s, 429s ${after.pacing.throttled}, cuts ${after.pacing.cuts} (on queueing ${after.pacing.queueing}), ${after.metrics.byStatus['429'] ?? 0} answers 429 in all`);
     console.log(`    writes per namespace ${(fan.totalWrites / total).toFixed(2)} (client, all resources)${fan.audited ? `; ${(sum(fan.audited) / total).toFixed(2)} (audit log, all resources)` : ''}`);
@@ -631,7 +673,13 @@ async function main(): Promise<void> {
     const resync = await measured('no-op full resync (nothing changed)', relay, reconciler, async () => {
       await relay.ask('resync');
     }, audit);
-    console.log(`no-op resync writes  ${resync.totalWrites} (client)${resync.audited ? `, ${sum(resync.audited)} (audit log)` : ''}; baseline 0`);
+    console.log(`ROW no-op resync: ${resync.audited ? `${sum(resync.audited)} writes (${server})` : 'writes not counted by the server (FURNISH_TEST_AUDIT_LOG unset)'}, ${resync.totalWrites} (Furnish's client), ${resync.messages.relay} namespaces and templates resynced; baseline 0 (target 0)`);
+
+    // row: RSS of the same processes at the cluster's size now and grown tenfold through Furnish
+    // (each figure after a no-op resync with the stack idle, so both processes handled every namespace).
+    const small = { namespaces: total, relay: resync.memory.relay, reconciler: resync.memory.reconciler };
+    const grown = RSS_AT > total ? await growTo(admin, relay, reconciler, RSS_AT - total, `${prefix}-m`, audit) : undefined;
+    if (grown) ourNamespaces.push(...grown.names);
 
     // row: the burst against Furnish's own writes sent directly (Furnish stopped first: it would
     // furnish these namespaces too). Last, since it adds N namespaces to the cluster.
@@ -640,12 +688,21 @@ async function main(): Promise<void> {
     const writeNames = Array.from({ length: N }, (_, i) => `${prefix}-w-${String(i).padStart(5, '0')}`);
     ourNamespaces.push(...writeNames);
     const writesMs = await directPopulation(admin, writeNames, names[0]!, pop);
-    console.log(`ROW burst against the writes: all ${N} ready ${seconds(lastReady - t0)}; the same ${N} creates with Furnish's ${pop.objects.length + 3} writes each (parent, objects, Event, namespace; no reads) sent directly at concurrency ${CONCURRENCY}: ${seconds(writesMs)}; ratio ${ratio(lastReady - t0, writesMs)}`);
+    const sent = 1 + pop.objects.length + pop.events.length + 1;
+    console.log(`ROW burst against the writes: all ${N} ready ${seconds(lastReady - t0)}; the same ${N} creates with Furnish's ${sent} writes each (parent, ${pop.objects.length} objects, ${pop.events.length} Event(s), namespace${pop.conditions.length > 0 ? ' and its conditions (namespaces/status)' : ''}; no reads) sent directly at concurrency ${CONCURRENCY}${grown ? ` (in a cluster of ${RSS_AT} namespaces)` : ''}: ${seconds(writesMs)}; ratio ${ratio(lastReady - t0, writesMs)} (target ≤ 2.50x)`);
 
     console.log(`\n--- memory with ${total} namespaces (baseline: the same process idle, before any namespace)`);
     console.log(`ROW memory relay: ${memoryLine(setupMemory.relay)} after the burst; idle ${idleMemory.relay.rssMb} MB; ratio ${ratio(setupMemory.relay.rssMb, idleMemory.relay.rssMb)}`);
     console.log(`ROW memory reconciler: ${memoryLine(setupMemory.reconciler)} after the burst; idle ${idleMemory.reconciler.rssMb} MB; ratio ${ratio(setupMemory.reconciler.rssMb, idleMemory.reconciler.rssMb)}`);
     console.log(`    after the fan-out: relay ${memoryLine(fan.memory.relay)}; reconciler ${memoryLine(fan.memory.reconciler)}`);
+    for (const proc of ['relay', 'reconciler'] as const) {
+      if (!grown) {
+        console.log(`ROW RSS ${proc}: ${small[proc].rssMb} MB at ${small.namespaces} namespaces; not grown (BENCH_RSS_NAMESPACES ${RSS_AT}) (target ≤ 1.20x from ~1,000 to ~10,000)`);
+        continue;
+      }
+      console.log(`ROW RSS ${proc}: ${grown.memory[proc].rssMb} MB at ${grown.namespaces} namespaces, ${small[proc].rssMb} MB at ${small.namespaces}; ratio ${ratio(grown.memory[proc].rssMb, small[proc].rssMb)} (target ≤ 1.20x: flat)`);
+      console.log(`    max RSS ${grown.memory[proc].maxRssMb} MB at ${grown.namespaces}, ${small[proc].maxRssMb} MB at ${small.namespaces} (${ratio(grown.memory[proc].maxRssMb, small[proc].maxRssMb)}); retained heap ${grown.memory[proc].retainedHeapMb} MB and ${small[proc].retainedHeapMb} MB`);
+    }
   } finally {
     watch?.stop();
     for (const c of children) c.proc.kill('SIGTERM');
@@ -661,7 +718,29 @@ async function main(): Promise<void> {
     }
     admin.close();
     await sim.stop();
+    if (simDir) rmSync(simDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Grows the cluster by `count` namespaces the template selects, created at `CONCURRENCY` and
+ * furnished by the running stack, then resyncs once (nothing changed: every namespace handled
+ * again, as before the first RSS figure): the processes' memory then, and the cluster's size.
+ */
+async function growTo(kube: KubeClient, relay: Child, reconciler: Child, count: number, prefix: string, audit: AuditLog | undefined): Promise<{ names: string[]; namespaces: number; memory: { relay: Sample; reconciler: Sample } }> {
+  const names = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
+  const w = readyWatch(kube, `bench=${RUN}`);
+  try {
+    const t0 = performance.now();
+    await createAll(kube, names, {}, { concurrency: CONCURRENCY });
+    const allReady = await until(() => names.every((n) => w.ready.has(n)), 3_600_000);
+    await waitIdle(relay, reconciler);
+    console.log(`\n--- the cluster grown by ${count} namespaces through Furnish in ${seconds(performance.now() - t0)}${allReady ? '' : ` (only ${names.filter((n) => w.ready.has(n)).length} ready within an hour)`}`);
+  } finally {
+    w.stop();
+  }
+  const resync = await measured(`no-op full resync with ${RSS_AT} namespaces`, relay, reconciler, () => relay.ask('resync'), audit);
+  return { names, namespaces: await countWhere(kube, '/api/v1/namespaces', `bench=${RUN}`, () => true), memory: resync.memory };
 }
 
 if (role === 'reconciler') await reconcilerRole();

@@ -213,7 +213,11 @@ describeKubectl('admission end to end (kubectl as alice, bob, mallory, admin)', 
     await ok('alice', ['create', 'namespace', teamA]);
     const ns = await namespace(teamA);
     expect(ns.metadata.annotations?.['furnish.dev/creator']).toBe('alice');
-    expect(JSON.parse(ns.metadata.annotations?.['furnish.dev/creator-identity'] ?? '{}')).toMatchObject({ username: 'alice', groups: expect.arrayContaining(['system:authenticated']) });
+    // Readable form-urlencoded text, not JSON (kubectl describe ns shows no Furnish JSON).
+    const identity = ns.metadata.annotations?.['furnish.dev/creator-identity'] ?? '';
+    expect(identity).toMatch(/^user=alice(&|$)/);
+    expect(new URLSearchParams(identity).getAll('group')).toContain('system:authenticated');
+    expect(() => JSON.parse(identity) as unknown).toThrow();
     expect(ns.metadata.labels).toMatchObject({ 'furnish.dev/phase': 'pending', 'kubernetes.io/metadata.name': teamA });
   });
 

@@ -250,7 +250,7 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       // Again, over its own fail-closed registrations (an upgrade): Ignore first, probed, closed again.
       // This time from Terraform's install_vars (flags that agree with it are accepted): its topics reach the relay.
       const vars = join(mkdtempSync(join(tmpdir(), 'furnish-e2e-vars-')), 'vars.json');
-      const topics = { FURNISH_TOPIC_NAMESPACES: 'e2e-namespaces', FURNISH_TOPIC_PENDING: 'e2e-namespaces-pending', FURNISH_TOPIC_TEMPLATES: 'e2e-templates', FURNISH_TOPIC_LNAMESPACES: 'e2e-lnamespaces', FURNISH_TOPIC_BILLING: 'e2e-billing' };
+      const topics = { FURNISH_TOPIC_NAMESPACES: 'e2e-namespaces', FURNISH_TOPIC_TEMPLATES: 'e2e-templates', FURNISH_TOPIC_LNAMESPACES: 'e2e-lnamespaces', FURNISH_TOPIC_BILLING: 'e2e-billing' };
       writeFileSync(vars, JSON.stringify({ ...topics, FURNISH_CLUSTER_ID: TEST_CLUSTER, FURNISH_PROJECT: 'furnish-e2e', FURNISH_FUNCTIONS_URL: `https://127.0.0.1:${port}` }));
       const again = await furnish([...installArgs(60), '--vars', vars]);
       expect(again.code).toBe(0);

@@ -70,7 +70,7 @@ describe('mutate-namespace function', () => {
     // The fake API server serves no NamespaceInitializationConfiguration (404): only `furnish`.
     expect(decodePatch(response)).toEqual(
       expect.arrayContaining([
-        { op: 'add', path: '/metadata/annotations', value: { 'furnish.dev/creator': 'alice', 'furnish.dev/creator-identity': '{"groups":["system:authenticated"],"username":"alice"}', 'furnish.dev/initializers': 'furnish' } },
+        { op: 'add', path: '/metadata/annotations', value: { 'furnish.dev/creator': 'alice', 'furnish.dev/creator-identity': 'user=alice&group=system%3Aauthenticated', 'furnish.dev/initializers': 'furnish' } },
         { op: 'add', path: '/metadata/labels/furnish.dev~1phase', value: 'pending' },
       ]),
     );

@@ -24,7 +24,8 @@ import { KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { silentLogger } from '../../shared/log.ts';
 import type { Envelope } from '../../shared/bus/envelope.ts';
-import { createRelay, type Relay } from '../../shared/reconcile/relay.ts';
+import { createRelay, type Relay } from '../../functions/watch-relay/lib/relay.ts';
+import { billingObserver } from '../../functions/watch-relay/lib/wiring.ts';
 import { ensureCrd } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { clientFor, createNamespace, get, patchNamespace, waitFor } from './helpers.ts';
@@ -74,9 +75,8 @@ async function pipeline(file: string): Promise<Pipeline> {
 async function startRelay(p: Pipeline): Promise<void> {
   p.kube = await clientFor(cluster.kubeconfigPath, cluster.isSimulated ? cluster.users.admin!.context : undefined);
   p.tap = createBillingTap({ kube: p.kube, bus: p.bus, config: { cluster: CLUSTER, topic: TOPIC, snapshotSeconds: 0, pageSize: 50 }, log: silentLogger });
-  p.relay = createRelay({ kube: p.kube, bus: p.bus, config: { cluster: CLUSTER, resyncSeconds: 0, watchTimeoutSeconds: 5, pageSize: 50, topics: { namespaces: 'ns', templates: 'tpl' } }, log: silentLogger, billing: p.tap });
+  p.relay = createRelay({ kube: p.kube, bus: p.bus, config: { cluster: CLUSTER, resyncSeconds: 0, watchTimeoutSeconds: 5, pageSize: 50, topics: { namespaces: 'ns', templates: 'tpl' } }, log: silentLogger, observers: [billingObserver(p.tap)] });
   await p.relay.start();
-  await p.tap.start();
 }
 
 async function stopRelay(p: Pipeline): Promise<void> {

@@ -42,9 +42,11 @@ export function examples(): NamespaceTemplate[] {
   );
 }
 
-export async function applyTemplate(kube: KubeClient, t: NamespaceTemplate): Promise<void> {
-  const res = await kube.call({ method: 'PATCH', path: `/apis/furnish.dev/v1alpha1/namespacetemplates/${t.metadata.name}`, query: { fieldManager: 'test', force: true }, contentType: 'application/apply-patch+yaml', body: t });
+/** Applies `t` as field manager `test`; the resourceVersion it was written at. */
+export async function applyTemplate(kube: KubeClient, t: NamespaceTemplate): Promise<string> {
+  const res = await kube.call<KubeObject>({ method: 'PATCH', path: `/apis/furnish.dev/v1alpha1/namespacetemplates/${t.metadata.name}`, query: { fieldManager: 'test', force: true }, contentType: 'application/apply-patch+yaml', body: t });
   if (!res.ok) throw new Error(`apply template ${t.metadata.name}: ${res.status} ${res.error}`);
+  return res.data?.metadata.resourceVersion ?? '';
 }
 
 export async function deleteTemplate(kube: KubeClient, name: string): Promise<void> {

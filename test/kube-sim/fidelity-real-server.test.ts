@@ -9,7 +9,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parse } from 'yaml';
 import { startCluster, type SimCluster } from '../support/kube-sim/index.ts';
-import { canonicalQuantity } from '../../shared/kube/quantity.ts';
+import { canonicalQuantity } from '../support/kube-sim/quantity.ts';
 import { call, fixture } from './helpers.ts';
 
 let cluster: SimCluster;

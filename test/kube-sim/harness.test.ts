@@ -2,7 +2,11 @@
 // log, fault injection, RBAC details, and useTestCluster() (simulated or from a kubeconfig).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startCluster, type SimCluster } from '../support/kube-sim/index.ts';
+import { auditLog } from '../support/audit.ts';
 import { useTestCluster } from '../support/cluster.ts';
 import { call, CONFIGMAP, watch } from './helpers.ts';
 
@@ -54,6 +58,27 @@ describe('request log', () => {
     expect(cluster.log.count({ verb: 'create' })).toBe(2);
     expect(cluster.log.writes({ resource: 'configmaps', namespace: 'default' })).toBe(1);
     expect(cluster.log.entries.at(-1)).toEqual({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'logged', user: 'mallory', userAgent: 'kube-sim-test/1.0', status: 403, dryRun: false });
+  });
+
+  it('--audit-log writes each answered request as kube-apiserver audits it: the audit log reader counts the same writes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kube-sim-audit-'));
+    const audited = await startCluster({ namespaceDefaultObjects: false, auditLog: join(dir, 'audit.log') });
+    try {
+      const log = auditLog(join(dir, 'audit.log'));
+      log.mark();
+      await call(audited, 'POST', '/api/v1/namespaces/default/configmaps', { body: CONFIGMAP('audited', 'default') });
+      await call(audited, 'POST', '/api/v1/namespaces/default/configmaps?dryRun=All', { body: CONFIGMAP('dry', 'default') });
+      await call(audited, 'PATCH', '/api/v1/namespaces/default/status', { body: { metadata: { labels: { a: 'b' } } }, contentType: 'application/merge-patch+json' });
+      await call(audited, 'GET', '/api/v1/namespaces/default/configmaps/audited');
+      expect(log.since().map((w) => [w.verb, w.resource, w.namespace, w.name, w.user, w.userAgent, w.code])).toEqual([
+        ['create', 'configmaps', 'default', '', 'admin', 'kube-sim-test/1.0', 201],
+        ['patch', 'namespaces/status', '', 'default', 'admin', 'kube-sim-test/1.0', 200],
+      ]);
+      expect(log.requestsSince().map((r) => r.verb)).toEqual(['create', 'create', 'patch', 'get']);
+    } finally {
+      await audited.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -18,8 +18,9 @@ import { clusterObjects } from '../../shared/install/install.ts';
 import { loadKustomization } from '../../shared/install/manifests.ts';
 import { parseInstallVars } from '../../shared/install/vars.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
-import { reconcileConfig, relayConfig, type Topics } from '../../shared/reconcile/config.ts';
-import { DEFAULT_DRIFT_RESOURCES } from '../../shared/reconcile/drift-watch.ts';
+import { reconcileConfig, type Topics } from '../../shared/reconcile/config.ts';
+import { relayConfig } from '../../functions/watch-relay/lib/config.ts';
+import { DEFAULT_DRIFT_RESOURCES } from '../../functions/watch-relay/lib/drift-watch.ts';
 import { LNS_DRIFT_RESOURCES } from '../../shared/lnamespace/relay.ts';
 import { webhookRegistrations } from '../../shared/webhooks/registration.ts';
 
@@ -57,7 +58,7 @@ let created: string[];
 
 const byKind = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name)!;
 const envOf = (c: Container) => Object.fromEntries(c.env.map((e) => [e.name, e.value]));
-const topicNames = (t: Topics) => [t.namespaces, t.templates, t.lnamespaces, t.pending];
+const topicNames = (t: Topics) => [t.namespaces, t.templates, t.lnamespaces];
 const fnEnv = async (fn: string) => (await tf.attribute('google_cloudfunctions2_function', 'fn', fn, ['service_config', 0, 'environment_variables'])) as Record<string, string>;
 const settingsUsedBy = (components: readonly string[]) =>
   new Set((Object.values(SETTINGS) as Setting[]).filter((s) => s.env !== undefined && s.usedBy.some((c) => components.includes(c))).map((s) => s.env!));
@@ -86,9 +87,9 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
 
   it('refuses a topic in reconciler_env, which would be replaced by the one created here, as the relay refuses an empty one', async () => {
     expect(await tf.failedValidations('reconciler_env')).toEqual([]);
-    const given = await TerraformModel.load(TERRAFORM, { ...VARIABLES, reconciler_env: { FURNISH_KUBE_QPS: '50', FURNISH_TOPIC_PENDING: '' } });
+    const given = await TerraformModel.load(TERRAFORM, { ...VARIABLES, reconciler_env: { FURNISH_KUBE_QPS: '50', FURNISH_TOPIC_TEMPLATES: '' } });
     expect(await given.failedValidations('reconciler_env')).toEqual([expect.stringContaining('reconciler_env: FURNISH_TOPIC_* are set from the topics this module creates')]);
-    expect(() => relayConfig({ ...relayEnv, FURNISH_TOPIC_PENDING: '' })).toThrow('FURNISH_TOPIC_PENDING: is empty');
+    expect(() => relayConfig({ ...relayEnv, FURNISH_TOPIC_TEMPLATES: '' })).toThrow('FURNISH_TOPIC_TEMPLATES: is empty');
   });
 
   it('gives every reconciler the same topics and project as the relay', async () => {

@@ -3,12 +3,11 @@
 // FieldsV1 tries); issue 25 findings 8 (a template's object detached from pruning) and 13 (a user's
 // own object, labelled furnish.dev/template, deleted by the reconciler).
 import { describe, expect, it } from '@jest/globals';
-import { KEY } from '../../shared/keys.ts';
+import { KEY, LEGACY_KEY } from '../../shared/keys.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { isFurnishParent, ownedByFurnish, ownershipChange, wroteAsFurnish } from '../../shared/ownership.ts';
 import { applySetId, applySetParent } from '../../shared/render/applyset.ts';
 import { ownedObjects, planNamespace, desiredState } from '../../shared/reconcile/plan.ts';
-import { EMPTY_RECORD } from '../../shared/reconcile/record.ts';
 
 const NS = 'team-a';
 const ID = applySetId(NS);
@@ -44,7 +43,7 @@ const tenantUpdate = (fields: Record<string, unknown>, manager = 'kubectl-edit')
 describe('ownedByFurnish: a member of the namespace ApplySet, the membership owned by field manager furnish', () => {
   it('holds for what Furnish applied, including objects of older versions (label and field manager) and one whose template label someone took off', () => {
     expect(ownedByFurnish(furnished())).toBe(true);
-    const olderVersion = furnished({ annotations: { [KEY.appliedHash]: 'h0', [KEY.observedHash]: 'o0', [KEY.deletionPolicy]: 'Orphan' } });
+    const olderVersion = furnished({ annotations: { [KEY.appliedHash]: 'h0', [LEGACY_KEY.observedHash]: 'o0', [KEY.deletionPolicy]: 'Orphan' } });
     expect(ownedByFurnish(olderVersion)).toBe(true);
     const created = furnished({ managedFields: [{ ...furnishApply(), operation: 'Update' }] });
     expect(ownedByFurnish(created)).toBe(true); // CreateOnly: a POST with fieldManager furnish
@@ -75,7 +74,7 @@ describe('ownedByFurnish: a member of the namespace ApplySet, the membership own
     const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { [KEY.phase]: 'ready' } } };
     const observed = [furnished(), mine];
     expect([...ownedObjects(observed).keys()]).toEqual([`/ConfigMap/${NS}/seed`]);
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, []), observed, record: EMPTY_RECORD, templates: [] });
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, []), observed, parent: null, templates: [] });
     expect(plan.prune.map((r) => r.name)).toEqual(['seed']);
   });
 });

@@ -4,7 +4,7 @@
 // is not here: it is a reservation (organization-quota.ts), taken only once every rule allows.
 import { CREATOR_IDENTITY, REQUESTER_ANNOTATIONS } from '../../auth/creator.ts';
 import { INITIALIZER_KEY } from '../../initializers/keys.ts';
-import { KEY } from '../../keys.ts';
+import { KEY, LEGACY_KEY } from '../../keys.ts';
 import type { PrincipalPattern } from '../../config/types.ts';
 import type { UserInfo } from '../../kube/types.ts';
 import { LNS_KEY } from '../../lnamespace/types.ts';
@@ -36,11 +36,11 @@ export const OWN_RULE_KEYS: ReadonlySet<string> = new Set([
 
 /**
  * Keys only Furnish's own identity writes on a namespace (guard.reconciler): the reconciler's
- * record and failure report, and the billing fields the LNamespace reconciler carries over from an
+ * failure report (and the record earlier versions kept there, which it removes), and the billing fields the LNamespace reconciler carries over from an
  * LNamespace (judged when the LNamespace was admitted: organization-lnamespace.ts). Exempt from the
  * allowlist for that identity alone; anyone else who names them is judged like any other key.
  */
-export const KEYS_WRITTEN_BY_FURNISH: readonly string[] = [KEY.applied, KEY.failure, `${LNS_KEY.billingPrefix}*`];
+export const KEYS_WRITTEN_BY_FURNISH: readonly string[] = [LEGACY_KEY.applied, KEY.failure, `${LNS_KEY.billingPrefix}*`];
 
 export interface OrganizationContext {
   settings: OrganizationSettings;

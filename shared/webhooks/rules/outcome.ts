@@ -1,9 +1,6 @@
 // What a rule answers. Rules are pure: a rule that needs an RBAC answer says so (`requires`)
 // and `resolveOutcomes` asks the Authorizer, so every rule tests without a cluster.
-import type { UserInfo } from '../../kube/types.ts';
-import { describeAccess } from '../../kube/sar.ts';
-import type { AccessCheck, AccessDecision, Authorizer } from '../../kube/sar.ts';
-import { who } from './principals.ts';
+import { describeAccess, refusal, who, type AccessCheck, type AccessDecision, type Authorizer } from '../../kube/sar.ts';
 
 export type RuleOutcome =
   | { rule: string; allow: string }
@@ -17,10 +14,7 @@ export type RuleOutcome =
 export const allowBecause = (rule: string, allow: string): RuleOutcome => ({ rule, allow });
 export const denyBecause = (rule: string, deny: string): RuleOutcome => ({ rule, deny });
 
-/** `user "bob" may not use NamespaceTemplate "privileged": needs verb "use" on namespacetemplates.furnish.dev, resourceName "privileged"` */
-export function refusal(user: UserInfo, refused: string, check: AccessCheck): string {
-  return `${who(user)} may not ${refused}: needs ${describeAccess(check)}`;
-}
+export { refusal };
 
 export interface Verdict {
   allowed: boolean;

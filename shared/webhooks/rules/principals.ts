@@ -20,7 +20,4 @@ export function matchingPrincipal(user: UserInfo, patterns: readonly PrincipalPa
   return patterns.find((p) => matchesPrincipal(user, p));
 }
 
-/** How denials name the requester. */
-export function who(user: UserInfo): string {
-  return `user "${user.username ?? ''}"`;
-}
+export { who } from '../../kube/sar.ts';

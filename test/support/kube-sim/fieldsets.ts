@@ -21,19 +21,25 @@ export const isObject = (v: Json): v is JsonObject => typeof v === 'object' && v
 export function itemElement(item: Json, semantics: ListSemantics, index: number): string {
   if (semantics.type === 'map' && isObject(item)) {
     const keys: JsonObject = {};
-    for (const k of [...semantics.keys].sort()) if (item[k] !== undefined) keys[k] = item[k];
+    for (const k of [...semantics.keys].sort()) {
+      const value = item[k] ?? semantics.keyDefaults?.[k];
+      if (value !== undefined) keys[k] = value;
+    }
     return `k:${JSON.stringify(keys)}`;
   }
   if (semantics.type === 'set') return `v:${JSON.stringify(item)}`;
   return `i:${index}`;
 }
 
-/** ToFieldSet: what an applied configuration owns (maps own nothing themselves; leaves, atomic values and list items do). */
+/**
+ * ToFieldSet: what an applied configuration owns. Leaves, atomic values, list items and empty maps
+ * (`resources: {}`, as kube-apiserver records them) do; a map with fields owns only them.
+ */
 export function fieldSetOf(value: Json, schema: MergeSchema): FieldSet {
   const set: FieldSet = new Set();
   const walk = (v: Json, path: string[], names: string[]): void => {
     if (isObject(v)) {
-      if (path.length > 0 && schema.atomicMap(names)) {
+      if (path.length > 0 && (schema.atomicMap(names) || Object.keys(v).length === 0)) {
         set.add(joinPath(path));
         return;
       }

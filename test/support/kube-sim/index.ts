@@ -2,7 +2,7 @@
 // serving certificate, listens on 127.0.0.1 (a port the OS picks), writes a kubeconfig with one
 // context per user, and returns handles for tests: the request log, fault injection, direct
 // storage access and a certificate issuer for webhook servers.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Authenticator, makeUsers, type SimUser, type UserSpec } from './authn.ts';
 import { Controllers } from './controllers.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
-import { Faults, RequestLog, type Fault } from './observability.ts';
+import { auditEvent, Faults, RequestLog, type Fault } from './observability.ts';
 import { createCertificateAuthority, type KeyPairPem } from './pki.ts';
 import { SUPERUSER_GROUP } from './rbac.ts';
 import { ApiServer } from './server.ts';
@@ -37,6 +37,8 @@ export interface StartOptions extends Partial<SimOptions> {
    * credentials of the user named after their host (webhook-auth.ts); none: anonymous calls.
    */
   admissionKubeconfig?: string | AdmissionKubeconfig;
+  /** A file to append one audit event per answered request to, as kube-apiserver's `--audit-log-path` (observability.ts auditEvent). */
+  auditLog?: string;
 }
 
 export interface SimCluster {
@@ -82,6 +84,8 @@ export async function startCluster(opts: StartOptions = {}): Promise<SimCluster>
   const controllers = new Controllers(sim);
   sim.bootstrap();
   const log = new RequestLog();
+  const auditFd = opts.auditLog === undefined ? undefined : openSync(opts.auditLog, 'a');
+  if (auditFd !== undefined) log.onAnswered((e) => writeSync(auditFd, `${auditEvent(e)}\n`));
   const faults = new Faults();
   const api = new ApiServer({ sim, authenticator: new Authenticator(users, sim.serviceAccountTokens), controllers, log, faults });
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, api.handle);
@@ -115,6 +119,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<SimCluster>
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
+      if (auditFd !== undefined) closeSync(auditFd);
       if (ownDir) rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -23,9 +23,19 @@ function matches(entry: RequestLogEntry, filter: LogFilter): boolean {
 
 export class RequestLog {
   readonly entries: RequestLogEntry[] = [];
+  private readonly listeners: Array<(entry: RequestLogEntry) => void> = [];
 
   add(entry: RequestLogEntry): void {
     this.entries.push(entry);
+  }
+
+  /** Calls `listener` with each entry once its request is answered (its status known): `--audit-log`. */
+  onAnswered(listener: (entry: RequestLogEntry) => void): void {
+    this.listeners.push(listener);
+  }
+
+  answered(entry: RequestLogEntry): void {
+    for (const l of this.listeners) l(entry);
   }
 
   count(filter: LogFilter = {}): number {
@@ -40,6 +50,22 @@ export class RequestLog {
   reset(): void {
     this.entries.length = 0;
   }
+}
+
+/**
+ * An entry as one line of kube-apiserver's audit log (level Metadata, stage ResponseComplete), the
+ * fields test/support/audit.ts reads, so that a bench counts writes the same way on both servers.
+ * `requestURI` is the resource path without its API group prefix (enough to tell a dry run).
+ */
+export function auditEvent(entry: RequestLogEntry): string {
+  const [resource, subresource] = entry.resource.split('/');
+  const path = `${entry.namespace ? `/namespaces/${entry.namespace}` : ''}/${resource}${entry.name ? `/${entry.name}` : ''}${subresource ? `/${subresource}` : ''}`;
+  return JSON.stringify({
+    kind: 'Event', apiVersion: 'audit.k8s.io/v1', level: 'Metadata', stage: 'ResponseComplete', verb: entry.verb,
+    requestURI: `${path}${entry.dryRun ? '?dryRun=All' : ''}`, user: { username: entry.user }, userAgent: entry.userAgent,
+    objectRef: { resource, ...(subresource ? { subresource } : {}), ...(entry.namespace ? { namespace: entry.namespace } : {}), ...(entry.name ? { name: entry.name } : {}) },
+    responseStatus: { code: entry.status },
+  });
 }
 
 export interface Fault {

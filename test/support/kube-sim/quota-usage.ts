@@ -4,7 +4,7 @@
 // (`count/<plural>[.<group>]`) for every other namespaced kind the server serves, except events.
 // Names no evaluator knows (`count/widgets.example.com` on a cluster without widgets, `example.com/foo`)
 // get no entry in used. Pure functions: the controller (quota-controller.ts) lists and writes.
-import { formatQuantity, parseQuantity, type ParsedQuantity } from '../../../shared/kube/quantity.ts';
+import { formatQuantity, parseQuantity, type ParsedQuantity } from './quantity.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 
 type Json = Record<string, unknown>;

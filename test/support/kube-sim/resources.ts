@@ -6,7 +6,12 @@ import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { GroupResource } from './errors.ts';
 
 /** How a list (or map) merges: `atomic` replaces it whole, `map` merges items by keys, `set` by value. */
-export type ListSemantics = { type: 'atomic' } | { type: 'set' } | { type: 'map'; keys: string[] };
+export type ListSemantics = { type: 'atomic' } | { type: 'set' } | {
+  type: 'map';
+  keys: string[];
+  /** What a key field an item leaves out is in the item's path (its OpenAPI default: a port's `protocol: TCP`). */
+  keyDefaults?: Record<string, unknown>;
+};
 
 /**
  * Answers, for a path of field names (list items written `[]`, map values `{}`), how that field
@@ -82,20 +87,23 @@ const METADATA_TABLE: Table = {
 const CONTAINER_TABLE = (prefix: string): Table => ({
   [prefix]: byName,
   [`${prefix}[].env`]: byName,
-  [`${prefix}[].ports`]: { type: 'map', keys: ['containerPort', 'protocol'] },
+  [`${prefix}[].ports`]: { type: 'map', keys: ['containerPort', 'protocol'], keyDefaults: { protocol: 'TCP' } },
   [`${prefix}[].volumeMounts`]: { type: 'map', keys: ['mountPath'] },
   [`${prefix}[].volumeDevices`]: { type: 'map', keys: ['devicePath'] },
 });
 
+/** A PodSpec at `prefix`: in a Pod and in a workload's pod template alike. */
+const POD_SPEC_TABLE = (prefix: string): Table => ({
+  ...CONTAINER_TABLE(`${prefix}.containers`),
+  ...CONTAINER_TABLE(`${prefix}.initContainers`),
+  ...CONTAINER_TABLE(`${prefix}.ephemeralContainers`),
+  [`${prefix}.volumes`]: byName,
+  [`${prefix}.imagePullSecrets`]: byName,
+});
+
 const KIND_TABLES: Record<string, Table> = {
-  Pod: {
-    ...CONTAINER_TABLE('spec.containers'),
-    ...CONTAINER_TABLE('spec.initContainers'),
-    ...CONTAINER_TABLE('spec.ephemeralContainers'),
-    'spec.volumes': byName,
-    'spec.imagePullSecrets': byName,
-    'status.conditions': byType,
-  },
+  Pod: { ...POD_SPEC_TABLE('spec'), 'status.conditions': byType },
+  Deployment: { ...POD_SPEC_TABLE('spec.template.spec'), 'status.conditions': byType },
   ServiceAccount: { secrets: byName, imagePullSecrets: byName },
   Namespace: { 'status.conditions': byType },
   MutatingWebhookConfiguration: { webhooks: byName },
@@ -106,6 +114,9 @@ const KIND_TABLES: Record<string, Table> = {
 const ATOMIC_MAPS: Record<string, string[]> = {
   RoleBinding: ['roleRef'],
   ClusterRoleBinding: ['roleRef'],
+  // A LabelSelector is `+structType=atomic`: an apply owns it whole, empty or not (`f:podSelector: {}`).
+  NetworkPolicy: ['spec.podSelector'],
+  Deployment: ['spec.selector'],
 };
 
 export function tableSchema(kind: string): MergeSchema {

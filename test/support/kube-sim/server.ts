@@ -223,6 +223,7 @@ export class ApiServer {
       entry.status = sendError(res, error);
     } finally {
       this.inflight -= 1;
+      this.parts.log.answered(entry);
     }
   }
 

@@ -2,6 +2,7 @@
 // values, the Event namespace rule, immutable roleRef. Messages are kube-apiserver's, word for word.
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { invalid, type FieldError } from './errors.ts';
+import { isObject } from './fieldsets.ts';
 import type { ResourceType } from './resources.ts';
 
 const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
@@ -96,6 +97,18 @@ function subjectErrors(obj: KubeObject, clusterScoped: boolean): FieldError[] {
     return errors;
   });
 }
+
+/** SetDefaults_NetworkPolicy: ports without a protocol get TCP; no policyTypes: Ingress, and Egress when it has egress rules. */
+export function defaultNetworkPolicy(type: ResourceType, obj: KubeObject): void {
+  if (type.group !== 'networking.k8s.io' || type.kind !== 'NetworkPolicy' || !isObject(obj.spec)) return;
+  const spec = obj.spec;
+  for (const rule of [...asList(spec.ingress), ...asList(spec.egress)]) {
+    for (const port of asList(isObject(rule) ? rule.ports : undefined)) if (isObject(port) && !port.protocol) port.protocol = 'TCP';
+  }
+  if (asList(spec.policyTypes).length === 0) spec.policyTypes = asList(spec.egress).length > 0 ? ['Ingress', 'Egress'] : ['Ingress'];
+}
+
+const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** SetDefaults_Subject: User and Group subjects get apiGroup rbac.authorization.k8s.io. */
 export function defaultSubjects(type: ResourceType, obj: KubeObject): void {

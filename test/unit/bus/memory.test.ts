@@ -74,7 +74,7 @@ describe('in-process bus backpressure', () => {
     expect(bus.stats).toMatchObject({ published: 20, delivered: 20 });
   });
 
-  it('backpressure is per topic: a full topic (a resync in flight) never holds up a publish to another (the pending lane)', async () => {
+  it('backpressure is per topic: a full topic (a resync in flight) never holds up a publish to another topic', async () => {
     const bus = createMemoryBus({ maxPending: 3 });
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => (release = r));

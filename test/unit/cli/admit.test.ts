@@ -91,7 +91,7 @@ describe('furnish admit: mutate-namespace', () => {
     expect(operations).toEqual([
       { op: 'add', path: `/metadata/labels/${KEY.phase.replace('/', '~1')}`, value: 'pending' },
       // The built-in initializer: no NamespaceInitializationConfiguration is given.
-      { op: 'add', path: '/metadata/annotations', value: { [KEY.creator]: 'alice', 'furnish.dev/creator-identity': '{"groups":["system:authenticated"],"username":"alice"}', 'furnish.dev/initializers': 'furnish' } },
+      { op: 'add', path: '/metadata/annotations', value: { [KEY.creator]: 'alice', 'furnish.dev/creator-identity': 'user=alice&group=system%3Aauthenticated', 'furnish.dev/initializers': 'furnish' } },
     ]);
   });
 

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { ConfigError, readmeWithSettings, readSetting, SETTINGS, type Setting } from '../../../shared/config/settings.ts';
 import { defaultPolicySettings, DEFAULT_SYSTEM_PRINCIPALS } from '../../../shared/config/types.ts';
 import { DEFAULT_KUBE_TIMEOUT_MS } from '../../../shared/kube/http.ts';
-import { DEFAULT_DRIFT_RESOURCES } from '../../../shared/reconcile/drift-watch.ts';
-import { relayConfig } from '../../../shared/reconcile/config.ts';
+import { DEFAULT_DRIFT_RESOURCES } from '../../../functions/watch-relay/lib/drift-watch.ts';
+import { relayConfig } from '../../../functions/watch-relay/lib/config.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const TABLE = Object.values(SETTINGS) as Setting[];
@@ -104,8 +104,8 @@ describe('readSetting', () => {
     expect(readSetting({ FURNISH_READY_DESPITE_FAILURES: 'true' }, 'readyDespiteFailures')).toBe(true);
     expect(readSetting({ FURNISH_TOPIC_BILLING: '' }, 'topicBilling')).toBe('');
     // A topic is never empty: envsubst empties an unset variable, and the default topic may not exist.
-    expect(readSetting({}, 'topicPending')).toBe('furnish-namespaces-pending');
-    expect(() => readSetting({ FURNISH_TOPIC_PENDING: '' }, 'topicPending')).toThrow('FURNISH_TOPIC_PENDING: is empty, and no topic has an empty name');
+    expect(readSetting({}, 'topicTemplates')).toBe('furnish-templates');
+    expect(() => readSetting({ FURNISH_TOPIC_TEMPLATES: '' }, 'topicTemplates')).toThrow('FURNISH_TOPIC_TEMPLATES: is empty, and no topic has an empty name');
     expect(readSetting({}, 'pushServiceAccount')).toBeUndefined();
   });
 

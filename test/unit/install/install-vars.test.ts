@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { runCli } from '../../../shared/cli/command.ts';
 import { COMMANDS } from '../../../shared/cli/commands.ts';
 import { billingTapConfig } from '../../../shared/billing/tap.ts';
-import { relayConfig } from '../../../shared/reconcile/config.ts';
+import { relayConfig } from '../../../functions/watch-relay/lib/config.ts';
 import { agreedValue, defaultTopicVars, parseInstallVars, TOPIC_VARS } from '../../../shared/install/vars.ts';
 
 const DIGEST = `europe-docker.pkg.dev/p/furnish/relay@sha256:${'0f'.repeat(32)}`;
@@ -29,8 +29,8 @@ describe('parseInstallVars', () => {
   });
 
   it('refuses a file without every topic: the relay would fall back to topics that may not exist', () => {
-    const { FURNISH_TOPIC_BILLING: _billing, FURNISH_TOPIC_PENDING: _pending, ...rest }: Record<string, string> = FROM_TERRAFORM;
-    expect(() => parseInstallVars(JSON.stringify(rest), 'prod.json')).toThrow('prod.json: lacks FURNISH_TOPIC_PENDING, FURNISH_TOPIC_BILLING: the relay would publish to topics Terraform did not create');
+    const { FURNISH_TOPIC_BILLING: _billing, FURNISH_TOPIC_TEMPLATES: _templates, ...rest }: Record<string, string> = FROM_TERRAFORM;
+    expect(() => parseInstallVars(JSON.stringify(rest), 'prod.json')).toThrow('prod.json: lacks FURNISH_TOPIC_TEMPLATES, FURNISH_TOPIC_BILLING: the relay would publish to topics Terraform did not create');
   });
 
   it('judges each topic as the relay reads it: an empty topic is refused, naming it; an empty billing topic is billing off', () => {
@@ -47,7 +47,7 @@ describe('parseInstallVars', () => {
   });
 
   it('without a file, names the topics of Terraform\'s default prefix, the settings\' defaults', () => {
-    expect(Object.values(defaultTopicVars()).sort()).toEqual(['furnish-billing', 'furnish-lnamespaces', 'furnish-namespaces', 'furnish-namespaces-pending', 'furnish-templates']);
+    expect(Object.values(defaultTopicVars()).sort()).toEqual(['furnish-billing', 'furnish-lnamespaces', 'furnish-namespaces', 'furnish-templates']);
   });
 });
 

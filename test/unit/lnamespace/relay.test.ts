@@ -8,7 +8,8 @@ import { createKubeClient } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
-import { createRelay } from '../../../shared/reconcile/relay.ts';
+import { createRelay } from '../../../functions/watch-relay/lib/relay.ts';
+import { relayObservers } from '../../../functions/watch-relay/lib/wiring.ts';
 import { driftedLNamespaces, holdersOf } from '../../../shared/lnamespace/relay.ts';
 
 const lns = (name: string, rv: number, spec: unknown, status?: unknown): KubeObject => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'LNamespace', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv) }, spec, ...(status ? { status } : {}) });
@@ -43,7 +44,10 @@ async function start(items: KubeObject[] | null, watch?: (res: ServerResponse) =
     const m = decodeMessage(d.data);
     if (m.ok) received.push(m.message);
   });
-  const relay = createRelay({ kube, bus, config: { cluster: 'c', resyncSeconds: 0, watchTimeoutSeconds: 30, pageSize: 100, topics: { namespaces: 'ns', templates: 'tpl', lnamespaces: 'lns' } }, log: silentLogger, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
+  const config = { cluster: 'c', resyncSeconds: 0, watchTimeoutSeconds: 30, pageSize: 100, topics: { namespaces: 'ns', templates: 'tpl', lnamespaces: 'lns' } };
+  // As deployed: the LNamespace stream and its drift watch are handed in by the wiring (billing off).
+  const { observers, kinds, driftWatches } = relayObservers({ kube, bus, log: silentLogger, config, env: { FURNISH_TOPIC_BILLING: '' } });
+  const relay = createRelay({ kube, bus, config, log: silentLogger, observers, kinds, driftWatches, sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 5))) });
   cleanup.push(async () => {
     await relay.stop();
     kube.close();

@@ -1,21 +1,19 @@
-// Calls per namespace reconcile, counted by the client's own metrics (every API call passes the
-// seam): a fan-out reconcile costs the namespace's read plus the objects that changed (the issue's
-// bound is changed + 2), and a fan-out to N namespaces lists the templates per batch (as they are
-// when the batch runs, and after its writes), not per namespace, and reads the template's objects
-// once, cluster-wide.
+// Calls per namespace reconcile, counted at the client seam (every API call passes it). A fan-out
+// message costs a namespace its GET, the list of each kind it may hold (the ApplySet parent comes
+// with the ConfigMaps, else by its own GET) and a write per object that changed; the templates are
+// listed a few times per fan-out (a list recent enough for the message's revision is shared by the
+// reconciles of one instance: namespace-reads.ts readTemplates), not per namespace. A no-op
+// resync writes nothing.
 import { describe, it, expect } from '@jest/globals';
-import { createMemoryBus } from '../../../shared/bus/memory.ts';
-import { decodeMessage, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
+import type { ReconcileMessage } from '../../../shared/bus/envelope.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
-import { batchRequest, reconcileBatch } from '../../../shared/reconcile/namespace-batch.ts';
-import { reconcileTemplate } from '../../../shared/reconcile/template.ts';
-import { templatesDigest } from '../../../shared/reconcile/fingerprints.ts';
+import { answer, fanOut as collectFanOut } from '../../support/fanout-race.ts';
 import { memoryApi, type MemoryApi } from './memory-api.ts';
 
 const ns = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.metadataName]: name, [KEY.phase]: 'pending', team: 'x' }, annotations: { [KEY.creator]: 'alice' } } });
@@ -32,23 +30,13 @@ function setup(): { api: MemoryApi; deps: NamespaceDeps } {
   return { api, deps: { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger } };
 }
 
-/** Publishes the template's fan-out and answers each message as the runtime does; returns the API calls the namespace reconciles made. */
-async function fanOut(api: MemoryApi, deps: NamespaceDeps, template: string): Promise<{ calls: number; templateLists: number; messages: ReconcileMessage[] }> {
-  const bus = createMemoryBus();
-  const messages: ReconcileMessage[] = [];
-  bus.subscribe('ns', async (d) => {
-    const m = decodeMessage(d.data);
-    if (m.ok) messages.push(m.message);
-  });
-  await reconcileTemplate({ kube: api.client, resolver: deps.resolver, bus, cluster: 'local', namespaceTopic: 'ns', log: silentLogger, messagesPerSecond: 1e6, batch: 5 }, template);
-  await bus.idle();
-  const before = api.client.metrics.requests;
-  const listsBefore = api.requests.filter((r) => r.path === TEMPLATES_PATH).length;
-  await Promise.all(messages.map((m) => {
-    const batch = batchRequest(m);
-    return batch ? reconcileBatch(deps, batch) : reconcileNamespace(deps, m.name, { fanout: m.type === 'FANOUT', templates: m.templates });
-  }));
-  return { calls: api.client.metrics.requests - before, templateLists: api.requests.filter((r) => r.path === TEMPLATES_PATH).length - listsBefore, messages };
+/** The template's fan-out, each message answered as the runtime does, all at once (as many namespaces' messages are): the calls they made, in order. */
+async function fanOut(api: MemoryApi, deps: NamespaceDeps, template: string): Promise<{ calls: string[]; templateLists: number; messages: ReconcileMessage[] }> {
+  const messages = (await collectFanOut(deps, template)).map((s) => s.message);
+  const sent = api.requests.length;
+  await Promise.all(messages.map((m) => answer(deps, m)));
+  const calls = api.requests.slice(sent).map((q) => `${q.method} ${q.path}`);
+  return { calls, templateLists: calls.filter((c) => c === `GET ${TEMPLATES_PATH}`).length, messages };
 }
 
 describe('calls per namespace reconcile', () => {
@@ -72,7 +60,7 @@ describe('calls per namespace reconcile', () => {
     expect(api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path)).toEqual(['/api/v1/namespaces/a', TEMPLATES_PATH, '/api/v1/namespaces/a/configmaps']);
   });
 
-  it('a first population lists only the kinds whose absence spares a template its dry run: a single write and the kinds of templates elsewhere need none', async () => {
+  it('a first population lists the kinds its templates render (the parent comes with the ConfigMaps), never the kinds of templates elsewhere', async () => {
     const { api, deps } = setup();
     const rb: KubeObject = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'viewers' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [] };
     api.put(ns('a'));
@@ -80,8 +68,8 @@ describe('calls per namespace reconcile', () => {
     api.put({ ...tpl('elsewhere', [rb]), spec: { ...tpl('elsewhere', [rb]).spec, namespaces: { labelSelector: { matchLabels: { team: 'other' } } } } });
     const sent = api.requests.length;
     expect((await reconcileNamespace(deps, 'a')).result).toBe('converged');
-    // The namespace, the templates, the parent (absent: nothing of Furnish's is there); no list.
-    expect(api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path)).toEqual(['/api/v1/namespaces/a', TEMPLATES_PATH, '/api/v1/namespaces/a/configmaps/furnish-applyset']);
+    // The namespace, the templates, the ConfigMaps (the parent among them); no RoleBindings.
+    expect(api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path)).toEqual(['/api/v1/namespaces/a', TEMPLATES_PATH, '/api/v1/namespaces/a/configmaps']);
   });
 
   it('an object someone wrote into the pending namespace before Furnish (an initialize holder, a system principal) makes its template dry-run first: refused, the template changes nothing', async () => {
@@ -137,7 +125,7 @@ describe('calls per namespace reconcile', () => {
     api.put(tpl('extra', [cm('extra')]));
     await reconcileNamespace(deps, 'a');
     expect(api.get('v1', 'ConfigMap', 'a', 'extra')).toBeDefined();
-    // As if the reconcile had stopped after its writes, before the namespace's: pending, no record, parent and objects there.
+    // As if the reconcile had stopped after its writes, before the namespace's: pending, parent and objects there.
     const live = api.get('v1', 'Namespace', undefined, 'a')!;
     api.put({ ...live, metadata: { ...live.metadata, labels: { ...live.metadata.labels, [KEY.phase]: 'pending' }, annotations: { [KEY.creator]: 'alice' } } });
     api.put({ ...tpl('extra', [cm('extra')]), spec: { ...tpl('extra', [cm('extra')]).spec, namespaces: { labelSelector: { matchLabels: { team: 'other' } } } } });
@@ -168,18 +156,16 @@ describe('calls per namespace reconcile', () => {
     api.put(ns('a'));
     api.put(tpl('base', [rb('viewers'), cm('owner')]));
     await reconcileNamespace(deps, 'a');
-    // The template drops its ConfigMap: the parent still names the kind, the record the object.
+    // The template drops its ConfigMap: the parent still names the kind, and Furnish owns the object.
     api.put(tpl('base', [rb('viewers')]));
     const sent = api.requests.length;
     await reconcileNamespace(deps, 'a');
     const reads = api.requests.slice(sent).filter((q) => q.method === 'GET').map((q) => q.path);
     expect(reads).toEqual(expect.arrayContaining(['/api/v1/namespaces/a/configmaps', '/apis/rbac.authorization.k8s.io/v1/namespaces/a/rolebindings']));
     expect(api.get('v1', 'ConfigMap', 'a', 'owner')).toBeUndefined();
-    // A namespace whose record is gone still has its parent name the ConfigMaps: read by GET, then listed.
+    // Again: the parent, read by its own GET (no ConfigMap to render), names the ConfigMaps: listed after it.
     api.put(tpl('base', [rb('viewers'), cm('owner')]));
     await reconcileNamespace(deps, 'a');
-    const live = api.get('v1', 'Namespace', undefined, 'a')!;
-    api.put({ ...live, metadata: { ...live.metadata, annotations: { [KEY.creator]: 'alice' } } });
     api.put(tpl('base', [rb('viewers')]));
     const again = api.requests.length;
     await reconcileNamespace(deps, 'a');
@@ -189,7 +175,7 @@ describe('calls per namespace reconcile', () => {
     expect(api.get('v1', 'ConfigMap', 'a', 'owner')).toBeUndefined();
   });
 
-  it('a ready namespace that a template selects for the first time (a label change) lists the templates once more, after all its writes; its resync does not', async () => {
+  it('a ready namespace that a template selects for the first time (a label change) lists the templates once: nothing re-lists them after its writes; its resync writes nothing', async () => {
     const { api, deps } = setup();
     const a = ns('a');
     api.put({ ...a, metadata: { ...a.metadata, labels: { ...a.metadata.labels, team: 'z' } } });
@@ -198,72 +184,40 @@ describe('calls per namespace reconcile', () => {
     const ready = api.get('v1', 'Namespace', undefined, 'a')!;
     api.put({ ...ready, metadata: { ...ready.metadata, labels: { ...ready.metadata.labels, team: 'x' } } });
     const sent = api.requests.length;
-    expect((await reconcileNamespace(deps, 'a')).result).toBe('converged');
-    const calls = api.requests.slice(sent).map((q) => `${q.method} ${q.path}`);
-    expect(calls.filter((c) => c === `GET ${TEMPLATES_PATH}`)).toHaveLength(2);
-    expect(calls.lastIndexOf(`GET ${TEMPLATES_PATH}`)).toBe(calls.length - 1);
+    expect((await reconcileNamespace(deps, 'a', { resourceVersion: api.get('v1', 'Namespace', undefined, 'a')!.metadata.resourceVersion })).result).toBe('converged');
+    expect(api.requests.slice(sent).filter((q) => q.path === TEMPLATES_PATH)).toHaveLength(1);
     const again = api.requests.length;
     expect((await reconcileNamespace(deps, 'a')).writes).toBe(0);
     expect(api.requests.slice(again).filter((q) => q.path === TEMPLATES_PATH)).toHaveLength(1);
   });
 
-  it('a late fan-out message whose digest names templates older than what the namespace already holds lists them afresh', async () => {
-    const { api, deps } = setup();
-    api.put(ns('a'));
-    api.put(ns('b'));
-    const v1 = [tpl('base', [quota('50')])];
-    api.put(v1[0]!);
-    // This instance lists the templates (v1) for a.
-    await reconcileNamespace(deps, 'a');
-    // The template changes; another instance (its own cache) populates b with v2, as the fan-out would.
-    api.put(tpl('base', [quota('60')]));
-    const other = { ...deps, kube: api.newClient() };
-    await reconcileNamespace({ ...other, resolver: new ResourceResolver(other.kube) }, 'b');
-    expect((api.get('v1', 'ConfigMap', 'b', 'quota')?.data as Record<string, string>).pods).toBe('60');
-    // A fan-out message of v1's time, redelivered late, reaches the instance that holds v1.
-    const lists = api.requests.filter((q) => q.path === TEMPLATES_PATH).length;
-    const r = await reconcileNamespace(deps, 'b', { fanout: true, templates: templatesDigest(v1) });
-    expect(r.result).toBe('converged');
-    expect((api.get('v1', 'ConfigMap', 'b', 'quota')?.data as Record<string, string>).pods).toBe('60');
-    expect(api.requests.filter((q) => q.path === TEMPLATES_PATH).length).toBe(lists + 1);
-  });
-
-  it('a no-op fan-out costs one call per namespace: the namespace, its record saying everything is in place', async () => {
+  it('a no-op fan-out: per namespace its GET and the list of its kinds (the parent comes with the ConfigMaps), no write; the templates listed once', async () => {
     const { api, deps } = setup();
     api.put(ns('a'));
     api.put(tpl('base', [quota('50'), cm('owner')]));
     await reconcileNamespace(deps, 'a');
     const written = api.writes().length;
     const r = await fanOut(api, deps, 'base');
-    expect(r.messages).toHaveLength(1);
-    expect(r.messages[0]!.templates).toMatch(/^[0-9a-f]{32}$/);
-    // The batch's list of its namespaces and its list of the templates.
-    expect(r.calls).toBeLessThanOrEqual(2);
+    expect(r.messages.map((m) => [m.name, m.type])).toEqual([['a', 'FANOUT']]);
+    expect(r.calls).toEqual(['GET /api/v1/namespaces/a', `GET ${TEMPLATES_PATH}`, 'GET /api/v1/namespaces/a/configmaps']);
     expect(api.writes().slice(written).filter((w) => w.path.includes('/namespaces/a'))).toHaveLength(0);
   });
 
-  it('one object changed: that object\'s apply and nothing else, the batch listing its namespaces at once in a small cluster', async () => {
+  it('one object changed: that object\'s apply and nothing else; and the next resync, which reads everything, writes nothing', async () => {
     const { api, deps } = setup();
     api.put(ns('a'));
     api.put(tpl('base', [quota('50'), cm('owner')]));
     await reconcileNamespace(deps, 'a');
-    await fanOut(api, deps, 'base');
     api.put(tpl('base', [quota('60'), cm('owner')]));
-    const sent = api.requests.length;
     const r = await fanOut(api, deps, 'base');
-    const mine = api.requests.slice(sent).filter((q) => q.path.includes('/namespaces/a'));
-    expect(r.calls - r.templateLists).toBe(1 + 1);
-    // The record holds nothing a clean apply changes: no namespace write; the namespace came with its batch's list.
-    expect(mine.map((q) => `${q.method} ${q.path}`)).toEqual(['PATCH /api/v1/namespaces/a/configmaps/quota']);
-    expect(api.requests.slice(sent).filter((q) => q.path === '/api/v1/namespaces' && q.query?.labelSelector).map((q) => q.query?.labelSelector)).toEqual([`${KEY.metadataName} in (a)`]);
+    expect(r.calls).toEqual(['GET /api/v1/namespaces/a', `GET ${TEMPLATES_PATH}`, 'GET /api/v1/namespaces/a/configmaps', 'PATCH /api/v1/namespaces/a/configmaps/quota']);
     expect((api.get('v1', 'ConfigMap', 'a', 'quota')?.data as Record<string, string>).pods).toBe('60');
-    // And the next resync, which reads everything, finds nothing to write.
     const writes = api.writes().length;
     expect((await reconcileNamespace(deps, 'a')).writes).toBe(0);
     expect(api.writes().length).toBe(writes);
   });
 
-  it('a fan-out to N namespaces lists the templates per batch (twice: as it runs, and after its writes), not per namespace', async () => {
+  it('a fan-out to N namespaces: per namespace its GET, the list of its kinds and its one changed object; the templates listed once for all (the list is shared), not per namespace', async () => {
     const { api, deps } = setup();
     const n = 12;
     for (let i = 0; i < n; i++) api.put(ns(`ns-${i}`));
@@ -271,14 +225,35 @@ describe('calls per namespace reconcile', () => {
     for (let i = 0; i < n; i++) await reconcileNamespace(deps, `ns-${i}`);
     api.put(tpl('base', [quota('60'), cm('owner')]));
     const r = await fanOut(api, deps, 'base');
-    // In batches of five: three messages for twelve namespaces.
-    expect(r.messages).toHaveLength(3);
-    expect(r.messages.flatMap((m) => m.targets!.map((t) => t.n)).sort()).toEqual(Array.from({ length: n }, (_, i) => `ns-${i}`).sort());
-    // Per batch: when it runs, and once more after its writes (recheck.ts: a batch of the next version may have written meanwhile).
-    expect(r.templateLists).toBe(3 * 2);
-    // Per namespace its one changed object; per batch one list of its namespaces (a small cluster).
-    expect(r.calls).toBe(n + 3 + 3 * 2);
+    expect(r.messages.map((m) => m.name).sort()).toEqual(Array.from({ length: n }, (_, i) => `ns-${i}`).sort());
+    expect(r.templateLists).toBe(1);
+    expect(r.calls.length).toBe(3 * n + 1);
+    console.log(`fan-out to ${n} namespaces, one object changed each: ${r.calls.length} calls (${(r.calls.length / n).toFixed(2)} per namespace), ${r.templateLists} list of the templates`);
     for (let i = 0; i < n; i++) expect((api.get('v1', 'ConfigMap', `ns-${i}`, 'quota')?.data as Record<string, string>).pods).toBe('60');
+  });
+
+  it('a template of other kinds than ConfigMaps: per namespace its GET, its parent\'s GET beside the list of the kind, and the apply', async () => {
+    const { api, deps } = setup();
+    const rb = (subject: string): KubeObject => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'viewers' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'Group', name: subject }] });
+    api.put(ns('a'));
+    api.put(tpl('base', [rb('team')]));
+    await reconcileNamespace(deps, 'a');
+    api.put(tpl('base', [rb('team-2')]));
+    const r = await fanOut(api, deps, 'base');
+    expect(r.calls.sort()).toEqual([
+      'GET /api/v1/namespaces/a', `GET ${TEMPLATES_PATH}`, 'GET /api/v1/namespaces/a/configmaps/furnish-applyset',
+      'GET /apis/rbac.authorization.k8s.io/v1/namespaces/a/rolebindings', 'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/a/rolebindings/viewers',
+    ].sort());
+  });
+
+  it('a no-op resync: the namespace, the templates, the list of its kinds; no write', async () => {
+    const { api, deps } = setup();
+    api.put(ns('a'));
+    api.put(tpl('base', [quota('50'), cm('owner')]));
+    await reconcileNamespace(deps, 'a');
+    const sent = api.requests.length;
+    expect((await reconcileNamespace(deps, 'a')).writes).toBe(0);
+    expect(api.requests.slice(sent).map((q) => `${q.method} ${q.path}`)).toEqual(['GET /api/v1/namespaces/a', `GET ${TEMPLATES_PATH}`, 'GET /api/v1/namespaces/a/configmaps']);
   });
 
   it('a fan-out that must release an object reads the objects first, and prunes only what Furnish owns', async () => {
@@ -295,7 +270,7 @@ describe('calls per namespace reconcile', () => {
     expect(api.get('v1', 'ConfigMap', 'a', 'extra')).toBeUndefined();
   });
 
-  it('a namespace being deleted costs its read alone, and no fan-out messages it; one not ready lists the templates to tell those that count it pending', async () => {
+  it('a namespace being deleted costs its read and its parent\'s (the templates it failed, to tell), and no fan-out messages it; one not ready lists the templates too, to tell those that count it pending', async () => {
     const { api, deps } = setup();
     const told: string[][] = [];
     const telling = { ...deps, notifyTemplates: async (t: string[]) => void told.push(t) };
@@ -311,11 +286,11 @@ describe('calls per namespace reconcile', () => {
     const callsOf = async (name: string) => {
       const sent = api.requests.length;
       expect(await reconcileNamespace(telling, name)).toMatchObject({ result: 'skipped', reason: 'namespace is being deleted', writes: 0 });
-      return api.requests.slice(sent).map((q) => `${q.method} ${q.path}`);
+      return api.requests.slice(sent).map((q) => `${q.method} ${q.path}`).sort();
     };
-    expect(await callsOf('ending')).toEqual(['GET /api/v1/namespaces/ending']);
+    expect(await callsOf('ending')).toEqual(['GET /api/v1/namespaces/ending', 'GET /api/v1/namespaces/ending/configmaps/furnish-applyset']);
     expect(told).toEqual([]);
-    expect(await callsOf('ending-pending')).toEqual(['GET /api/v1/namespaces/ending-pending', `GET ${TEMPLATES_PATH}`]);
+    expect(await callsOf('ending-pending')).toEqual(['GET /api/v1/namespaces/ending-pending', 'GET /api/v1/namespaces/ending-pending/configmaps/furnish-applyset', `GET ${TEMPLATES_PATH}`].sort());
     expect(told).toEqual([['base']]);
     const { messages } = await fanOut(api, deps, 'base');
     expect(messages.map((m) => m.name)).toEqual(['live']);

@@ -1,5 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
-import { reconcileConfig, relayConfig } from '../../../shared/reconcile/config.ts';
+import { reconcileConfig } from '../../../shared/reconcile/config.ts';
+import { relayConfig } from '../../../functions/watch-relay/lib/config.ts';
 import { credentialsFor } from '../../../shared/kube/credentials.ts';
 
 describe('reconciler and relay settings', () => {

@@ -1,244 +1,167 @@
-// A template change racing a namespace reconcile in flight: the reconcile listed the templates
-// before the change and writes after the fan-out read which namespaces hold the template. Each
-// interleaving is forced by holding requests in the in-memory API; the fan-out's messages are then
-// answered as the runtime answers them, each after the reconcile already in flight (Pub/Sub
-// delivers one ordering key's messages one at a time). test/integration/ready-race.test.ts forces
-// the ready namespace's race on an API server.
+// A template change racing a namespace reconcile, each interleaving forced by holding one request
+// in the in-memory API. The namespace's messages go through the namespaces topic of the in-process
+// bus, which delivers one ordering key's messages one at a time (as Pub/Sub does): a fan-out's
+// message waits for the reconcile in flight, and plans from templates listed at or after the
+// revision the fan-out read (docs/adr/0009). No reconcile re-checks after its writes: each test
+// also says how many deliveries it took. test/integration/ready-race.test.ts forces the same on an
+// API server with the relay.
 import { describe, it, expect } from '@jest/globals';
-import type { ReconcileMessage } from '../../../shared/bus/envelope.ts';
 import { KEY } from '../../../shared/keys.ts';
 import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
-import { answer, delivered, fanOut, gate, namedBy } from '../../support/fanout-race.ts';
+import { answer, fanOut, gate, namespaceLane, namespaceMessage, publishFanOut, writeIn, type NamespaceLane } from '../../support/fanout-race.ts';
 import { memoryApi, type MemoryApi } from './memory-api.ts';
 
-const TEMPLATE_PATH = '/apis/furnish.dev/v1alpha1/namespacetemplates/t';
-const ns = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.metadataName]: name, [KEY.phase]: 'pending', team: 'x' }, annotations: { [KEY.creator]: 'alice' } } });
+const TEMPLATES = '/apis/furnish.dev/v1alpha1/namespacetemplates';
+const ns = (name: string, team = 'x', phase = 'pending'): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.metadataName]: name, [KEY.phase]: phase, team }, annotations: { [KEY.creator]: 'alice' } } });
 const tpl = (team: string, a = '1'): NamespaceTemplate => ({
   apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: 't' },
   spec: { namespaces: { labelSelector: { matchLabels: { team } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 't-cm' }, data: { a } }] },
 });
 
-function setup(): { api: MemoryApi; deps: NamespaceDeps } {
+function setup(...templates: NamespaceTemplate[]): { api: MemoryApi; deps: NamespaceDeps; lane: NamespaceLane } {
   const api = memoryApi();
-  api.put(ns('a'));
-  api.put(tpl('x'));
-  return { api, deps: { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger } };
-}
-
-const changes: [string, (api: MemoryApi) => Promise<unknown>][] = [
-  ['stops selecting it', async (api) => api.put(tpl('y'))],
-  ['is deleted', (api) => api.client.call({ method: 'DELETE', path: TEMPLATE_PATH })],
-];
-
-describe('a template change while a namespace\'s first population is in flight', () => {
-  it.each(changes)('a template that %s while it is being written leaves nothing of itself in the namespace', async (_what, change) => {
-    const { api, deps } = setup();
-    // The first population lists the templates (t selects a) and is held at its first write, the ApplySet parent.
-    const writes = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'));
-    api.hold = writes.hold;
-    const first = reconcileNamespace(deps, 'a');
-    await writes.reached;
-    await change(api);
-    const messages = await fanOut(deps, 't');
-    writes.open();
-    expect((await first).result).toBe('converged');
-    expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeDefined();
-    for (const { message } of messages) await answer(deps, message);
-    expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
-    expect(api.get('v1', 'ConfigMap', 'a', 'furnish-applyset')?.metadata.annotations?.[KEY.appliedTemplates]).toBe('');
-    // The namespace was messaged alone, on the relay's topic for pending namespaces under its own
-    // ordering key (so after the reconcile in flight), without the fan-out's digest: it lists the
-    // templates as they are when it runs.
-    const mine = messages.filter(({ message }) => message.name === 'a' || message.targets?.some((t) => t.n === 'a'));
-    expect(mine.map(({ message, topic, key }) => ({ topic, key, type: message.type, templates: message.templates, targets: message.targets }))).toEqual([{ topic: 'ns-pending', key: 'local/Namespace/a', type: 'FANOUT', templates: undefined, targets: undefined }]);
-  });
-
-  it('a namespace that becomes ready between the fan-out\'s two lists is found by its ApplySet parent', async () => {
-    const { api, deps } = setup();
-    const writes = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'));
-    // The fan-out lists the parents before the namespace is written, and the namespaces after it is ready.
-    const namespaces = gate((req) => req.method === 'GET' && req.path === '/api/v1/namespaces' && req.query?.labelSelector === undefined);
-    api.hold = (req) => writes.hold(req) ?? namespaces.hold(req);
-    const first = reconcileNamespace(deps, 'a');
-    await writes.reached;
-    await api.client.call({ method: 'DELETE', path: TEMPLATE_PATH });
-    const fanout = fanOut(deps, 't');
-    await namespaces.reached;
-    while (!api.requests.some((r) => r.path === '/api/v1/configmaps')) await new Promise((r) => setImmediate(r));
-    writes.open();
-    expect((await first).result).toBe('converged');
-    expect(api.get('v1', 'Namespace', undefined, 'a')?.metadata.labels?.[KEY.phase]).toBe('ready');
-    namespaces.open();
-    const messages = await fanout;
-    expect(namedBy(messages)).toEqual(['a']);
-    for (const { message } of messages) await answer(deps, message);
-    expect(api.get('v1', 'ConfigMap', 'a', 't-cm')).toBeUndefined();
-  });
-});
-
-/** Namespace a, ready, selected by no template (team z); then labelled so that t (v1) selects it: the relay's message for that change is reconciled. */
-async function readyThenSelected(api: MemoryApi, deps: NamespaceDeps): Promise<void> {
-  const a = ns('a');
-  api.put({ ...a, metadata: { ...a.metadata, labels: { ...a.metadata.labels, team: 'z' } } });
-  expect((await reconcileNamespace(deps, 'a')).result).toBe('converged');
-  const ready = api.get('v1', 'Namespace', undefined, 'a')!;
-  expect(ready.metadata.labels?.[KEY.phase]).toBe('ready');
-  api.put({ ...ready, metadata: { ...ready.metadata, labels: { ...ready.metadata.labels, team: 'x' } } });
-}
-
-/** a's reconcile, delivered until it succeeds, held at its first write in a (its ApplySet parent): open the gate to let it go on. */
-async function heldAtFirstWrite(api: MemoryApi, deps: NamespaceDeps): Promise<{ first: ReturnType<typeof gate>; reconcile: Promise<number> }> {
-  const first = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'), true);
-  api.hold = first.hold;
-  const reconcile = delivered(() => reconcileNamespace(deps, 'a'));
-  await first.reached;
-  return { first, reconcile };
+  for (const t of templates) api.put(t);
+  const deps: NamespaceDeps = { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger };
+  return { api, deps, lane: namespaceLane(deps) };
 }
 
 const data = (api: MemoryApi): unknown => api.get('v1', 'ConfigMap', 'a', 't-cm')?.data;
+const appliedTemplates = (api: MemoryApi): string | undefined => api.get('v1', 'ConfigMap', 'a', 'furnish-applyset')?.metadata.annotations?.[KEY.appliedTemplates];
+const rvOf = (api: MemoryApi, ...ref: [string, string, string | undefined, string]): string => api.get(...ref)!.metadata.resourceVersion!;
+/** Each delivery, in order: the message's type and how the reconcile ended (a failed delivery as `error`). */
+const deliveries = (lane: NamespaceLane): string[][] => lane.answered.map((a) => [a.message.type, a.result?.result ?? 'error']);
+/** Deliveries of fan-out messages started so far. */
+const fanoutsStarted = (lane: NamespaceLane): number => lane.started.filter((m) => m.type === 'FANOUT').length;
 
-describe('a template change while a ready namespace is being selected by it', () => {
-  const readyChanges: [string, (api: MemoryApi) => Promise<unknown>, unknown][] = [
-    ...changes.map(([what, change]): [string, (api: MemoryApi) => Promise<unknown>, unknown] => [what, change, undefined]),
-    ['changes its objects', async (api) => api.put(tpl('x', '2')), { a: '2' }],
-  ];
-
-  it.each(readyChanges)('a template that %s while the reconcile that first names it is in flight: that reconcile fails, and its redelivery plans from the new version', async (_what, change, want) => {
-    const { api, deps } = setup();
-    await readyThenSelected(api, deps);
-    // The reconcile of the label change lists the templates (t v1 selects a) and is held at its first write, the parent naming t.
-    const { first, reconcile } = await heldAtFirstWrite(api, deps);
-    await change(api);
-    // The fan-out reads the parents before that write, and a is ready: not messaged alone. A template
-    // that still selects a sends it in a batch, answered here before the held reconcile writes.
-    const messages = await fanOut(deps, 't');
-    expect(messages.filter(({ message }) => message.name === 'a')).toEqual([]);
-    for (const { message } of messages) await delivered(() => answer(deps, message));
-    first.open();
-    const deliveries = await reconcile;
-    expect(data(api)).toEqual(want);
-    expect(api.get('v1', 'ConfigMap', 'a', 'furnish-applyset')?.metadata.annotations?.[KEY.appliedTemplates]).toBe(want ? 't' : '');
-    // Its one list after the writes saw the change: the delivery failed and was redelivered.
-    expect(deliveries).toBe(2);
-  });
-
-  /** Namespaces a and b ready, selected by no template, then labelled team x; t (v1, selecting team x) is created: its fan-out, collected. */
-  async function createdForTwo(): Promise<{ api: MemoryApi; deps: NamespaceDeps; batch: ReconcileMessage }> {
-    const api = memoryApi();
-    const deps: NamespaceDeps = { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger };
-    for (const name of ['a', 'b']) {
-      api.put({ ...ns(name), metadata: { ...ns(name).metadata, labels: { ...ns(name).metadata.labels, team: 'z' } } });
-      expect((await reconcileNamespace(deps, name)).result).toBe('converged');
-      const ready = api.get('v1', 'Namespace', undefined, name)!;
-      api.put({ ...ready, metadata: { ...ready.metadata, labels: { ...ready.metadata.labels, team: 'x' } } });
-    }
-    api.put(tpl('x'));
-    const messages = await fanOut(deps, 't');
-    expect(messages.map(({ message }) => message.targets?.map((t) => t.n))).toEqual([['a', 'b']]);
-    return { api, deps, batch: messages[0]!.message };
-  }
-
-  const templateLists = (api: MemoryApi): number => api.requests.filter((r) => r.method === 'GET' && r.path === '/apis/furnish.dev/v1alpha1/namespacetemplates').length;
-
-  it('a fan-out batch whose namespaces name a template for the first time lists the templates once more for the whole batch, after its writes', async () => {
-    const { api, deps, batch } = await createdForTwo();
-    const before = templateLists(api);
-    expect(await delivered(() => answer(deps, batch))).toBe(1);
-    // One list when the batch runs, one after the writes of both namespaces.
-    expect(templateLists(api) - before).toBe(2);
-    for (const name of ['a', 'b']) expect(api.get('v1', 'ConfigMap', name, 't-cm')?.data).toEqual({ a: '1' });
-  });
-
-  it('a fan-out batch that names a template for the first time while it stops selecting its namespaces is redelivered, and leaves nothing of it there', async () => {
-    const { api, deps, batch } = await createdForTwo();
-    // The batch is held at a's first write (its parent, naming t); t then stops selecting team x.
-    const first = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/'), true);
+describe('a template change while a reconcile of the namespace is in flight', () => {
+  it('(a) a reconcile planned from v1 writes v1; the fan-out of v2 waits for it on the namespace\'s ordering key and leaves v2, with no re-check', async () => {
+    const { api, deps, lane } = setup(tpl('x'));
+    api.put(ns('a'));
+    // The namespace's first population lists the templates (t v1) and is held at its first write, the ApplySet parent.
+    const first = gate(writeIn('a'), true);
     api.hold = first.hold;
-    const delivering = delivered(() => answer(deps, batch));
+    await lane.send(namespaceMessage('a', rvOf(api, 'v1', 'Namespace', undefined, 'a'), 'ADDED'));
     await first.reached;
-    api.put(tpl('w'));
-    // The fan-out of that change reads the parents before a's is written: a is not among its targets.
-    const next = await fanOut(deps, 't');
-    expect(namedBy(next)).not.toContain('a');
+    api.put(tpl('x', '2'));
+    const v2 = rvOf(api, 'furnish.dev/v1alpha1', 'NamespaceTemplate', undefined, 't');
+    const fanout = await publishFanOut(deps, lane.bus, 't');
+    expect(fanout).toMatchObject({ fannedOut: true, targets: 1, published: 1 });
+    // Its message waits behind the reconcile in flight: not started.
+    expect(fanoutsStarted(lane)).toBe(0);
     first.open();
-    const deliveries = await delivering;
-    for (const { message } of next) await delivered(() => answer(deps, message));
-    for (const name of ['a', 'b']) expect(api.get('v1', 'ConfigMap', name, 't-cm')).toBeUndefined();
-    expect(deliveries).toBe(2);
+    await lane.bus.idle();
+    expect(deliveries(lane)).toEqual([['ADDED', 'converged'], ['FANOUT', 'converged']]);
+    // The first wrote v1 (delivered once: nothing re-checked it); the fan-out's, listed at or after the change, v2.
+    expect(lane.answered[0]!.result!.writes).toBeGreaterThan(0);
+    expect(Number(lane.answered[1]!.message.resourceVersion)).toBeGreaterThanOrEqual(Number(v2));
+    expect(data(api)).toEqual({ a: '2' });
   });
-});
 
-describe('a template change while a reconcile of a ready namespace that holds it is in flight', () => {
-  it('a reconcile that listed the templates before the change and reads the objects after the fan-out\'s batch wrote them plans from the templates as they are now: the older version is not put back', async () => {
-    const { api, deps } = setup();
+  it('(b) a namespace newly selected by v1 while v2 (which no longer selects it) fans out before the parent names it: the parent\'s write, sent on by the relay, leaves it without the template', async () => {
+    const { api, deps, lane } = setup(tpl('x'));
+    api.put(ns('a', 'z'));
+    await lane.send(namespaceMessage('a'));
+    await lane.bus.idle();
+    expect(api.get('v1', 'Namespace', undefined, 'a')?.metadata.labels?.[KEY.phase]).toBe('ready');
+    // Relabelled team x: its reconcile lists t v1 (it selects a) and is held at its first write, the parent naming t.
+    const ready = api.get('v1', 'Namespace', undefined, 'a')!;
+    api.put({ ...ready, metadata: { ...ready.metadata, labels: { ...ready.metadata.labels, team: 'x' } } });
+    const first = gate(writeIn('a'), true);
+    api.hold = first.hold;
+    await lane.send(namespaceMessage('a', rvOf(api, 'v1', 'Namespace', undefined, 'a')));
+    await first.reached;
+    // t v2 selects team w: its fan-out reads the namespaces and the parents before a's is written.
+    api.put(tpl('w', '2'));
+    expect(await publishFanOut(deps, lane.bus, 't')).toMatchObject({ targets: 0 });
+    first.open();
+    await lane.bus.idle();
+    expect(data(api)).toEqual({ a: '1' });
+    expect(appliedTemplates(api)).toBe('t');
+    // The relay sends every write of a parent as a reconcile at the parent's revision (functions/watch-relay: parentMessage).
+    await lane.send(namespaceMessage('a', rvOf(api, 'v1', 'ConfigMap', 'a', 'furnish-applyset')));
+    await lane.bus.idle();
+    expect(deliveries(lane)).toEqual([['MODIFIED', 'converged'], ['MODIFIED', 'converged'], ['MODIFIED', 'converged']]);
+    expect(data(api)).toBeUndefined();
+    expect(appliedTemplates(api)).toBe('');
+  });
+
+  it('(c) a fan-out message delivered late, to an instance whose last list holds v1, after another wrote v2: v1 is not put back (its writes are newer than the list)', async () => {
+    const { api, deps } = setup(tpl('x'));
+    api.put(ns('a'));
+    // This instance answers the fan-out of v1: its last list of the templates holds v1.
+    const [late] = await fanOut(deps, 't');
+    expect((await answer(deps, late!.message)).result).toBe('converged');
+    expect(data(api)).toEqual({ a: '1' });
+    // t v2; another instance (its own list) answers its fan-out.
+    api.put(tpl('x', '2'));
+    const other: NamespaceDeps = { ...deps, kube: api.newClient() };
+    other.resolver = new ResourceResolver(other.kube);
+    for (const { message } of await fanOut(other, 't')) expect((await answer(other, message)).result).toBe('converged');
+    expect(data(api)).toEqual({ a: '2' });
+    // v1's message, redelivered late to the first instance: its list is recent enough for the message,
+    // not for the parent and the object v2 wrote: listed once more, nothing written.
+    const lists = api.requests.filter((r) => r.path === TEMPLATES).length;
+    const r = await answer(deps, late!.message);
+    expect(r).toMatchObject({ result: 'converged', writes: 0 });
+    expect(data(api)).toEqual({ a: '2' });
+    expect(api.requests.filter((r) => r.path === TEMPLATES).length).toBe(lists + 1);
+  });
+
+  it('(d) a template created while a namespace is created: the namespace\'s reconcile listed none, the fan-out\'s message after it applies the template', async () => {
+    const { api, deps, lane } = setup();
+    api.put(ns('a'));
+    // The namespace's reconcile lists the templates (none yet) and is held at its read of the parent.
+    const parent = gate((req) => req.method === 'GET' && req.path === '/api/v1/namespaces/a/configmaps/furnish-applyset', true);
+    api.hold = parent.hold;
+    await lane.send(namespaceMessage('a', rvOf(api, 'v1', 'Namespace', undefined, 'a'), 'ADDED'));
+    await parent.reached;
+    api.put(tpl('x'));
+    // a, pending, matches t now: messaged like any other namespace it selects.
+    expect(await publishFanOut(deps, lane.bus, 't')).toMatchObject({ targets: 1 });
+    expect(fanoutsStarted(lane)).toBe(0);
+    parent.open();
+    await lane.bus.idle();
+    expect(deliveries(lane)).toEqual([['ADDED', 'converged'], ['FANOUT', 'converged']]);
+    expect(data(api)).toEqual({ a: '1' });
+    expect(appliedTemplates(api)).toBe('t');
+    expect(api.get('v1', 'Namespace', undefined, 'a')?.metadata.labels?.[KEY.phase]).toBe('ready');
+  });
+
+  it('a template deleted while a first population that names it is in flight: the parent\'s write brings the reconcile that prunes it', async () => {
+    const { api, deps, lane } = setup(tpl('x'));
+    api.put(ns('a'));
+    const first = gate(writeIn('a'), true);
+    api.hold = first.hold;
+    await lane.send(namespaceMessage('a', undefined, 'ADDED'));
+    await first.reached;
+    await api.client.call({ method: 'DELETE', path: `${TEMPLATES}/t` });
+    // Deleted, t selects nothing; a's parent does not name it yet: no target.
+    expect(await publishFanOut(deps, lane.bus, 't')).toMatchObject({ deleted: true, targets: 0 });
+    first.open();
+    await lane.bus.idle();
+    expect(data(api)).toEqual({ a: '1' });
+    await lane.send(namespaceMessage('a', rvOf(api, 'v1', 'ConfigMap', 'a', 'furnish-applyset')));
+    await lane.bus.idle();
+    expect(data(api)).toBeUndefined();
+    expect(appliedTemplates(api)).toBe('');
+    expect(deliveries(lane).every(([, r]) => r === 'converged')).toBe(true);
+  });
+
+  it('a message whose revision is newer than the instance\'s last list lists the templates again, one list shared by the namespaces that ask at once', async () => {
+    const { api, deps } = setup(tpl('x'));
+    for (const n of ['a', 'b', 'c']) api.put(ns(n));
     expect((await reconcileNamespace(deps, 'a')).result).toBe('converged');
-    // A resync's reconcile lists the templates (v1) and is held at its read of the objects.
-    const objects = gate((req) => req.method === 'GET' && req.path === '/api/v1/namespaces/a/configmaps', true);
-    api.hold = objects.hold;
-    const resync = reconcileNamespace(deps, 'a');
-    await objects.reached;
     api.put(tpl('x', '2'));
     const messages = await fanOut(deps, 't');
-    expect(namedBy(messages)).toEqual(['a']);
-    for (const { message } of messages) await delivered(() => answer(deps, message));
-    expect(data(api)).toEqual({ a: '2' });
-    objects.open();
-    const r = await resync;
-    expect(r.result).toBe('converged');
-    expect(data(api)).toEqual({ a: '2' });
-    // It found the batch's write newer than its list, listed them again, and had nothing left to write.
-    expect(r.writes).toBe(0);
-  });
-
-  it('a drift repair that listed the templates before the change and writes after the fan-out\'s batch fails its delivery, and its redelivery keeps the new version', async () => {
-    const { api, deps } = setup();
-    expect((await reconcileNamespace(deps, 'a')).result).toBe('converged');
-    // A tenant edits t-cm; the drift watch's reconcile lists t v1, reads the objects, and is held at its repair.
-    api.put({ ...api.get('v1', 'ConfigMap', 'a', 't-cm')!, data: { a: 'tenant' } });
-    const repair = gate((req) => req.method !== 'GET' && req.path.startsWith('/api/v1/namespaces/a/configmaps/t-cm'), true);
-    api.hold = repair.hold;
-    const reconcile = delivered(() => reconcileNamespace(deps, 'a'));
-    await repair.reached;
-    api.hold = undefined;
-    // t v2; its fan-out's batch writes a before the held repair does.
-    api.put(tpl('x', '2'));
-    for (const { message } of await fanOut(deps, 't')) await delivered(() => answer(deps, message));
-    expect(data(api)).toEqual({ a: '2' });
-    repair.open();
-    // The repair wrote v1 over it, then its list after the writes saw v2: redelivered, it puts v2 back.
-    expect(await reconcile).toBe(2);
-    expect(data(api)).toEqual({ a: '2' });
-  });
-
-  it('a reconcile whose list after its writes fails the delivery has told reconcile-template first (its redelivery may find nothing left to write)', async () => {
-    const { api } = setup();
-    const notified: string[][] = [];
-    const deps: NamespaceDeps = { kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger, notifyTemplates: async (t) => void notified.push(t) };
-    await readyThenSelected(api, deps);
-    notified.length = 0;
-    const { first, reconcile } = await heldAtFirstWrite(api, deps);
-    api.hold = undefined;
-    // t changes meanwhile, but not what it puts in a (its selector, spelled otherwise): the delivery
-    // fails after its writes, and the redelivery finds nothing left to write.
-    const same = tpl('x');
-    api.put({ ...same, spec: { ...same.spec, namespaces: { labelSelector: { matchLabels: { team: 'x' }, matchExpressions: [] } } } });
-    first.open();
-    expect(await reconcile).toBe(2);
-    expect(notified[0]).toContain('t');
-  });
-
-  it('a change to a template that the writes do not concern fails nothing (a batch would otherwise fail at every unrelated edit)', async () => {
-    const { api, deps } = setup();
-    await readyThenSelected(api, deps);
-    const { first, reconcile } = await heldAtFirstWrite(api, deps);
-    api.hold = undefined;
-    api.put({ ...tpl('other'), metadata: { name: 'u' } });
-    first.open();
-    expect(await reconcile).toBe(1);
-    expect(data(api)).toEqual({ a: '1' });
+    expect(messages.map((m) => [m.message.name, m.key])).toEqual([['a', 'local/Namespace/a'], ['b', 'local/Namespace/b'], ['c', 'local/Namespace/c']]);
+    const lists = api.requests.filter((r) => r.path === TEMPLATES).length;
+    const results = await Promise.all(messages.map((m) => answer(deps, m.message)));
+    expect(results.map((r) => r.result)).toEqual(['converged', 'converged', 'converged']);
+    expect(api.requests.filter((r) => r.path === TEMPLATES).length).toBe(lists + 1);
+    for (const n of ['a', 'b', 'c']) expect(api.get('v1', 'ConfigMap', n, 't-cm')?.data).toEqual({ a: '2' });
   });
 });

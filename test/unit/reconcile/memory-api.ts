@@ -1,10 +1,18 @@
 // A small in-memory Kubernetes API for unit tests of the executors: enough of GET/LIST (label
-// selectors as the API server reads them, cluster-wide lists), server-side apply (merge of what is
-// sent), create, delete (with a uid precondition) and merge patch (RFC 7386), `dryRun=All` on create and apply. It plugs in as the client's transport, so
-// the real seam (retries, rate limit, metrics, faults) runs on top of it. Integration tests use
-// kube-sim; this keeps the unit tests fast and network-free.
+// selectors as the API server reads them, cluster-wide lists), server-side apply and
+// managedFields (kube-sim's code: what each field manager owns, as drift and ownership read it),
+// create, delete (with a uid precondition), merge patch (RFC 7386) and `dryRun=All`. A write
+// that changes nothing keeps the resourceVersion. It plugs in as the client's transport, so the
+// real seam (retries, rate limit, metrics, faults) runs on top of it. Integration tests use
+// kube-sim itself; this keeps the unit tests fast and network-free.
 import { createKubeClient, type FaultHook, type KubeClient, type KubeRequest } from '../../../shared/kube/client.ts';
+import { FIELD_MANAGER } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import { serverSideApply } from '../../support/kube-sim/apply.ts';
+import { ApiError } from '../../support/kube-sim/errors.ts';
+import { deepEqual } from '../../support/kube-sim/fieldsets.ts';
+import { managersForApply, managersForWrite, recordUpdate, setManagedFields, type WriteContext } from '../../support/kube-sim/managed-fields.ts';
+import { builtinTypes, tableSchema, type ResourceType } from '../../support/kube-sim/resources.ts';
 import { matchesLabels, parseLabelSelector } from '../../support/kube-sim/selectors.ts';
 
 interface Route {
@@ -54,26 +62,61 @@ function matches(obj: KubeObject, selector: string | undefined): boolean {
   return matchesLabels(parseLabelSelector(selector), obj.metadata.labels);
 }
 
-interface LabelsEntry { manager: string; operation: 'Apply' | 'Update'; fieldsV1: { 'f:metadata': { 'f:labels': Record<string, object> } } }
+const BUILTIN_TYPES = builtinTypes();
+
+/** kube-sim's description of a kind (its list semantics); a custom kind (furnish.dev): untyped, with a status subresource. */
+function typeOf(obj: KubeObject): ResourceType {
+  const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') as [string, string] : ['', obj.apiVersion];
+  const builtin = BUILTIN_TYPES.find((t) => t.group === group && t.kind === obj.kind);
+  if (builtin) return builtin;
+  const plural = `${obj.kind.toLowerCase()}s`;
+  return {
+    group, version, kind: obj.kind, listKind: `${obj.kind}List`, plural, singular: obj.kind.toLowerCase(), namespaced: true, shortNames: [],
+    statusSubresource: true, generation: true, strategicMerge: false, merge: { ...tableSchema(obj.kind), typed: false }, verbs: [],
+  };
+}
+
+interface Writer {
+  manager: string;
+  subresource?: string;
+}
+
+const contextOf = (obj: KubeObject, w: Writer): WriteContext => ({ type: typeOf(obj), manager: w.manager, ...(w.subresource ? { subresource: w.subresource } : {}) });
 
 /**
- * managedFields as far as ownership reads them (shared/ownership.ts): which field manager's write
- * set which labels (an apply owns what it sent, an update or patch what it set; a null drops it).
+ * What the API server holds after `writer` applies `config` over `live` (undefined: absent),
+ * managedFields included, by kube-sim's code (apply.ts): the manager owns exactly what it sent,
+ * what it applied before and no longer does is pruned, what it changes leaves the others' entries,
+ * and an unchanged value another manager applied too is shared. Throws kube-sim's ApiError (409)
+ * on a conflict unless forced.
  */
-function withManagers(before: KubeObject | undefined, after: KubeObject, req: KubeRequest): KubeObject {
-  const entries = ((before?.metadata.managedFields ?? []) as LabelsEntry[]).map((e) => ({ ...e, fieldsV1: { 'f:metadata': { 'f:labels': { ...e.fieldsV1['f:metadata']['f:labels'] } } } }));
-  const manager = req.query?.fieldManager as string | undefined;
-  if (manager) {
-    const operation = req.contentType === 'application/apply-patch+yaml' ? 'Apply' : 'Update';
-    let entry = entries.find((e) => e.manager === manager && e.operation === operation);
-    if (!entry) entries.push((entry = { manager, operation, fieldsV1: { 'f:metadata': { 'f:labels': {} } } }));
-    const sent = Object.entries((req.body as KubeObject).metadata?.labels ?? {}) as [string, string | null][];
-    const kept = operation === 'Apply' ? [] : Object.keys(entry.fieldsV1['f:metadata']['f:labels']).filter((f) => !sent.some(([k]) => f === `f:${k}`));
-    const set = sent.filter(([, v]) => v !== null).map(([k]) => `f:${k}`);
-    entry.fieldsV1['f:metadata']['f:labels'] = Object.fromEntries([...kept, ...set].map((f) => [f, {}]));
-  }
-  return { ...after, metadata: { ...after.metadata, managedFields: entries } };
+export function serverApply(live: KubeObject | undefined, config: KubeObject, writer: Writer = { manager: FIELD_MANAGER }, force = true): KubeObject {
+  const ctx = contextOf(config, writer);
+  const applied = serverSideApply(live, config, live ? managersForApply(live, ctx) : new Map(), ctx, force);
+  const next = { ...applied.object, metadata: { ...applied.object.metadata } };
+  setManagedFields(next, applied.managers);
+  return next;
 }
+
+/**
+ * What the API server holds after `writer` writes `next` over `live` by create, update or patch
+ * (managed-fields.ts recordUpdate): every other manager loses the fields it changed or removed,
+ * and the writer owns what it changed; a value written again unchanged moves nothing.
+ */
+export function serverUpdate(live: KubeObject | undefined, next: KubeObject, writer: Writer): KubeObject {
+  const out = { ...next, metadata: { ...next.metadata } };
+  setManagedFields(out, recordUpdate(live, out, managersForWrite(live, next), contextOf(next, writer)));
+  return out;
+}
+
+/** managedFields for a request: an apply's, or any other write's (a write without fieldManager is "unknown"'s). */
+function withManagers(before: KubeObject | undefined, body: KubeObject, req: KubeRequest, subresource: string | undefined): KubeObject {
+  const writer = { manager: (req.query?.fieldManager as string | undefined) ?? 'unknown', subresource };
+  if (req.contentType === APPLY) return serverApply(before, body, writer, req.query?.force === true || req.query?.force === 'true');
+  return serverUpdate(before, body, writer);
+}
+
+const APPLY = 'application/apply-patch+yaml';
 
 const status = (code: number, reason: string, message = reason) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
 
@@ -130,10 +173,21 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
     const existing = route.name ? c.get(keyOf(route.namespace, route.name)) : undefined;
     const save = (obj: KubeObject, code: number) => {
       if (req.query?.dryRun === 'All') return { status: code, data: obj };
+      // A write that changes nothing is no write: the same resourceVersion, nothing a watch would see (as the API server does).
+      if (existing && deepEqual(obj, existing)) return { status: code, data: existing };
       const stored = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++rv), uid: obj.metadata.uid ?? `uid-${obj.metadata.name}` } };
       c.set(keyOf(obj.metadata.namespace, obj.metadata.name!), stored);
       return { status: code, data: stored };
     };
+    try {
+      return respond(req, route, c, existing, save);
+    } catch (e) {
+      // An unforced apply that conflicts (kube-sim's serverSideApply): 409 with its causes.
+      if (e instanceof ApiError) return { status: e.code, data: e.status };
+      throw e;
+    }
+  };
+  const respond = (req: KubeRequest, route: Route, c: Map<string, KubeObject>, existing: KubeObject | undefined, save: (obj: KubeObject, code: number) => { status: number; data: unknown }): { status: number; data: unknown } => {
     switch (req.method) {
       case 'GET': {
         if (route.name) return existing ? { status: 200, data: existing } : { status: 404, data: status(404, 'NotFound') };
@@ -145,7 +199,8 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
         if (c.has(keyOf(route.namespace, obj.metadata.name!))) return { status: 409, data: status(409, 'AlreadyExists') };
         const bad = api.rejectWhen?.(obj);
         if (bad) return { status: 422, data: status(422, 'Invalid', bad) };
-        return save(withManagers(undefined, { ...obj, metadata: { ...obj.metadata, namespace: route.namespace } }, req), 201);
+        const created = { ...obj, metadata: { ...obj.metadata, namespace: route.namespace } };
+        return save(withManagers(undefined, created, req, undefined), 201);
       }
       case 'DELETE': {
         if (!existing) return { status: 404, data: status(404, 'NotFound') };
@@ -155,16 +210,16 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
         return { status: 200, data: existing };
       }
       case 'PATCH': {
-        if (req.contentType === 'application/apply-patch+yaml') {
+        if (req.contentType === APPLY) {
           const obj = req.body as KubeObject;
           const bad = api.rejectWhen?.(obj);
           if (bad) return { status: 422, data: status(422, 'Invalid', bad) };
-          const merged = existing ? (mergePatch(existing, obj) as KubeObject) : obj;
-          return save(withManagers(existing, merged, req), existing ? 200 : 201);
+          return save(withManagers(existing, obj, req, route.subresource), existing ? 200 : 201);
         }
         if (!existing) return { status: 404, data: status(404, 'NotFound') };
         const body = req.contentType === 'application/strategic-merge-patch+json' ? byTypeConditions(existing, req.body) : req.body;
-        return save(withManagers(existing, mergePatch(existing, body) as KubeObject, req), 200);
+        const merged = mergePatch(existing, body) as KubeObject;
+        return save(withManagers(existing, merged, req, route.subresource), 200);
       }
       default:
         return { status: 405, data: status(405, 'MethodNotAllowed') };

@@ -35,24 +35,26 @@ describe('reconcile messages', () => {
     expect(decodeMessage(data)).toEqual({ ok: false, reason });
   });
 
-  it('a fan-out carries the digest of the templates it saw; anything but a hex digest is dropped', () => {
-    const fanout: ReconcileMessage = { ...msg, type: 'FANOUT', cause: 'template/t@1', templates: 'c38666ea47323d2b7a253e1ab8042301' };
-    expect(decodeMessage(encodeMessage(fanout).data)).toEqual({ ok: true, message: fanout });
-    const odd = decodeMessage(Buffer.from(JSON.stringify({ ...fanout, templates: 'not a digest' })));
-    expect(odd.ok && odd.message.templates).toBeUndefined();
+  it('a message left by an earlier version (state carried for the receiver) is accepted and that state dropped: the receiver reads it', () => {
+    const fanout: ReconcileMessage = { ...msg, type: 'FANOUT', cause: 'template/t@1' };
+    const old = { ...fanout, templates: 'c38666ea47323d2b7a253e1ab8042301', template: 'gold', targets: [{ n: 'a', h: { '/ConfigMap/a/x': 'h1' } }], heldKinds: ['/ConfigMap'] };
+    expect(decodeMessage(Buffer.from(JSON.stringify(old)))).toEqual({ ok: true, message: fanout });
   });
 
-  it('a fan-out batch carries its template and each namespace with what it holds; a malformed batch is refused, naming what is wrong', () => {
-    const batch: ReconcileMessage = { v: 1, cluster: 'local', kind: 'Namespace', name: 'gold#0', type: 'FANOUT', template: 'gold', targets: [{ n: 'a', h: { '/ConfigMap/a/x': 'h1' } }, { n: 'b' }] };
-    expect(decodeMessage(encodeMessage(batch).data)).toEqual({ ok: true, message: batch });
-    const bad = (extra: Record<string, unknown>) => decodeMessage(Buffer.from(JSON.stringify({ ...batch, ...extra })));
-    expect(bad({ template: undefined })).toEqual({ ok: false, reason: 'a FANOUT batch must name its template' });
-    expect(bad({ targets: [] })).toEqual({ ok: false, reason: 'targets must be a list of 1 to 1000 namespaces' });
-    expect(bad({ targets: Array.from({ length: 1001 }, (_, i) => ({ n: `n${i}` })) })).toMatchObject({ ok: false });
-    expect(bad({ targets: [{ n: 'a' }, { n: 7 }] })).toEqual({ ok: false, reason: 'targets[1].n must be a namespace name' });
-    expect(bad({ targets: [{ n: 'a', h: { k: 1 } }] })).toEqual({ ok: false, reason: 'targets[0].h must map object keys to hashes' });
-    expect(bad({ targets: [{ n: 'a', h: ['x'] }] })).toEqual({ ok: false, reason: 'targets[0].h must map object keys to hashes' });
-    expect(bad({ type: 'SYNC' })).toEqual({ ok: false, reason: 'targets are only carried by Namespace FANOUT messages' });
+  it('names the organizations a namespace had before and now; anything but a short list of label values is dropped', () => {
+    const moved: ReconcileMessage = { ...msg, type: 'MODIFIED', organizations: ['acme', 'globex'] };
+    expect(decodeMessage(encodeMessage(moved).data)).toEqual({ ok: true, message: moved });
+    for (const organizations of [['a', 'b', 'c'], [''], ['x'.repeat(64)], 'acme', [7]]) {
+      const odd = decodeMessage(Buffer.from(JSON.stringify({ ...moved, organizations })));
+      expect(odd.ok && odd.message.organizations).toBeUndefined();
+    }
+  });
+
+  it('STATUS messages are keyed by their cause, so that a burst is not delivered one behind the other; every other message of an object shares its key', () => {
+    const base = { cluster: 'local', kind: 'NamespaceTemplate' as const, name: 'gold' };
+    expect(orderingKey({ ...base, type: 'FANOUT', cause: 'template/gold@3' })).toBe('local/NamespaceTemplate/gold');
+    expect(orderingKey({ ...base, type: 'STATUS', cause: 'namespace/a' })).toBe('local/NamespaceTemplate/gold/status/namespace/a');
+    expect(orderingKey({ ...base, type: 'STATUS', cause: 'namespace/a' })).not.toBe(orderingKey({ ...base, type: 'STATUS', cause: 'namespace/b' }));
   });
 
   it('drops unknown fields instead of passing them on', () => {

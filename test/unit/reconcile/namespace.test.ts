@@ -1,5 +1,5 @@
 import { describe, it, expect } from '@jest/globals';
-import { KEY } from '../../../shared/keys.ts';
+import { KEY, LEGACY_KEY } from '../../../shared/keys.ts';
 import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
@@ -8,7 +8,6 @@ import { collectingLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
 import type { FaultHook } from '../../../shared/kube/client.ts';
 import { memoryApi, type MemoryApi } from './memory-api.ts';
-import { readRecord } from '../../../shared/reconcile/record.ts';
 
 function ns(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject {
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'pending', ...labels }, annotations: { [KEY.creator]: 'alice', ...annotations } } };
@@ -59,7 +58,7 @@ describe('reconcileNamespace', () => {
     expect(api.writes().length).toBe(before);
   });
 
-  it('prunes an object removed from the template and records it', async () => {
+  it('prunes an object removed from the template, and the parent stops naming its kind', async () => {
     const { api, deps } = setup();
     api.put(ns('team-a'));
     api.put(tpl('base', [cm('owner'), rb]));
@@ -116,20 +115,22 @@ describe('reconcileNamespace', () => {
     expect(api.get('v1', 'Namespace', undefined, 'old')?.metadata.annotations?.[KEY.failure]).toContain('subjects[0].name: RenderFailed (HTTP 422): "$(CREATOR)" renders empty here: the namespace has no furnish.dev/creator annotation');
   });
 
-  it('a kind that cannot be listed (403) keeps what the record says of it, so its objects are still pruned later', async () => {
+  it('a kind that cannot be listed (403) stays named by the parent and nothing of it is released, so its objects are still pruned later', async () => {
     let forbid = false;
-    const { api, deps } = setup((req) => (forbid && req.method === 'GET' && req.path.endsWith('/namespaces/team-a/configmaps') ? { status: 403, error: 'forbidden' } : undefined));
+    const { api, deps } = setup((req) => (forbid && req.method === 'GET' && req.path.endsWith('/namespaces/team-a/rolebindings') ? { status: 403, error: 'forbidden' } : undefined));
     api.put(ns('team-a'));
-    api.put(tpl('base', [cm('old'), cm('kept')]));
+    api.put(tpl('base', [cm('kept'), rb]));
     await reconcileNamespace(deps, 'team-a');
     api.put(tpl('base', [cm('kept')]));
     forbid = true;
     await reconcileNamespace(deps, 'team-a');
-    expect(Object.keys(readRecord(api.get('v1', 'Namespace', undefined, 'team-a')!)!.objects)).toEqual(['/ConfigMap/team-a/kept', '/ConfigMap/team-a/old']);
+    const kinds = () => api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')?.metadata.annotations?.[KEY.applySetGroupKinds];
+    expect(kinds()).toBe('ConfigMap,RoleBinding.rbac.authorization.k8s.io');
+    expect(api.get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'team-a', 'creator')).toBeDefined();
     forbid = false;
     expect((await reconcileNamespace(deps, 'team-a')).outcome?.pruned).toBe(1);
-    expect(api.get('v1', 'ConfigMap', 'team-a', 'old')).toBeUndefined();
-    expect(Object.keys(readRecord(api.get('v1', 'Namespace', undefined, 'team-a')!)!.objects)).toEqual(['/ConfigMap/team-a/kept']);
+    expect(api.get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'team-a', 'creator')).toBeUndefined();
+    expect(kinds()).toBe('ConfigMap');
   });
 
   it('transient API errors are retried inside the seam and converge', async () => {
@@ -177,6 +178,97 @@ describe('reconcileNamespace', () => {
     const r = await reconcileNamespace(deps, 'team-a');
     expect(r.writes).toBe(0);
     expect(api.get('v1', 'ConfigMap', 'team-a', 'seed')?.data).toEqual({ owner: 'changed by user' });
+  });
+  it('a first population writes the parent, each object, the namespace status and one Event; the namespace carries no Furnish JSON', async () => {
+    const { api, deps } = setup();
+    api.put(ns('team-a'));
+    api.put(tpl('base', [cm('owner'), rb]));
+    const r = await reconcileNamespace(deps, 'team-a');
+    expect(r.writes).toBe(5);
+    expect(api.writes().map((w) => `${w.method} ${w.path}`).sort()).toEqual([
+      'PATCH /api/v1/namespaces/team-a/configmaps/furnish-applyset',
+      'PATCH /api/v1/namespaces/team-a/configmaps/owner',
+      'PATCH /api/v1/namespaces/team-a/status',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings/creator',
+      'POST /api/v1/namespaces/team-a/events',
+    ]);
+    const annotations = api.get('v1', 'Namespace', undefined, 'team-a')!.metadata.annotations ?? {};
+    expect(Object.entries(annotations).filter(([k, v]) => k.startsWith('furnish.dev/') && v.trim().startsWith('{'))).toEqual([]);
+  });
+
+  it('an object someone edited is applied again at the next resync, and only it; a label someone added beside ours is left alone', async () => {
+    const { api, deps } = setup();
+    api.put(ns('team-a'));
+    api.put(tpl('base', [cm('owner'), rb]));
+    await reconcileNamespace(deps, 'team-a');
+    const path = '/api/v1/namespaces/team-a/configmaps/owner';
+    const patch = (body: unknown, fieldManager: string) => api.client.call({ method: 'PATCH', path, query: { fieldManager }, contentType: 'application/merge-patch+json', body });
+    expect((await patch({ metadata: { labels: { team: 'blue' } } }, 'kubectl-label')).ok).toBe(true);
+    expect((await reconcileNamespace(deps, 'team-a')).writes).toBe(0);
+    expect((await patch({ data: { owner: 'mallory' } }, 'kubectl-edit')).ok).toBe(true);
+    const before = api.writes().length;
+    const r = await reconcileNamespace(deps, 'team-a');
+    expect([r.writes, r.outcome?.applied, r.outcome?.unchanged]).toEqual([1, 1, 1]);
+    expect(api.writes().slice(before).map((w) => w.path)).toEqual([path]);
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'owner')?.data).toEqual({ owner: 'alice' });
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'owner')?.metadata.labels?.team).toBe('blue');
+    expect((await reconcileNamespace(deps, 'team-a')).writes).toBe(0);
+  });
+
+  it('a namespace populated by an earlier version loses its furnish.dev/applied record in one write, then a resync writes nothing', async () => {
+    const { api, deps } = setup();
+    api.put(ns('team-a'));
+    api.put(tpl('base', [cm('owner')]));
+    await reconcileNamespace(deps, 'team-a');
+    const live = api.get('v1', 'Namespace', undefined, 'team-a')!;
+    api.put({ ...live, metadata: { ...live.metadata, annotations: { ...live.metadata.annotations, [LEGACY_KEY.applied]: '{"objects":{"/ConfigMap/team-a/owner":{"template":"base"}}}' } } });
+    const before = api.writes().length;
+    expect((await reconcileNamespace(deps, 'team-a')).writes).toBe(1);
+    expect(api.writes().slice(before).map((w) => w.path)).toEqual(['/api/v1/namespaces/team-a/status']);
+    expect(api.get('v1', 'Namespace', undefined, 'team-a')?.metadata.annotations?.[LEGACY_KEY.applied]).toBeUndefined();
+    expect((await reconcileNamespace(deps, 'team-a')).writes).toBe(0);
+  });
+
+  it('a message naming a template change newer than the last list lists the templates again; one the list already covers does not', async () => {
+    const { api, deps } = setup();
+    api.put(ns('team-a'));
+    api.put(tpl('base', [cm('owner', { v: '1' })]));
+    await reconcileNamespace(deps, 'team-a');
+    const lists = () => api.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/namespacetemplates')).length;
+    const covered = api.get('furnish.dev/v1alpha1', 'NamespaceTemplate', undefined, 'base')!.metadata.resourceVersion;
+    // The list the population planned from is older than the writes it made: the next reconcile lists once more, then no more.
+    const first = lists();
+    expect((await reconcileNamespace(deps, 'team-a', { resourceVersion: covered })).writes).toBe(0);
+    expect(lists()).toBe(first + 1);
+    const before = lists();
+    expect((await reconcileNamespace(deps, 'team-a', { resourceVersion: covered })).writes).toBe(0);
+    expect(lists()).toBe(before);
+    api.put(tpl('base', [cm('owner', { v: '2' })]));
+    const newer = api.get('furnish.dev/v1alpha1', 'NamespaceTemplate', undefined, 'base')!.metadata.resourceVersion;
+    expect((await reconcileNamespace(deps, 'team-a', { resourceVersion: newer })).outcome?.applied).toBe(1);
+    expect(lists()).toBe(before + 1);
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'owner')?.data).toEqual({ v: '2' });
+  });
+
+  it('an instance still holding an older list of the templates never puts that version back over a newer one another instance applied', async () => {
+    const { api, deps } = setup();
+    api.put(ns('team-a'));
+    api.put(tpl('base', [cm('owner', { v: '1' })]));
+    await reconcileNamespace(deps, 'team-a');
+    // v2 is applied here: this instance's last list now holds v2.
+    api.put(tpl('base', [cm('owner', { v: '2' })]));
+    const v2 = api.get('furnish.dev/v1alpha1', 'NamespaceTemplate', undefined, 'base')!.metadata.resourceVersion;
+    await reconcileNamespace(deps, 'team-a', { resourceVersion: v2 });
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'owner')?.data).toEqual({ v: '2' });
+    // v3 is applied by another instance (its own list).
+    api.put(tpl('base', [cm('owner', { v: '3' })]));
+    const other = api.newClient();
+    await reconcileNamespace({ ...deps, kube: other, resolver: new ResourceResolver(other) }, 'team-a');
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'owner')?.data).toEqual({ v: '3' });
+    // v2's message is delivered again here: its list is recent enough for v2, but older than the object v3 wrote.
+    const r = await reconcileNamespace(deps, 'team-a', { resourceVersion: v2 });
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'owner')?.data).toEqual({ v: '3' });
+    expect(r.writes).toBe(0);
   });
 });
 

@@ -1,11 +1,16 @@
+// The namespace planner (plan.ts), on objects as the API server holds them: each live object is
+// what kube-sim's server-side apply leaves (memory-api.ts serverApply), managedFields included, so
+// drift is judged as on a real server (drift.ts): a field someone else took is re-applied, a value
+// the server only normalised is not.
 import { describe, it, expect } from '@jest/globals';
-import { KEY } from '../../../shared/keys.ts';
+import { KEY, LEGACY_KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
-import { applySetId } from '../../../shared/render/applyset.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
-import { observedException, observedHash } from '../../../shared/reconcile/observed.ts';
-import { afterWrites, desiredState, expectedTemplates, heldSnapshotOutdated, kindsAbsenceDecides, kindsToObserve, needsApply, parentNeedsWrite, parentObject, planNamespace, planWrites, unpopulated, type DesiredState, type HeldObjects, type PlanInput } from '../../../shared/reconcile/plan.ts';
-import { EMPTY_RECORD, formatRecord, readRecord, type AppliedRecord } from '../../../shared/reconcile/record.ts';
+import { afterWrites, desiredState, expectedTemplates, needsApply, parentKindsAfter, parentNeedsWrite, parentObject, planNamespace, templatesOutdated, withoutLegacyKeys, type DesiredState, type NamespacePlan, type PlanInput, type WriteResults } from '../../../shared/reconcile/plan.ts';
+
+/** The writes a plan makes: a resync of a converged namespace plans none. */
+const planWrites = (plan: NamespacePlan): number => (plan.parentBefore ? 1 : 0) + plan.apply.length + plan.create.length + plan.prune.length + plan.orphan.length + (plan.setReady ? 1 : 0);
+import { serverApply, serverUpdate } from './memory-api.ts';
 
 function namespace(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject {
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, labels: { [KEY.metadataName]: name, ...labels }, annotations: { [KEY.creator]: 'alice', ...annotations } } };
@@ -24,28 +29,24 @@ const roleBinding: KubeObject = {
   subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: '$(CREATOR)' }],
 };
 
-/** The managedFields entry a template apply by Furnish leaves: it owns the labels (ApplySet membership: ownership.ts) and the recorded annotations. */
-const furnishApply = { manager: 'furnish', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { [`f:${KEY.template}`]: {}, [`f:${KEY.applySetPartOf}`]: {} }, 'f:annotations': { [`f:${KEY.appliedHash}`]: {}, [`f:${KEY.deletionPolicy}`]: {} } } } };
+const at = (o: KubeObject, resourceVersion: string): KubeObject => ({ ...o, metadata: { ...o.metadata, resourceVersion } });
 
-/** What the API server would hold after applying the desired objects (plus server-side extras). */
-function liveFrom(desired: DesiredState, normalise: (o: KubeObject) => KubeObject = (o) => o): KubeObject[] {
-  return desired.objects.map((d) => normalise({ ...d.object, metadata: { ...d.object.metadata, uid: 'x', resourceVersion: '7', managedFields: [furnishApply] } }));
+/** What the API server holds after Furnish applied the desired objects (at revision 7). */
+function liveFrom(desired: DesiredState): KubeObject[] {
+  return desired.objects.map((d) => at(serverApply(undefined, d.object), '7'));
 }
 
-/** The record Furnish leaves after applying `live` for `desired`. */
-function recordOf(desired: DesiredState, live: KubeObject[]): AppliedRecord {
-  const objects: AppliedRecord['objects'] = {};
-  desired.objects.forEach((d, i) => { objects[d.key] = { template: d.template, observed: d.mode === 'CreateOnly' ? '' : observedException(d.object, d.hash, observedHash(d.object, live[i]!)) }; });
-  return { objects, groupKinds: desired.groupKinds, applied: desired.matched, failed: [] };
-}
+/** `who` changes `live` by an update or patch (kubectl edit, label, a controller). */
+const editedBy = (who: string, live: KubeObject, change: (o: KubeObject) => KubeObject, subresource?: string): KubeObject => serverUpdate(live, change(live), { manager: who, subresource });
 
+/** A namespace as Furnish leaves it: the objects applied, and the parent naming them (at revision 3). */
 function converged(ns: KubeObject, templates: NamespaceTemplate[]) {
   const desired = desiredState(ns, templates);
-  const written = parentObject(ns.metadata.name!, { groupKinds: desired.groupKinds, applied: desired.matched, failed: [] });
-  const parent = { ...written, metadata: { ...written.metadata, resourceVersion: '3' } };
-  const observed = liveFrom(desired);
-  return { desired, observed, parent, record: recordOf(desired, observed) };
+  const parent = at(parentObject(ns.metadata.name!, { groupKinds: desired.groupKinds, applied: desired.matched, failed: [] }), '3');
+  return { desired, observed: liveFrom(desired), parent };
 }
+
+const noResults: WriteResults = { applied: new Set(), created: new Set(), released: new Set(), failures: [] };
 
 describe('desiredState', () => {
   it('renders the matched templates with tokens replaced and records hash and deletion policy', () => {
@@ -87,104 +88,105 @@ describe('desiredState', () => {
 });
 
 describe('planNamespace', () => {
-  it('a new namespace: parent first, every object applied, phase set', () => {
+  it('a new namespace: parent first (naming every kind), every object applied, phase set', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'pending' });
     const templates = [template('base', [configMap('owner'), roleBinding])];
-    const desired = desiredState(ns, templates);
-    const plan = planNamespace({ namespace: ns, desired, observed: [], parent: null, record: EMPTY_RECORD, templates });
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, templates), observed: [], parent: null, templates });
     expect(plan.parentBefore?.metadata.annotations?.[KEY.applySetGroupKinds]).toBe('ConfigMap,RoleBinding.rbac.authorization.k8s.io');
     expect(plan.apply.map((a) => a.key).sort()).toEqual(['/ConfigMap/team-a/owner', 'rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin']);
     expect(plan.setReady).toBe(true);
-    expect(kindsToObserve(desired, null, null, templates)).toEqual(['ConfigMap', 'RoleBinding.rbac.authorization.k8s.io']);
+    expect(planWrites(plan)).toBe(4);
   });
 
-  it('a converged namespace plans zero writes (a no-op resync writes nothing)', () => {
+  it('a resync of a converged namespace plans zero writes', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
     const templates = [template('base', [configMap('owner'), roleBinding])];
-    const { desired, observed, parent, record } = converged(ns, templates);
-    const plan = planNamespace({ namespace: ns, desired, observed, parent, record, templates });
+    const { desired, observed, parent } = converged(ns, templates);
+    const plan = planNamespace({ namespace: ns, desired, observed, parent, templates });
     expect(planWrites(plan)).toBe(0);
-    expect(plan.keep).toHaveLength(2);
+    expect(plan.keep.sort()).toEqual(['/ConfigMap/team-a/owner', 'rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin']);
     expect(parentNeedsWrite(parent, parentObject('team-a', { groupKinds: desired.groupKinds, applied: desired.matched, failed: [] }))).toBe(false);
   });
 
-  it('server-added fields are not drift; a changed field of ours is', () => {
+  it('an object someone edited (a field of Furnish\'s taken by another manager) is applied again; a field they added beside ours is no drift', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
-    const templates = [template('base', [configMap('owner')])];
-    const { desired, observed, record } = converged(ns, templates);
-    const want = desired.objects[0]!;
-    const recorded = record.objects[want.key];
-    expect(needsApply(want, { ...observed[0]!, data: { owner: 'alice', extra: 'from someone else' } }, recorded)).toBe(false);
-    expect(needsApply(want, { ...observed[0]!, data: { owner: 'mallory' } }, recorded)).toBe(true);
-    expect(needsApply(want, undefined, recorded)).toBe(true);
+    const templates = [template('base', [configMap('owner'), roleBinding])];
+    const { desired, observed, parent } = converged(ns, templates);
+    const [cm, rb] = observed as [KubeObject, KubeObject];
+    const edited = editedBy('kubectl-edit', cm, (o) => ({ ...o, data: { owner: 'mallory' } }));
+    const added = editedBy('kubectl-edit', cm, (o) => ({ ...o, data: { owner: 'alice', extra: 'theirs' } }));
+    expect(planNamespace({ namespace: ns, desired, observed: [edited, rb], parent, templates }).apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/owner']);
+    expect(planWrites(planNamespace({ namespace: ns, desired, observed: [added, rb], parent, templates }))).toBe(0);
+    // A subject added to the binding: subjects are atomic, so the whole list is theirs now.
+    const widened = editedBy('kubectl-patch', rb, (o) => ({ ...o, subjects: [...(o.subjects as object[]), { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }] }));
+    expect(planNamespace({ namespace: ns, desired, observed: [cm, widened], parent, templates }).apply.map((a) => a.key)).toEqual(['rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin']);
   });
 
-  it('what the server made of the template (quantities normalised, empty lists dropped) is not drift; an edit of it is', () => {
+  it('needsApply: absent, another version of the template, or a field no longer Furnish\'s', () => {
+    const ns = namespace('team-a');
+    const { desired, observed } = converged(ns, [template('base', [configMap('owner')])]);
+    const want = desired.objects[0]!;
+    const live = observed[0]!;
+    expect(needsApply(want, live)).toBe(false);
+    expect(needsApply(want, undefined)).toBe(true);
+    expect(needsApply(want, { ...live, metadata: { ...live.metadata, annotations: { ...live.metadata.annotations, [KEY.appliedHash]: 'older' } } })).toBe(true);
+    // Our own label removed by kubectl label: the membership mark is gone from our entry.
+    expect(needsApply(want, editedBy('kubectl-label', live, (o) => ({ ...o, metadata: { ...o.metadata, labels: { [KEY.applySetPartOf]: o.metadata.labels![KEY.applySetPartOf]! } } })))).toBe(true);
+    // Another manager applying the same value shares the field: still ours.
+    expect(needsApply(want, serverApply(live, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner', namespace: 'team-a' }, data: { owner: 'alice' } }, { manager: 'other-tool' }, false))).toBe(false);
+    expect(needsApply(want, serverApply(live, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner', namespace: 'team-a' }, data: { owner: 'eve' } }, { manager: 'other-tool' }))).toBe(true);
+  });
+
+  it('a value the server only normalised, and status a controller writes, are not drift; an edit of the spec is', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
     const quota: KubeObject = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { 'requests.cpu': '1000m', 'requests.memory': '1024Mi', 'limits.cpu': '0.5' }, scopes: [] } };
-    const desired = desiredState(ns, [template('base', [quota])]);
-    const normalise = (o: KubeObject): KubeObject => ({ ...o, spec: { hard: { 'requests.cpu': '1', 'requests.memory': '1Gi', 'limits.cpu': '500m' } }, status: { used: { 'requests.cpu': '0' } } });
-    const served = liveFrom(desired, normalise);
-    const live = served[0]!;
-    const want = desired.objects[0]!;
-    const recorded = recordOf(desired, served).objects[want.key];
-    expect(needsApply(want, live, recorded)).toBe(false);
-    expect(needsApply(want, { ...live, status: { used: { 'requests.cpu': '250m' } } }, recorded)).toBe(false);
-    expect(needsApply(want, { ...live, spec: { hard: { 'requests.cpu': '2', 'requests.memory': '1Gi', 'limits.cpu': '500m' } } }, recorded)).toBe(true);
-    expect(needsApply(want, { ...live, metadata: { ...live.metadata, labels: { ...live.metadata.labels, [KEY.template]: 'other' } } }, recorded)).toBe(true);
-    // The server dropped the empty list, which no prediction says: the record keeps its answer, and
-    // an object whose answer was never recorded is applied once more, to record it.
-    expect(recorded?.observed).not.toBe('');
-    expect(needsApply(want, live, undefined)).toBe(true);
-  });
-
-  it('quantities the server only normalises need no record: the prediction is the server\'s answer', () => {
-    const ns = namespace('team-a', { [KEY.phase]: 'ready' });
-    const quota: KubeObject = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { pods: '60', 'requests.cpu': '1000m', 'requests.memory': '1024Mi', 'limits.cpu': '0.5' } } };
-    const desired = desiredState(ns, [template('base', [quota])]);
-    const served = liveFrom(desired, (o) => ({ ...o, spec: { hard: { pods: '60', 'requests.cpu': '1', 'requests.memory': '1Gi', 'limits.cpu': '500m' } }, status: { used: { pods: '0' } } }));
-    const want = desired.objects[0]!;
-    expect(recordOf(desired, served).objects[want.key]).toEqual({ template: 'base', observed: '' });
-    expect(needsApply(want, served[0]!, undefined)).toBe(false);
-    expect(needsApply(want, { ...served[0]!, spec: { hard: { pods: '61', 'requests.cpu': '1', 'requests.memory': '1Gi', 'limits.cpu': '500m' } } }, undefined)).toBe(true);
+    const templates = [template('base', [quota])];
+    const { desired, observed, parent } = converged(ns, templates);
+    // The server stores quantities canonically and drops the empty list: ownership does not move.
+    const stored = { ...observed[0]!, spec: { hard: { 'requests.cpu': '1', 'requests.memory': '1Gi', 'limits.cpu': '500m' } } };
+    const counted = editedBy('resourcequota-controller', stored, (o) => ({ ...o, status: { used: { 'requests.cpu': '250m' } } }), 'status');
+    expect(planWrites(planNamespace({ namespace: ns, desired, observed: [counted], parent, templates }))).toBe(0);
+    const raised = editedBy('kubectl-edit', counted, (o) => ({ ...o, spec: { hard: { 'requests.cpu': '2', 'requests.memory': '1Gi', 'limits.cpu': '500m' } } }));
+    expect(planNamespace({ namespace: ns, desired, observed: [raised], parent, templates }).apply.map((a) => a.key)).toEqual(['/ResourceQuota/team-a/q']);
   });
 
   it('a template edit re-applies only the object whose content changed', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
-    const before = [template('base', [configMap('owner'), roleBinding])];
-    const { observed, parent, record } = converged(ns, before);
+    const { observed, parent } = converged(ns, [template('base', [configMap('owner'), roleBinding])]);
     const after = [template('base', [configMap('owner', { owner: '$(CREATOR)', tier: 'gold' }), roleBinding])];
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, after), observed, parent, record, templates: after });
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, after), observed, parent, templates: after });
     expect(plan.apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/owner']);
     expect(planWrites(plan)).toBe(1);
   });
 
   it('an object removed from a template is pruned under Delete and released under Orphan', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
-    const { observed, parent, record } = converged(ns, [template('base', [configMap('owner'), roleBinding])]);
+    const { observed, parent } = converged(ns, [template('base', [configMap('owner'), roleBinding])]);
     const deleting = [template('base', [configMap('owner')], { deletionPolicy: 'Delete' })];
-    const p1 = planNamespace({ namespace: ns, desired: desiredState(ns, deleting), observed, parent, record, templates: deleting });
+    const p1 = planNamespace({ namespace: ns, desired: desiredState(ns, deleting), observed, parent, templates: deleting });
     expect(p1.prune.map((r) => r.key)).toEqual(['rbac.authorization.k8s.io/RoleBinding/team-a/creator-admin']);
     const orphaning = [template('base', [configMap('owner')], { deletionPolicy: 'Orphan' })];
-    const p2 = planNamespace({ namespace: ns, desired: desiredState(ns, orphaning), observed, parent, record, templates: orphaning });
+    const p2 = planNamespace({ namespace: ns, desired: desiredState(ns, orphaning), observed, parent, templates: orphaning });
     expect(p2.prune).toEqual([]);
     expect(p2.orphan.map((r) => r.name)).toEqual(['creator-admin']);
+    // The release takes Furnish's marks off, and the hash older versions recorded too.
+    expect(p2.orphan[0]!.patch.metadata?.annotations).toMatchObject({ [KEY.appliedHash]: null, [LEGACY_KEY.observedHash]: null });
   });
 
   it('an object whose template label is gone is still ours (ApplySet membership, field manager): pruned; one Furnish never applied is not', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
     const { observed, parent } = converged(ns, [template('base', [configMap('owner')])]);
     const unlabelled = observed.map((o) => ({ ...o, metadata: { ...o.metadata, labels: { [KEY.applySetPartOf]: o.metadata.labels![KEY.applySetPartOf]! } } }));
-    // No record either: ownership is read on the object, never from an annotation in the namespace.
-    expect(planNamespace({ namespace: ns, desired: desiredState(ns, []), observed: unlabelled, parent, record: EMPTY_RECORD, templates: [] }).prune.map((r) => r.name)).toEqual(['owner']);
-    const theirs = unlabelled.map((o) => ({ ...o, metadata: { ...o.metadata, managedFields: [{ ...furnishApply, manager: 'kubectl-client-side-apply' }] } }));
-    expect(planNamespace({ namespace: ns, desired: desiredState(ns, []), observed: theirs, parent, record: EMPTY_RECORD, templates: [] }).prune).toEqual([]);
+    expect(planNamespace({ namespace: ns, desired: desiredState(ns, []), observed: unlabelled, parent, templates: [] }).prune.map((r) => r.name)).toEqual(['owner']);
+    // The same labels, written by someone else: the membership label is not Furnish's.
+    const theirs = observed.map((o) => serverApply(undefined, { ...o, metadata: { name: o.metadata.name, namespace: 'team-a', labels: o.metadata.labels } }, { manager: 'kubectl-client-side-apply' }));
+    expect(planNamespace({ namespace: ns, desired: desiredState(ns, []), observed: theirs, parent, templates: [] }).prune).toEqual([]);
   });
 
   it('objects of a deleted template follow the policy recorded on them', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
-    const { observed, parent, record } = converged(ns, [template('keep', [configMap('kept')], { deletionPolicy: 'Orphan' }), template('drop', [configMap('dropped')])]);
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, []), observed, parent, record, templates: [] });
+    const { observed, parent } = converged(ns, [template('keep', [configMap('kept')], { deletionPolicy: 'Orphan' }), template('drop', [configMap('dropped')])]);
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, []), observed, parent, templates: [] });
     expect(plan.orphan.map((r) => r.name)).toEqual(['kept']);
     expect(plan.prune.map((r) => r.name)).toEqual(['dropped']);
   });
@@ -192,9 +194,9 @@ describe('planNamespace', () => {
   it('relabelling a namespace out of a selector prunes that template only', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready', tier: 'gold' });
     const templates = [template('all', [configMap('everyone')]), template('gold', [configMap('gold-only')], { namespaces: { labelSelector: { matchLabels: { tier: 'gold' } } } })];
-    const { observed, parent, record } = converged(ns, templates);
+    const { observed, parent } = converged(ns, templates);
     const relabelled = namespace('team-a', { [KEY.phase]: 'ready', tier: 'silver' });
-    const plan = planNamespace({ namespace: relabelled, desired: desiredState(relabelled, templates), observed, parent, record, templates });
+    const plan = planNamespace({ namespace: relabelled, desired: desiredState(relabelled, templates), observed, parent, templates });
     expect(plan.prune.map((r) => r.name)).toEqual(['gold-only']);
     expect(plan.apply).toEqual([]);
   });
@@ -202,32 +204,33 @@ describe('planNamespace', () => {
   it('CreateOnly creates what is absent and never modifies what exists', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
     const templates = [template('once', [configMap('seed')], { mode: 'CreateOnly' })];
-    const fresh = planNamespace({ namespace: ns, desired: desiredState(ns, templates), observed: [], parent: null, record: EMPTY_RECORD, templates });
+    const fresh = planNamespace({ namespace: ns, desired: desiredState(ns, templates), observed: [], parent: null, templates });
     expect(fresh.create.map((c) => c.key)).toEqual(['/ConfigMap/team-a/seed']);
-    const { observed, parent, record } = converged(ns, templates);
+    const { observed, parent } = converged(ns, templates);
     const edited = [template('once', [configMap('seed', { changed: 'yes' })], { mode: 'CreateOnly' })];
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, edited), observed: observed.map((o) => ({ ...o, data: { user: 'edited' } })), parent, record, templates: edited });
+    const userEdited = observed.map((o) => editedBy('kubectl-edit', o, (x) => ({ ...x, data: { user: 'edited' } })));
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, edited), observed: userEdited, parent, templates: edited });
     expect(planWrites(plan)).toBe(0);
   });
 
   it('never prunes the objects of a template that failed to render here', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
-    const { observed, parent, record } = converged(ns, [template('base', [configMap('owner')])]);
+    const { observed, parent } = converged(ns, [template('base', [configMap('owner')])]);
     const broken = [template('base', [configMap('$(NAMESPACE)-x'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'other' } }])];
     const desired = desiredState(ns, broken);
     expect(desired.problems.length).toBeGreaterThan(0);
-    const plan = planNamespace({ namespace: ns, desired, observed, parent, record, templates: broken });
+    const plan = planNamespace({ namespace: ns, desired, observed, parent, templates: broken });
     expect(plan.prune).toEqual([]);
+    // Without the problem, the same live object is pruned: the guard is what keeps it.
+    expect(planNamespace({ namespace: ns, desired: desiredState(ns, []), observed, parent, templates: [] }).prune.map((r) => r.name)).toEqual(['owner']);
   });
 
   it('the parent grows before objects are applied and ignores itself as an observed object', () => {
     const ns = namespace('team-a', { [KEY.phase]: 'ready' });
-    const { observed, parent, record } = converged(ns, [template('base', [configMap('owner')])]);
+    const { observed, parent } = converged(ns, [template('base', [configMap('owner')])]);
     const grown = [template('base', [configMap('owner'), roleBinding])];
-    const desired = desiredState(ns, grown);
-    const foreign = { ...parent, metadata: { ...parent.metadata, annotations: { [KEY.applySetGroupKinds]: 'ConfigMap,Secret' } } };
-    expect(kindsToObserve(desired, null, foreign, [template('other', [{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 's' } }])])).toEqual(['ConfigMap', 'RoleBinding.rbac.authorization.k8s.io', 'Secret', 'ServiceAccount']);
-    const plan = planNamespace({ namespace: ns, desired, observed: [...observed, parent], parent, record, templates: grown });
+    const livePar = serverApply(undefined, { ...parent, metadata: { ...parent.metadata, namespace: 'team-a' } });
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, grown), observed: [...observed, livePar], parent, templates: grown });
     expect(plan.parentBefore?.metadata.annotations?.[KEY.applySetGroupKinds]).toBe('ConfigMap,RoleBinding.rbac.authorization.k8s.io');
     expect(plan.prune).toEqual([]);
   });
@@ -253,10 +256,117 @@ describe('planNamespace', () => {
   });
 });
 
+describe('templatesOutdated: plan only from templates at least as recent as every Furnish write here', () => {
+  const ns = namespace('team-a');
+  const { observed, parent } = converged(ns, [template('base', [configMap('owner')])]);
+  const ours = observed[0]!;
+  const theirs: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'user', namespace: 'team-a', resourceVersion: '500' } };
+
+  it('a namespace untouched since the list plans from it', () => {
+    expect(templatesOutdated('100', undefined, null, [])).toBeNull();
+    expect(templatesOutdated('100', undefined, at(parent, '99'), [at(ours, '100')])).toBeNull();
+    expect(templatesOutdated('100', '90', at(parent, '99'), [at(ours, '100')])).toBeNull();
+  });
+
+  it('the parent or an object of Furnish\'s written after the list, or a message naming a newer change: list again, at least that recent', () => {
+    expect(templatesOutdated('100', undefined, at(parent, '101'), [])).toBe('101');
+    expect(templatesOutdated('100', undefined, at(parent, '99'), [at(ours, '105')])).toBe('105');
+    expect(templatesOutdated('100', '120', at(parent, '101'), [at(ours, '105')])).toBe('120');
+    expect(templatesOutdated('99', undefined, at(parent, '100'), [])).toBe('100');
+  });
+
+  it('someone else\'s object, or Furnish\'s parent read among the ConfigMaps, says nothing more than the parent does', () => {
+    expect(templatesOutdated('100', undefined, at(parent, '99'), [theirs])).toBeNull();
+    const liveParent = at(serverApply(undefined, { ...parent, metadata: { ...parent.metadata, namespace: 'team-a' } }), '300');
+    expect(templatesOutdated('100', undefined, at(parent, '99'), [liveParent])).toBeNull();
+  });
+
+  it('revisions that are not etcd revisions cannot be compared: list again', () => {
+    expect(templatesOutdated('abc', undefined, at(parent, '1'), [])).toBe('1');
+    expect(templatesOutdated('100', 'x7', null, [])).toBeNull();
+  });
+});
+
+describe('afterWrites', () => {
+  const ns = namespace('team-a', { [KEY.phase]: 'pending' });
+  const templates = [template('base', [configMap('owner'), roleBinding]), template('extra', [configMap('more')])];
+  const applied = (desired: DesiredState, only = (_: string) => true): WriteResults => ({ ...noResults, applied: new Set(desired.objects.filter((d) => only(d.template)).map((d) => d.key)) });
+
+  it('a first population: the parent written before the objects already says it all, and the namespace is made ready in one patch that holds no Furnish JSON', () => {
+    const desired = desiredState(ns, templates);
+    const input: PlanInput = { namespace: ns, desired, observed: [], parent: null, templates };
+    const plan = planNamespace(input);
+    const after = afterWrites(input, plan, applied(desired));
+    expect(after.appliedTemplates).toEqual(['base', 'extra']);
+    expect(after.parent.metadata.annotations?.[KEY.appliedTemplates]).toBe('base,extra');
+    expect(plan.parentBefore?.metadata.annotations?.[KEY.appliedTemplates]).toBe('base,extra');
+    expect(after.parentWrite).toBe(false);
+    expect(after.namespacePatch?.metadata?.labels?.[KEY.phase]).toBe('ready');
+    expect(Object.values(after.namespacePatch?.metadata?.annotations ?? {}).filter((v) => typeof v === 'string' && v.startsWith('{'))).toEqual([]);
+  });
+
+  it('a failed template is named failed on the parent, which is written again, and fails the namespace', () => {
+    const desired = desiredState(ns, templates);
+    const input: PlanInput = { namespace: ns, desired, observed: [], parent: null, templates };
+    const plan = planNamespace(input);
+    const failures = [{ template: 'extra', key: '/ConfigMap/team-a/more', hash: '', status: 422, reason: 'Invalid', message: 'no' }];
+    const after = afterWrites(input, plan, { ...applied(desired, (t) => t === 'base'), failures });
+    expect(after.failedTemplates).toEqual(['extra']);
+    expect(after.appliedTemplates).toEqual(['base']);
+    expect(after.parent.metadata.annotations?.[KEY.failedTemplates]).toBe('extra');
+    expect(plan.parentBefore?.metadata.annotations?.[KEY.failedTemplates]).toBeUndefined();
+    expect(after.parentWrite).toBe(true);
+    expect(after.phase.phase).toBe('failed');
+  });
+
+  it('a converged namespace needs no write at all; one carrying the record earlier versions kept loses it in one namespace patch', () => {
+    const ready = namespace('team-a', { [KEY.phase]: 'ready' });
+    const { desired, observed, parent } = converged(ready, templates);
+    const input: PlanInput = { namespace: ready, desired, observed, parent, templates };
+    const after = afterWrites(input, planNamespace(input), noResults);
+    expect(after.namespacePatch).toBeNull();
+    expect(after.parentWrite).toBe(false);
+    const upgraded = namespace('team-a', { [KEY.phase]: 'ready' }, { [LEGACY_KEY.applied]: '{"objects":{}}' });
+    const legacy: PlanInput = { ...input, namespace: upgraded };
+    const plan = planNamespace(legacy);
+    expect(plan.apply).toEqual([]);
+    expect(afterWrites(legacy, plan, noResults).namespacePatch).toEqual({ metadata: { annotations: { [LEGACY_KEY.applied]: null } } });
+  });
+
+  it('released objects leave the parent: a kind nothing of Furnish\'s is left of goes, one that could not be read stays named', () => {
+    const ready = namespace('team-a', { [KEY.phase]: 'ready' });
+    const { observed, parent } = converged(ready, templates);
+    const fewer = [template('base', [configMap('owner')]), templates[1]!];
+    const input: PlanInput = { namespace: ready, desired: desiredState(ready, fewer), observed, parent, templates: fewer };
+    const plan = planNamespace(input);
+    expect(plan.prune.map((r) => r.name)).toEqual(['creator-admin']);
+    const done = afterWrites(input, plan, { ...noResults, released: new Set(plan.prune.map((r) => r.key)) });
+    expect(done.parent.metadata.annotations?.[KEY.applySetGroupKinds]).toBe('ConfigMap');
+    expect(done.parentWrite).toBe(true);
+    // Not released (the delete failed): still ours, still named.
+    expect(parentKindsAfter(input, noResults)).toEqual(['ConfigMap', 'RoleBinding.rbac.authorization.k8s.io']);
+    // RoleBindings could not be listed: nothing is known gone, so the parent keeps naming them.
+    const unread: PlanInput = { ...input, observed: observed.filter((o) => o.kind === 'ConfigMap'), unreadableKinds: ['RoleBinding.rbac.authorization.k8s.io'] };
+    expect(parentKindsAfter(unread, noResults)).toEqual(['ConfigMap', 'RoleBinding.rbac.authorization.k8s.io']);
+    expect(parentKindsAfter({ ...unread, unreadableKinds: [] }, noResults)).toEqual(['ConfigMap']);
+  });
+});
+
+describe('withoutLegacyKeys', () => {
+  it('adds the removal of the namespace\'s old record to the phase patch, and leaves a namespace without one alone', () => {
+    const phase = { metadata: { labels: { [KEY.phase]: 'ready' }, annotations: { [KEY.failure]: null } } };
+    const old = namespace('a', {}, { [LEGACY_KEY.applied]: '{}' });
+    expect(withoutLegacyKeys(old, phase)).toEqual({ metadata: { labels: { [KEY.phase]: 'ready' }, annotations: { [KEY.failure]: null, [LEGACY_KEY.applied]: null } } });
+    expect(withoutLegacyKeys(old, null)).toEqual({ metadata: { annotations: { [LEGACY_KEY.applied]: null } } });
+    expect(withoutLegacyKeys(namespace('a'), phase)).toBe(phase);
+    expect(withoutLegacyKeys(namespace('a'), null)).toBeNull();
+  });
+});
+
 describe('which templates are dry-run first (all or nothing)', () => {
   const ns = namespace('team-a', { [KEY.phase]: 'pending' });
   const templates = [template('base', [configMap('owner'), roleBinding]), template('single', [configMap('alone')])];
-  const fresh = (over: Partial<PlanInput> = {}) => planNamespace({ namespace: ns, desired: desiredState(ns, templates), observed: [], parent: null, record: EMPTY_RECORD, templates, ...over });
+  const fresh = (over: Partial<PlanInput> = {}) => planNamespace({ namespace: ns, desired: desiredState(ns, templates), observed: [], parent: null, templates, ...over });
 
   it('a new namespace: every write creates an object seen to be absent, so nothing is dry-run (a refusal is rolled back instead)', () => {
     const plan = fresh();
@@ -265,9 +375,9 @@ describe('which templates are dry-run first (all or nothing)', () => {
   });
 
   it('an update of a live object cannot be rolled back: its template is dry-run, the others are not', () => {
-    const { observed, parent, record } = converged(ns, [templates[0]!]);
+    const { observed, parent } = converged(ns, [templates[0]!]);
     const edited = [template('base', [configMap('owner', { owner: 'x' }), { ...roleBinding, metadata: { name: 'second' } }]), templates[1]!];
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, edited), observed, parent, record, templates: edited });
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, edited), observed, parent, templates: edited });
     expect(plan.apply.map((a) => a.key).sort()).toEqual(['/ConfigMap/team-a/alone', '/ConfigMap/team-a/owner', 'rbac.authorization.k8s.io/RoleBinding/team-a/second']);
     expect(plan.dryRun).toEqual(['base']);
   });
@@ -277,14 +387,12 @@ describe('which templates are dry-run first (all or nothing)', () => {
     expect(fresh({ observed: [theirs] }).dryRun).toEqual(['base']);
   });
 
-  it('absence not known: a kind that could not be listed, or objects not read at all (planned from the record)', () => {
+  it('absence not known: a kind that could not be listed', () => {
     expect(fresh({ unreadableKinds: ['RoleBinding.rbac.authorization.k8s.io'] }).dryRun).toEqual(['base']);
     expect(fresh({ unreadableKinds: ['NetworkPolicy.networking.k8s.io'] }).dryRun).toEqual([]);
-    expect(fresh({ observed: null, parent: undefined }).dryRun).toEqual(['base']);
   });
 
   it('a template that failed here before is dry-run, so that retrying it every resync writes nothing while it fails', () => {
-    expect(fresh({ record: { ...EMPTY_RECORD, failed: ['base'] } }).dryRun).toEqual(['base']);
     const parent = parentObject('team-a', { groupKinds: ['ConfigMap'], applied: [], failed: ['base'] });
     expect(fresh({ parent }).dryRun).toEqual(['base']);
   });
@@ -292,169 +400,8 @@ describe('which templates are dry-run first (all or nothing)', () => {
   it('CreateOnly never changes an object that exists (a create answers 409): no dry run for it', () => {
     const once = [template('once', [configMap('seed'), configMap('other')], { mode: 'CreateOnly' })];
     const theirs: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'seed', namespace: 'team-a', uid: 'u' }, data: {} };
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, once), observed: [theirs], parent: null, record: EMPTY_RECORD, templates: once });
+    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, once), observed: [theirs], parent: null, templates: once });
     expect(plan.create).toHaveLength(2);
     expect(plan.dryRun).toEqual([]);
-  });
-});
-
-describe('planNamespace without reading the objects (a fan-out)', () => {
-  const ns = namespace('team-a', { [KEY.phase]: 'ready' });
-  const templates = [template('base', [configMap('owner'), roleBinding])];
-  /** What a fan-out message says the namespace holds of `base`: every object at the hash `templates` render. */
-  const heldAsConverged = (): HeldObjects => ({ template: 'base', hashes: Object.fromEntries(desiredState(ns, templates).objects.map((d) => [d.key, d.hash])) });
-
-  it('a converged namespace plans nothing and reads nothing more', () => {
-    const { desired, record } = converged(ns, templates);
-    const plan = planNamespace({ namespace: ns, desired, observed: null, record, templates, held: heldAsConverged() });
-    expect(planWrites(plan)).toBe(0);
-    expect(plan.needsObservation).toBe(false);
-  });
-
-  it('a changed object is applied on the fan-out\'s word, as a single write needing no dry run', () => {
-    const { record } = converged(ns, templates);
-    const edited = [template('base', [configMap('owner', { owner: 'x' }), roleBinding])];
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, edited), observed: null, record, templates: edited, held: heldAsConverged() });
-    expect(plan.apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/owner']);
-    expect(plan.dryRun).toEqual([]);
-    expect(plan.needsObservation).toBe(false);
-    const both = [template('base', [configMap('owner', { owner: 'x' }), { ...roleBinding, roleRef: { ...roleBinding.roleRef as object, name: 'edit' } }])];
-    expect(planNamespace({ namespace: ns, desired: desiredState(ns, both), observed: null, record, templates: both, held: heldAsConverged() }).dryRun).toEqual(['base']);
-  });
-
-  it('an object the namespace lacks (deleted, never applied) is applied, whatever the record says', () => {
-    const { desired, record } = converged(ns, templates);
-    const held = heldAsConverged();
-    const hashes = { ...held.hashes };
-    delete hashes['/ConfigMap/team-a/owner'];
-    const plan = planNamespace({ namespace: ns, desired, observed: null, record, templates, held: { template: 'base', hashes } });
-    expect(plan.apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/owner']);
-  });
-
-  it('objects of the other templates stand on the record, unless their template failed here', () => {
-    const two = [...templates, template('extra', [configMap('more')])];
-    const { desired, record } = converged(ns, two);
-    const held = heldAsConverged();
-    expect(planWrites(planNamespace({ namespace: ns, desired, observed: null, record, templates: two, held }))).toBe(0);
-    const failedExtra = { ...record, failed: ['extra'] };
-    expect(planNamespace({ namespace: ns, desired, observed: null, record: failedExtra, templates: two, held }).apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/more']);
-    const { objects: { ['/ConfigMap/team-a/more']: _more, ...rest } } = record;
-    expect(planNamespace({ namespace: ns, desired, observed: null, record: { ...record, objects: rest }, templates: two, held }).apply.map((a) => a.key)).toEqual(['/ConfigMap/team-a/more']);
-  });
-
-  it('an object recorded as another template\'s (one that overrode it, then dropped it) is applied again', () => {
-    // b-over comes after a-base by name, so its `shared` wins; then b-over drops it and a-base's is wanted again.
-    const both = [template('a-base', [configMap('shared', { v: 'a' })]), template('b-over', [configMap('shared', { v: 'b' }), configMap('other')])];
-    const { record } = converged(ns, both);
-    expect(record.objects['/ConfigMap/team-a/shared']?.template).toBe('b-over');
-    const dropped = [both[0]!, template('b-over', [configMap('other')])];
-    const held: HeldObjects = { template: 'b-over', hashes: Object.fromEntries(desiredState(ns, both).objects.map((d) => [d.key, d.hash])) };
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, dropped), observed: null, record, templates: dropped, held });
-    expect(plan.apply.map((a) => `${a.template} ${a.key}`)).toEqual(['a-base /ConfigMap/team-a/shared']);
-  });
-
-  it('something recorded or held that is no longer wanted asks for the objects to be read first', () => {
-    const { record } = converged(ns, templates);
-    const fewer = [template('base', [configMap('owner')])];
-    const plan = planNamespace({ namespace: ns, desired: desiredState(ns, fewer), observed: null, record, templates: fewer, held: heldAsConverged() });
-    expect(plan.needsObservation).toBe(true);
-    expect(plan.prune).toEqual([]);
-    const unrecorded = planNamespace({ namespace: ns, desired: desiredState(ns, fewer), observed: null, record: { ...record, objects: {} }, templates: fewer, held: heldAsConverged() });
-    expect(unrecorded.needsObservation).toBe(true);
-  });
-});
-
-describe('heldSnapshotOutdated', () => {
-  const at = (o: KubeObject, resourceVersion: string): KubeObject => ({ ...o, metadata: { ...o.metadata, resourceVersion } });
-  const ours = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'q', namespace: 'team-a', labels: { [KEY.template]: 'base', [KEY.applySetPartOf]: applySetId('team-a') }, managedFields: [furnishApply] } } as KubeObject;
-  const theirs = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'user', namespace: 'team-a' } } as KubeObject;
-  const parent = parentObject('team-a', { groupKinds: ['ConfigMap'], applied: ['base'], failed: [] });
-
-  it('a namespace untouched since the templates were listed plans from them; one written since lists them again', () => {
-    expect(heldSnapshotOutdated('100', null, [])).toBe(false);
-    expect(heldSnapshotOutdated('100', at(parent, '99'), [at(ours, '100')])).toBe(false);
-    expect(heldSnapshotOutdated('100', at(parent, '101'), [])).toBe(true);
-    expect(heldSnapshotOutdated('100', null, [at(ours, '101')])).toBe(true);
-    // Someone else's object says nothing about what Furnish applied.
-    expect(heldSnapshotOutdated('100', null, [at(theirs, '500')])).toBe(false);
-    // Versions that are not etcd revisions cannot be compared: read again.
-    expect(heldSnapshotOutdated('abc', null, [at(ours, '1')])).toBe(true);
-    expect(heldSnapshotOutdated('100', null, [at(ours, 'x7')])).toBe(true);
-  });
-});
-
-describe('afterWrites', () => {
-  const ns = namespace('team-a', { [KEY.phase]: 'pending' });
-  const templates = [template('base', [configMap('owner'), roleBinding]), template('extra', [configMap('more')])];
-
-  it('records what was applied with the server\'s hash, writes the parent once, and makes the namespace ready in one patch', () => {
-    const desired = desiredState(ns, templates);
-    const input: PlanInput = { namespace: ns, desired, observed: [], parent: null, record: EMPTY_RECORD, templates };
-    const plan = planNamespace(input);
-    const applied = new Map(desired.objects.map((d) => [d.key, `seen-${d.key}`]));
-    const after = afterWrites(input, plan, { applied, created: new Set(), released: new Set(), failures: [] });
-    expect(Object.keys(after.record.objects).sort()).toEqual(desired.objects.map((d) => d.key).sort());
-    // The server's answer here is not what was predicted: the record keeps it.
-    expect(after.record.objects['/ConfigMap/team-a/owner']).toEqual({ template: 'base', observed: 'seen-/ConfigMap/team-a/owner' });
-    expect(after.appliedTemplates).toEqual(['base', 'extra']);
-    expect(after.parent.metadata.annotations?.[KEY.appliedTemplates]).toBe('base,extra');
-    // The parent written before the objects already said so (a first population writes it once).
-    expect(plan.parentBefore?.metadata.annotations?.[KEY.appliedTemplates]).toBe('base,extra');
-    expect(after.parentWrite).toBe(false);
-    expect(after.namespacePatch?.metadata.labels?.[KEY.phase]).toBe('ready');
-    const patched = { ...ns, metadata: { ...ns.metadata, annotations: { ...ns.metadata.annotations, ...after.namespacePatch!.metadata.annotations } } } as KubeObject;
-    expect(readRecord(patched)).toEqual(after.record);
-  });
-
-  it('a failed template is recorded as failed, keeps nothing it did not apply, and fails the namespace', () => {
-    const desired = desiredState(ns, templates);
-    const input: PlanInput = { namespace: ns, desired, observed: [], parent: null, record: EMPTY_RECORD, templates };
-    const plan = planNamespace(input);
-    const applied = new Map(desired.objects.filter((d) => d.template === 'base').map((d) => [d.key, 'h']));
-    const failures = [{ template: 'extra', key: '/ConfigMap/team-a/more', hash: '', status: 422, reason: 'Invalid', message: 'no' }];
-    const after = afterWrites(input, plan, { applied, created: new Set(), released: new Set(), failures });
-    expect(Object.keys(after.record.objects)).not.toContain('/ConfigMap/team-a/more');
-    expect(after.failedTemplates).toEqual(['extra']);
-    expect(after.parent.metadata.annotations?.[KEY.failedTemplates]).toBe('extra');
-    // The parent written before named 'extra' as about to apply: the failure rewrites it.
-    expect(plan.parentBefore?.metadata.annotations?.[KEY.failedTemplates]).toBeUndefined();
-    expect(after.parentWrite).toBe(true);
-    expect(after.phase.phase).toBe('failed');
-  });
-
-  it('released objects leave the record; a converged namespace needs no write at all', () => {
-    const ready = namespace('team-a', { [KEY.phase]: 'ready' });
-    const { desired, observed, parent, record } = converged(ready, templates);
-    const recorded = { ...ready, metadata: { ...ready.metadata, annotations: { ...ready.metadata.annotations, [KEY.applied]: formatRecord(record) } } };
-    const input: PlanInput = { namespace: recorded, desired, observed, parent, record, templates };
-    const after = afterWrites(input, planNamespace(input), { applied: new Map(), created: new Set(), released: new Set(), failures: [] });
-    expect(after.namespacePatch).toBeNull();
-    expect(after.parentWrite).toBe(false);
-    const fewer = [template('base', [configMap('owner'), roleBinding])];
-    const shrunk: PlanInput = { ...input, desired: desiredState(recorded, fewer), templates: fewer };
-    const plan = planNamespace(shrunk);
-    expect(plan.prune.map((r) => r.key)).toEqual(['/ConfigMap/team-a/more']);
-    const gone = afterWrites(shrunk, plan, { applied: new Map(), created: new Set(), released: new Set(['/ConfigMap/team-a/more']), failures: [] });
-    expect(Object.keys(gone.record.objects)).not.toContain('/ConfigMap/team-a/more');
-    expect(gone.parent.metadata.annotations?.[KEY.appliedTemplates]).toBe('base');
-  });
-});
-
-describe('what a first population must list', () => {
-  const want = (template: string, groupKind: string, mode: 'Enforce' | 'CreateOnly' = 'Enforce') => ({ template, groupKind, mode }) as DesiredState['objects'][number];
-
-  it('a pending namespace without a record is unpopulated; one with a record, or without the phase, is not', () => {
-    const pending: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a', labels: { [KEY.phase]: 'pending' } } };
-    expect(unpopulated(pending, null)).toBe(true);
-    expect(unpopulated(pending, EMPTY_RECORD)).toBe(false);
-    expect(unpopulated({ ...pending, metadata: { name: 'a', labels: { [KEY.phase]: 'failed' } } }, null)).toBe(false);
-    expect(unpopulated({ ...pending, metadata: { name: 'a' } }, null)).toBe(false);
-  });
-
-  it('lists the Enforce kinds of templates with two or more writes, not those of a single write or of CreateOnly objects', () => {
-    expect(kindsAbsenceDecides({ objects: [want('one', '/ConfigMap')] })).toEqual([]);
-    expect(kindsAbsenceDecides({ objects: [want('two', '/ConfigMap'), want('two', 'rbac.authorization.k8s.io/RoleBinding')] })).toEqual(['/ConfigMap', 'rbac.authorization.k8s.io/RoleBinding']);
-    expect(kindsAbsenceDecides({ objects: [want('mixed', '/ConfigMap', 'CreateOnly'), want('mixed', '/ResourceQuota')] })).toEqual(['/ResourceQuota']);
-    expect(kindsAbsenceDecides({ objects: [want('seed', '/ConfigMap', 'CreateOnly'), want('seed', '/Secret', 'CreateOnly'), want('one', '/LimitRange')] })).toEqual([]);
   });
 });

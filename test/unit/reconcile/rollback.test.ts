@@ -10,7 +10,7 @@ import { ResourceResolver } from '../../../shared/kube/resources.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { collectingLogger } from '../../../shared/log.ts';
 import { reconcileNamespace, type NamespaceDeps } from '../../../shared/reconcile/namespace.ts';
-import { readRecord } from '../../../shared/reconcile/record.ts';
+import { ownedObjects } from '../../../shared/reconcile/plan.ts';
 import type { NamespaceTemplate } from '../../../shared/render/types.ts';
 import { memoryApi, type MemoryApi } from './memory-api.ts';
 
@@ -28,6 +28,9 @@ function setup(faults?: FaultHook): { api: MemoryApi; deps: NamespaceDeps } {
 const isDryRun = (r: KubeRequest) => r.query?.dryRun === 'All';
 const objectWrites = (api: MemoryApi) => api.requests.filter((r) => r.method !== 'GET' && r.path.includes('/configmaps/') && !r.path.endsWith('/furnish-applyset'));
 const namespaceOf = (api: MemoryApi) => api.get('v1', 'Namespace', undefined, 'team-a')!;
+/** What Furnish holds in the namespace, as the next reconcile reads it: the objects it owns, and its parent's annotations. */
+const ownedKeys = (api: MemoryApi) => [...ownedObjects(api.all('ConfigMap')).keys()].sort();
+const parentSays = (api: MemoryApi, key: string) => api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')?.metadata.annotations?.[key];
 /** A refusal of `name`'s real write (not its dry run), as a server whose state changed after the dry run would answer. */
 const refuseWrite = (name: string, status = 422): FaultHook => (req) =>
   (req.method === 'PATCH' && req.path.endsWith(`/configmaps/${name}`) && !isDryRun(req) ? { status, reason: status === 422 ? 'Invalid' : undefined, error: `injected ${status}` } : undefined);
@@ -56,11 +59,12 @@ describe('a template of new objects: no dry runs, rolled back when a write is re
     // The other template is untouched by the rollback.
     expect(api.get('v1', 'ConfigMap', 'team-a', 'other')).toBeDefined();
     expect(api.get('v1', 'ConfigMap', 'team-a', 'another')).toBeDefined();
-    // Reported as a refusal always was: phase, reason, one Warning Event; nothing of `base` recorded or counted.
+    // Reported as a refusal always was: phase, reason, one Warning Event; nothing of `base` held or counted.
     expect(namespaceOf(api).metadata.labels?.[KEY.phase]).toBe('failed');
     expect(namespaceOf(api).metadata.annotations?.[KEY.failure]).toBe('template base: /ConfigMap/team-a/second: Invalid (HTTP 422): data: Invalid value');
     expect(api.all('Event').filter((e) => e.type === 'Warning')).toHaveLength(1);
-    expect(Object.keys(readRecord(namespaceOf(api))!.objects).sort()).toEqual(['/ConfigMap/team-a/another', '/ConfigMap/team-a/other']);
+    expect(ownedKeys(api)).toEqual(['/ConfigMap/team-a/another', '/ConfigMap/team-a/other']);
+    expect([parentSays(api, KEY.appliedTemplates), parentSays(api, KEY.failedTemplates)]).toEqual(['fine', 'base']);
     expect(r.outcome?.applied).toBe(2);
     // The failed template is dry-run from now on: a resync while it still fails writes nothing.
     const writes = api.writes().length;
@@ -99,8 +103,9 @@ describe('a template of new objects: no dry runs, rolled back when a write is re
     expect(namespaceOf(api).metadata.annotations?.[KEY.failure]).toMatch(/^template base: \/ConfigMap\/team-a\/second: Invalid/);
   });
 
-  it('a rollback the server refuses is reported with the template\'s failure; the object stays recorded', async () => {
-    const { api, deps } = setup((req) => (req.method === 'DELETE' ? { status: 403, reason: 'Forbidden', error: 'deletes forbidden' } : undefined));
+  it('a rollback the server refuses is reported with the template\'s failure; the object stays Furnish\'s, so a later reconcile still prunes it', async () => {
+    let forbid = true;
+    const { api, deps } = setup((req) => (forbid && req.method === 'DELETE' ? { status: 403, reason: 'Forbidden', error: 'deletes forbidden' } : undefined));
     api.rejectWhen = (o) => (o.metadata.name === 'second' ? 'data: Invalid value' : undefined);
     api.put(tpl('base', [cm('first'), cm('second')]));
     const r = await reconcileNamespace(deps, 'team-a');
@@ -110,11 +115,17 @@ describe('a template of new objects: no dry runs, rolled back when a write is re
       ['/ConfigMap/team-a/first', 403, 'created, then not rolled back after its template failed: deletes forbidden'],
     ]);
     expect(api.get('v1', 'ConfigMap', 'team-a', 'first')).toBeDefined();
-    expect(Object.keys(readRecord(namespaceOf(api))!.objects)).toEqual(['/ConfigMap/team-a/first']);
+    expect(ownedKeys(api)).toEqual(['/ConfigMap/team-a/first']);
+    expect(parentSays(api, KEY.applySetGroupKinds)).toBe('ConfigMap');
     const events = api.all('Event').filter((e) => e.type === 'Warning');
     expect(events).toHaveLength(1);
     // The namespace's reason names the refusal (its template's first failure); the Event counts the object left behind.
     expect(events[0]!.message).toMatch(/second: Invalid .*\(and 1 more\)$/);
+    // The template goes and deletes are allowed again: what was left behind is pruned.
+    forbid = false;
+    api.all('NamespaceTemplate').forEach((t) => api.put({ ...t, metadata: { ...t.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }));
+    expect((await reconcileNamespace(deps, 'team-a')).outcome?.pruned).toBe(1);
+    expect(api.get('v1', 'ConfigMap', 'team-a', 'first')).toBeUndefined();
   });
 
   it('a transient failure of the rollback fails the delivery (TransientError), so the next one tries again', async () => {

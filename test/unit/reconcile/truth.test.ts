@@ -1,6 +1,6 @@
 // The pure decisions behind a truthful status: what a namespace says after a reconcile, how a
-// template's status is counted, how drift is judged against the server's answer, and the
-// coalescing of status recounts.
+// template's status is counted, which changes the relay's drift watches pass on, and the
+// coalescing of status recounts. (Drift itself, by field ownership: plan.test.ts, drift.test.ts.)
 import { describe, it, expect } from '@jest/globals';
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
@@ -10,9 +10,8 @@ import { tokenValues } from '../../../shared/render/tokens.ts';
 import type { NamespaceInfo, NamespaceTemplate } from '../../../shared/render/types.ts';
 import { coalescer } from '../../../shared/reconcile/concurrency.ts';
 import { recountInterval } from '../../../shared/reconcile/runtime.ts';
-import { DEFAULT_DRIFT_RESOURCES, driftedNamespace, driftPath, lastWrittenByFurnish } from '../../../shared/reconcile/drift-watch.ts';
-import { orderingKey } from '../../../shared/bus/envelope.ts';
-import { observedHash, projectOnto } from '../../../shared/reconcile/observed.ts';
+import { DEFAULT_DRIFT_RESOURCES, driftedNamespace, driftPath } from '../../../functions/watch-relay/lib/drift-watch.ts';
+import { lastWrittenByFurnish } from '../../../shared/kube/managed-fields.ts';
 import { decidePhase, failureLineFor, failureText } from '../../../shared/reconcile/phase.ts';
 import { statusDiffers, templateStatus } from '../../../shared/reconcile/report.ts';
 import { holdsCurrent, liveHashes, tallyTemplate } from '../../../shared/reconcile/template-status.ts';
@@ -44,22 +43,6 @@ describe('decidePhase', () => {
     expect(failureLineFor(text, 'a')).toMatch(/^template a: /);
     expect(failureLineFor(text, 'ab')).toMatch(/^template ab: /);
     expect(failureLineFor(text, 'c')).toBeUndefined();
-  });
-});
-
-describe('drift against the server\'s answer', () => {
-  it('projects what the server holds onto the fields the template sets: maps key by key, lists whole', () => {
-    expect(projectOnto({ spec: { hard: { cpu: '1000m' } }, list: [{ a: 1 }] }, { spec: { hard: { cpu: '1', pods: '9' }, other: 1 }, list: [{ a: 1, b: 2 }], status: {} }))
-      .toEqual({ spec: { hard: { cpu: '1' } }, list: [{ a: 1, b: 2 }] });
-  });
-
-  it('ignores status, other managers\' fields and Furnish\'s own hash annotations', () => {
-    const want: KubeObject = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', labels: { a: '1' }, annotations: { [KEY.appliedHash]: 'x' } }, spec: { hard: { cpu: '1000m' } } };
-    const served: KubeObject = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', labels: { a: '1' }, annotations: { [KEY.appliedHash]: 'x' } }, spec: { hard: { cpu: '1' } } };
-    const h = observedHash(want, served);
-    expect(observedHash(want, { ...served, status: { used: { cpu: '5' } }, metadata: { ...served.metadata, labels: { a: '1', other: 'y' }, annotations: { [KEY.observedHash]: h, [KEY.appliedHash]: 'x', theirs: 'z' } } })).toBe(h);
-    expect(observedHash(want, { ...served, spec: { hard: { cpu: '2' } } })).not.toBe(h);
-    expect(observedHash(want, { ...served, metadata: { ...served.metadata, labels: {} } })).not.toBe(h);
   });
 });
 
@@ -225,12 +208,6 @@ describe('coalescer', () => {
     release();
     expect(await Promise.all([first, second])).toEqual([1, 2]);
     expect(once.join('t')).toBe(false);
-  });
-
-  it('STATUS messages get one ordering key per sending namespace, so a burst is not delivered one by one', () => {
-    const a = orderingKey({ cluster: 'c', kind: 'NamespaceTemplate', name: 't', type: 'STATUS', cause: 'namespace/a' });
-    expect(a).not.toBe(orderingKey({ cluster: 'c', kind: 'NamespaceTemplate', name: 't', type: 'STATUS', cause: 'namespace/b' }));
-    expect(orderingKey({ cluster: 'c', kind: 'NamespaceTemplate', name: 't', type: 'MODIFIED' })).toBe('c/NamespaceTemplate/t');
   });
 });
 

@@ -81,7 +81,7 @@ describe('mutate-namespace handler on what kube-apiserver sent', () => {
     const response = await mutateNamespace(admissionRequest('001-mutate-CREATE-namespaces-team-a-alice'), testDeps());
     expect(response.uid).toBe('2095e57a-0119-45fc-ba72-1f1f9ad2a9a9');
     expect(patchOf(response)).toEqual([
-      { op: 'add', path: '/metadata/annotations', value: { 'furnish.dev/creator': 'alice', 'furnish.dev/creator-identity': '{"groups":["system:authenticated"],"username":"alice"}' } },
+      { op: 'add', path: '/metadata/annotations', value: { 'furnish.dev/creator': 'alice', 'furnish.dev/creator-identity': 'user=alice&group=system%3Aauthenticated' } },
       { op: 'add', path: '/metadata/labels/furnish.dev~1phase', value: 'pending' },
     ]);
   });
@@ -90,7 +90,7 @@ describe('mutate-namespace handler on what kube-apiserver sent', () => {
     const response = await mutateNamespace(admissionRequest('003-mutate-CREATE-namespaces-priv-b-bob'), testDeps());
     expect(patchOf(response)).toEqual([
       { op: 'add', path: '/metadata/annotations/furnish.dev~1creator', value: 'bob' },
-      { op: 'add', path: '/metadata/annotations/furnish.dev~1creator-identity', value: '{"groups":["system:authenticated"],"username":"bob"}' },
+      { op: 'add', path: '/metadata/annotations/furnish.dev~1creator-identity', value: 'user=bob&group=system%3Aauthenticated' },
       { op: 'add', path: '/metadata/labels/furnish.dev~1phase', value: 'pending' },
     ]);
   });
@@ -107,7 +107,7 @@ describe('mutate-namespace handler on what kube-apiserver sent', () => {
     expect(patchOf(response)).toEqual([
       { op: 'add', path: '/metadata/annotations', value: {
         'furnish.dev/creator': 'system:serviceaccount:team-a:ci-bot',
-        'furnish.dev/creator-identity': '{"groups":["system:authenticated","system:serviceaccounts","system:serviceaccounts:team-a"],"username":"system:serviceaccount:team-a:ci-bot"}',
+        'furnish.dev/creator-identity': 'user=system%3Aserviceaccount%3Ateam-a%3Aci-bot&group=system%3Aauthenticated&group=system%3Aserviceaccounts&group=system%3Aserviceaccounts%3Ateam-a',
         'furnish.dev/opt-out': 'true',
       } },
     ]);

@@ -73,9 +73,11 @@ async function applyObject(sim: Sim, req: ApiRequest): Promise<ApiReply> {
   const live = sim.store.get(sim.keyOf(req.type), req.namespace, req.name!);
   if (!live) {
     if (req.subresource) throw notFound(groupResource(req.type), req.name!);
-    const created = serverSideApply(undefined, withDefaults(sim, req.type, config), new Map(), ctx, force);
-    setManagedFields(created.object, created.managers);
-    return commitCreate(sim, req, created.object, requestOptions('CreateOptions', req));
+    // The applier owns what it applied, not the defaults the server then adds (a Namespace's name label).
+    const created = serverSideApply(undefined, config, new Map(), ctx, force);
+    const object = withDefaults(sim, req.type, created.object);
+    setManagedFields(object, created.managers);
+    return commitCreate(sim, req, object, requestOptions('CreateOptions', req));
   }
   checkResourceVersion(req, live, config);
   const applied = serverSideApply(live, config, managersForApply(live, ctx), ctx, force);

@@ -6,11 +6,11 @@ import type { Authenticated } from '../authn.ts';
 import { ApiError, badRequest, forbidden, notFound, statusError } from '../errors.ts';
 import { isObject } from '../fieldsets.ts';
 import type { WriteContext } from '../managed-fields.ts';
-import { hasInvalidQuantity, normaliseQuantities } from '../../../../shared/kube/quantity.ts';
+import { hasInvalidQuantity, normaliseQuantities } from '../quantity.ts';
 import { sortQuotaLists } from '../quota-usage.ts';
 import { apiVersionOf, groupResource, type ResourceType } from '../resources.ts';
 import type { Sim } from '../sim.ts';
-import { defaultSubjects } from '../validation.ts';
+import { defaultNetworkPolicy, defaultSubjects } from '../validation.ts';
 
 export interface ApiRequest {
   verb: string;
@@ -113,12 +113,14 @@ export function checkNamespaceLifecycle(sim: Sim, req: ApiRequest, operation: Op
 
 /**
  * Defaulting that runs on decode: quantities in canonical form (built-in kinds), RBAC subjects'
- * apiGroup, a quota's resource lists in key order, the namespace name label and phase (SetDefaults_Namespace).
+ * apiGroup, a NetworkPolicy's port protocols and policyTypes, a quota's resource lists in key
+ * order, the namespace name label and phase (SetDefaults_Namespace).
  */
 export function applyDefaults(sim: Sim, type: ResourceType, obj: KubeObject): void {
   if (!type.crdName) {
     normaliseQuantities(type.group, type.kind, obj);
     defaultSubjects(type, obj);
+    defaultNetworkPolicy(type, obj);
   }
   if (isQuotaType(type)) sortQuotaLists(obj);
   if (!isNamespaceType(type)) return;

@@ -1,0 +1,115 @@
+// The relay's pure decisions: which changes are worth a message, which namespaces are pending and
+// which of them are due for a redrive, and which topic a kind's message takes.
+import { describe, expect, it } from '@jest/globals';
+import type { KubeObject } from '../../../shared/kube/types.ts';
+import { topicFor } from '../../../functions/watch-relay/lib/relay-publish.ts';
+import { redriveAfter, RelayState } from '../../../functions/watch-relay/lib/relay-state.ts';
+
+
+const ns = (name: string, phase?: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: '1', labels: phase ? { 'furnish.dev/phase': phase } : {}, ...extra } });
+
+describe('RelayState', () => {
+  it('a namespace counts as pending until it is ready, deleted or deleting', () => {
+    const s = new RelayState(() => 0);
+    s.observe('Namespace', ns('a', 'pending'), 'ADDED');
+    s.observe('Namespace', ns('b', 'ready'), 'ADDED');
+    expect(s.pendingCount).toBe(1);
+    s.observe('Namespace', ns('a', 'ready'), 'MODIFIED');
+    expect(s.pendingCount).toBe(0);
+    s.observe('Namespace', ns('c', 'pending', { deletionTimestamp: '2026-01-01T00:00:00Z' }), 'MODIFIED');
+    expect(s.pendingCount).toBe(0);
+    s.observe('Namespace', ns('d', 'pending'), 'ADDED');
+    expect(s.pendingCount).toBe(1);
+    s.forget('Namespace', 'd');
+    expect(s.pendingCount).toBe(0);
+  });
+
+  it('fingerprints a kind it is handed (LNamespaces), and refuses one it has none for', () => {
+    const s = new RelayState(() => 0, { LNamespace: (o) => JSON.stringify(o.spec ?? null) });
+    const lns = (spec: unknown): KubeObject => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'LNamespace', metadata: { name: 'l', uid: 'u', resourceVersion: '1' }, spec });
+    expect(s.observe('LNamespace', lns({ a: 1 }), 'ADDED')).toBe(true);
+    expect(s.observe('LNamespace', { ...lns({ a: 1 }), status: { ready: true } }, 'MODIFIED')).toBe(false);
+    expect(s.observe('LNamespace', lns({ a: 2 }), 'MODIFIED')).toBe(true);
+    expect(() => new RelayState(() => 0).observe('LNamespace', lns({}), 'ADDED')).toThrow('relay: no fingerprint for kind LNamespace');
+  });
+
+  it('suppresses the reconciler\'s own phase=ready write; publishes real changes, and any change while not ready', () => {
+    const s = new RelayState(() => 0);
+    expect(s.observe('Namespace', ns('a', 'pending'), 'ADDED')).toBe(true);
+    expect(s.observe('Namespace', ns('a', 'pending'), 'MODIFIED')).toBe(true); // still not ready
+    expect(s.observe('Namespace', ns('a', 'ready'), 'MODIFIED')).toBe(false);
+    expect(s.observe('Namespace', { ...ns('a', 'ready'), metadata: { ...ns('a', 'ready').metadata, labels: { 'furnish.dev/phase': 'ready', team: 'x' } } }, 'MODIFIED')).toBe(true);
+    // An annotation a template may render ($(ANNOTATION:key|default)), set, changed, removed: a change.
+    const annotated = (annotations: Record<string, string>) => ({ ...ns('a', 'ready'), metadata: { ...ns('a', 'ready').metadata, annotations } });
+    expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '200' }), 'MODIFIED')).toBe(true);
+    expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '300' }), 'MODIFIED')).toBe(true);
+    // The reconciler's own record and verdict, and the initializers' progress, are not.
+    expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '300', 'furnish.dev/applied': '{"v":2}', 'furnish.dev/failure': '', 'furnish.dev/initializers': '' }), 'MODIFIED')).toBe(false);
+    expect(s.observe('Namespace', annotated({}), 'MODIFIED')).toBe(true);
+    expect(s.observe('Namespace', ns('a', 'ready'), 'SYNC')).toBe(true);
+    // A failed namespace being deleted: its deletion starting is a change, the steps after it are not.
+    const deleting = (status: string) => ({ ...ns('f', 'failed'), metadata: { ...ns('f', 'failed').metadata, deletionTimestamp: '2026-11-23T08:00:00Z' }, status: { phase: status } });
+    expect(s.observe('Namespace', ns('f', 'failed'), 'MODIFIED')).toBe(true);
+    expect(s.observe('Namespace', deleting('Terminating'), 'MODIFIED')).toBe(true);
+    expect(s.observe('Namespace', deleting('Terminating, contents gone'), 'MODIFIED')).toBe(false);
+    expect(s.observe('Namespace', { ...deleting('x'), metadata: { ...deleting('x').metadata, annotations: { 'furnish.dev/initializer-failed': 'x: y' } } }, 'MODIFIED')).toBe(false);
+    expect(s.observe('Namespace', ns('a', 'ready'), 'DELETED')).toBe(true);
+  });
+
+  it('waits longer before a redrive while namespaces take longer to be furnished (a burst queues, it loses nothing), within bounds', () => {
+    const at = (ms: number, when = 0) => ({ at: when, ms });
+    expect(redriveAfter(40_000, [], 0)).toBe(40_000);
+    expect(redriveAfter(40_000, [at(100), at(200), at(150)], 0)).toBe(40_000);
+    const burst = Array.from({ length: 100 }, (_, i) => at((i + 1) * 500)); // 0.5 s … 50 s
+    expect(redriveAfter(40_000, burst, 0)).toBe(2 * 45_500);
+    // At most five periods, whatever held namespaces pending (an outage, a slow initializer).
+    expect(redriveAfter(40_000, [at(3_600_000)], 0)).toBe(200_000);
+    // Waits older than ten minutes no longer count.
+    expect(redriveAfter(40_000, burst, 10 * 60_000)).toBe(2 * 45_500);
+    expect(redriveAfter(40_000, burst, 10 * 60_000 + 1)).toBe(40_000);
+    let now = 0;
+    const s = new RelayState(() => now);
+    // Forty namespaces furnished 30 s after they were first seen pending.
+    for (let i = 0; i < 40; i++) s.observe('Namespace', ns(`done-${i}`, 'pending'), 'ADDED');
+    s.observe('Namespace', ns('late', 'pending'), 'ADDED');
+    now = 30_000;
+    for (let i = 0; i < 40; i++) s.observe('Namespace', ns(`done-${i}`, 'ready'), 'MODIFIED');
+    now = 45_000;
+    expect(s.dueForRedrive(40_000, 100)).toEqual([]);
+    now = 60_000;
+    expect(s.dueForRedrive(40_000, 100).map((c) => c.name)).toEqual(['late']);
+    // A namespace deleted while pending says nothing of how long furnishing takes.
+    const quick = new RelayState(() => now);
+    quick.observe('Namespace', ns('gone', 'pending'), 'ADDED');
+    now = 200_000;
+    quick.observe('Namespace', ns('gone', 'pending'), 'DELETED');
+    quick.observe('Namespace', ns('x', 'pending'), 'ADDED');
+    now = 240_000;
+    expect(quick.dueForRedrive(40_000, 100).map((c) => c.name)).toEqual(['x']);
+  });
+
+  it('re-drives namespaces pending for the period since their last message, at most `limit` per call', () => {
+    let now = 1_000;
+    const s = new RelayState(() => now);
+    for (const n of ['a', 'b', 'c']) s.observe('Namespace', ns(n, 'pending'), 'ADDED');
+    s.observe('Namespace', ns('ok', 'ready'), 'ADDED');
+    expect(s.dueForRedrive(40_000, 100)).toEqual([]);
+    now += 40_000;
+    expect(s.dueForRedrive(40_000, 2).map((c) => `${c.type} ${c.name}`)).toEqual(['SYNC a', 'SYNC b']);
+    // The next tick takes the one left over; the two just sent wait a full period again.
+    expect(s.dueForRedrive(40_000, 2).map((c) => c.name)).toEqual(['c']);
+    now += 39_999;
+    expect(s.dueForRedrive(40_000, 100)).toEqual([]);
+    now += 1;
+    expect(s.dueForRedrive(40_000, 100).map((c) => c.name)).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('topicFor', () => {
+  const topics = { namespaces: 'ns', templates: 'tpl', lnamespaces: 'lns' };
+  it('one topic per kind: every namespace message on the namespaces topic, pending or not (its ordering key serializes it there)', () => {
+    expect(topicFor(topics, 'Namespace')).toBe('ns');
+    expect(topicFor(topics, 'NamespaceTemplate')).toBe('tpl');
+    expect(topicFor(topics, 'LNamespace')).toBe('lns');
+  });
+});
