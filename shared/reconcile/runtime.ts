@@ -44,6 +44,31 @@ export interface RuntimeOptions {
 }
 
 const NOTIFY_TIMEOUT_MS = 3000;
+/** How long an instance gathers its namespaces' notices before it sends them. */
+const NOTICE_WINDOW_MS = 100;
+
+/**
+ * Gathers notices (a namespace, the templates whose state there changed) for `windowMs` from the
+ * first, then sends the templates once, caused by the first namespace: every caller in the window
+ * waits for that one send and shares its outcome.
+ */
+export function gatherNotices(windowMs: number, send: (cause: string, templates: string[]) => Promise<void>): (namespace: string, templates: string[]) => Promise<void> {
+  let open: { templates: Set<string>; namespaces: number; sent: Promise<void> } | null = null;
+  return (namespace, templates) => {
+    if (!open) {
+      const gathering = { templates: new Set<string>(), namespaces: 0, sent: Promise.resolve() };
+      gathering.sent = new Promise<void>((r) => setTimeout(r, windowMs)).then(() => {
+        open = null;
+        const cause = gathering.namespaces > 1 ? `namespace/${namespace}+${gathering.namespaces - 1}` : `namespace/${namespace}`;
+        return send(cause, [...gathering.templates].sort());
+      });
+      open = gathering;
+    }
+    templates.forEach((t) => open!.templates.add(t));
+    open.namespaces += 1;
+    return open.sent;
+  };
+}
 /** Interval between two recounts of one template, in multiples of a recount's duration. */
 const RECOUNT_SHARE = 5;
 
@@ -78,9 +103,9 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   // fan-out's own writes). No STATUS for an interval: the burst is over.
   const recount = coalescer<TemplateResult>({ intervalMs: recountInterval(config.statusIntervalMs), quietMs: config.statusIntervalMs });
   // Best effort and bounded: a lost STATUS message costs a late status (the next resync recounts), never the namespace's ack.
-  const notifyTemplates = (cluster: string, namespace: string) => async (templates: string[]) => {
+  const publishNotices = async (cluster: string, cause: string, templates: string[]) => {
     const b = await busOnce();
-    const sent = Promise.all(templates.map((name) => b.publish(config.topics.templates, encodeMessage(statusMessage(cluster, name, `namespace/${namespace}`)))));
+    const sent = Promise.all(templates.map((name) => b.publish(config.topics.templates, encodeMessage(statusMessage(cluster, name, cause)))));
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`publishing STATUS took longer than ${NOTIFY_TIMEOUT_MS} ms`)), NOTIFY_TIMEOUT_MS); });
     try {
@@ -90,6 +115,14 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     } finally {
       clearTimeout(timer);
     }
+  };
+  // A fan-out's namespaces converge together: the notices of one instance within a short window go
+  // out as one STATUS message per template, not one per namespace (each reconcile waits for it).
+  const notices = new Map<string, (namespace: string, templates: string[]) => Promise<void>>();
+  const notifyTemplates = (cluster: string, namespace: string) => (templates: string[]) => {
+    let gather = notices.get(cluster);
+    if (!gather) notices.set(cluster, (gather = gatherNotices(NOTICE_WINDOW_MS, (cause, all) => publishNotices(cluster, cause, all))));
+    return gather(namespace, templates);
   };
   return {
     config,
