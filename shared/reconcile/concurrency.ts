@@ -121,3 +121,26 @@ export function coalescer<R>(opts: CoalescerOptions = {}): ((key: string, fn: ()
   };
   return Object.assign(run, { join });
 }
+
+/**
+ * Gathers notices (a namespace, the templates whose state there changed) for `windowMs` from the
+ * first, then sends the templates once, caused by the first namespace: every caller in the window
+ * waits for that one send and shares its outcome.
+ */
+export function gatherNotices(windowMs: number, send: (cause: string, templates: string[]) => Promise<void>): (namespace: string, templates: string[]) => Promise<void> {
+  let open: { templates: Set<string>; namespaces: number; sent: Promise<void> } | null = null;
+  return (namespace, templates) => {
+    if (!open) {
+      const gathering = { templates: new Set<string>(), namespaces: 0, sent: Promise.resolve() };
+      gathering.sent = new Promise<void>((r) => setTimeout(r, windowMs)).then(() => {
+        open = null;
+        const cause = gathering.namespaces > 1 ? `namespace/${namespace}+${gathering.namespaces - 1}` : `namespace/${namespace}`;
+        return send(cause, [...gathering.templates].sort());
+      });
+      open = gathering;
+    }
+    templates.forEach((t) => open!.templates.add(t));
+    open.namespaces += 1;
+    return open.sent;
+  };
+}

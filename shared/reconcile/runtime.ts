@@ -9,7 +9,7 @@ import { ResourceResolver } from '../kube/resources.ts';
 import { cachedAuthorizer, createSarAuthorizer, type Authorizer } from '../kube/sar.ts';
 import type { ReconcileConfig } from './config.ts';
 import type { Logger } from '../log.ts';
-import { coalescer, type RunHistory } from './concurrency.ts';
+import { coalescer, gatherNotices, type RunHistory } from './concurrency.ts';
 import { encodeMessage, statusMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { reconcileNamespace, type NamespaceResult } from './namespace.ts';
 import { reconcileTemplate, type TemplateResult } from './template.ts';
@@ -47,28 +47,6 @@ const NOTIFY_TIMEOUT_MS = 3000;
 /** How long an instance gathers its namespaces' notices before it sends them. */
 const NOTICE_WINDOW_MS = 100;
 
-/**
- * Gathers notices (a namespace, the templates whose state there changed) for `windowMs` from the
- * first, then sends the templates once, caused by the first namespace: every caller in the window
- * waits for that one send and shares its outcome.
- */
-export function gatherNotices(windowMs: number, send: (cause: string, templates: string[]) => Promise<void>): (namespace: string, templates: string[]) => Promise<void> {
-  let open: { templates: Set<string>; namespaces: number; sent: Promise<void> } | null = null;
-  return (namespace, templates) => {
-    if (!open) {
-      const gathering = { templates: new Set<string>(), namespaces: 0, sent: Promise.resolve() };
-      gathering.sent = new Promise<void>((r) => setTimeout(r, windowMs)).then(() => {
-        open = null;
-        const cause = gathering.namespaces > 1 ? `namespace/${namespace}+${gathering.namespaces - 1}` : `namespace/${namespace}`;
-        return send(cause, [...gathering.templates].sort());
-      });
-      open = gathering;
-    }
-    templates.forEach((t) => open!.templates.add(t));
-    open.namespaces += 1;
-    return open.sent;
-  };
-}
 /** Interval between two recounts of one template, in multiples of a recount's duration. */
 const RECOUNT_SHARE = 5;
 

@@ -10,14 +10,12 @@
 //   fan-out ≤ 2.00x the same applies sent directly; no-op resync 0 writes (audit log); create →
 //   ready p99 < 1 s at 5/s; burst ≤ 2.50x Furnish's own writes sent directly; relay and
 //   reconciler RSS flat (≤ 1.20x) from ~1,000 to ~10,000 namespaces.
-// Three runs on the real control plane, each on a fresh one, the machine otherwise quiet:
-//   dir=$(mktemp -d); mkdir -p $dir/logs
-//   sed -n '/^apiVersion: audit/,/^POLICY$/p' .ci/run | sed '$d' > $dir/policy.yaml   # .ci/run's audit policy
-//   EXTRA_APISERVER_FLAGS="--audit-policy-file=$dir/policy.yaml --audit-log-path=$dir/logs/audit.log" \
-//     PORT_BASE=25000 ../shared/kube-control-plane/run.sh $dir/c > $dir/log 2>&1 &   # until 'kubeconfig:' is in $dir/log
-//   FURNISH_TEST_KUBECONFIG=$dir/c/kubeconfig FURNISH_TEST_AUDIT_LOG=$dir/logs/audit.log \
-//     BENCH_SERVER_PIDS=<kube-apiserver>,<etcd pid: the 'pids:' line of $dir/log> npm run bench -- population
-//   kill %1; rm -rf $dir    # then twice more, each on a fresh $dir (about 10,000 namespaces each: the RSS row)
+// Three runs on a real kube-apiserver, each on a fresh one (a disposable cluster of your own),
+// the machine otherwise quiet: give the API server `.ci/run`'s audit policy
+// (`sed -n '/^apiVersion: audit/,/^POLICY$/p' .ci/run | sed '$d'`) and an audit log path, then
+//   FURNISH_TEST_KUBECONFIG=<its kubeconfig> FURNISH_TEST_AUDIT_LOG=<its audit log> \
+//     BENCH_SERVER_PIDS=<kube-apiserver pid>,<etcd pid> npm run bench -- population
+// (about 10,000 namespaces each for the RSS row; BENCH_RSS_NAMESPACES=0 skips growing).
 // A small run to check it prints (kube-sim, or add the variables above for the real server):
 //   BENCH_NAMESPACES=40 BENCH_LATENCY_NAMESPACES=20 BENCH_RSS_NAMESPACES=200 npm run bench -- population
 //

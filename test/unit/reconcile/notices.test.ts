@@ -1,7 +1,7 @@
 // A fan-out's namespaces tell reconcile-template together: one STATUS message per template for
 // the notices an instance gathers in a window, not one per namespace.
 import { describe, expect, it } from '@jest/globals';
-import { gatherNotices } from '../../../shared/reconcile/runtime.ts';
+import { gatherNotices } from '../../../shared/reconcile/concurrency.ts';
 
 describe('gatherNotices', () => {
   it('sends the notices of one window once, the union of their templates, caused by the first namespace', async () => {
