@@ -201,6 +201,41 @@ kubectlGate.describe('ownership: what Furnish applied stays Furnish\'s, and noth
     expect(deleted.stderr).toContain(parentDenial('delete'));
   });
 
+  // Drift is judged by field ownership (docs/adr/0009): an edit moves a field out of Furnish's
+  // Apply entry, and the reconciler applies the template again. Were managedFields writable by
+  // anyone, an edit could keep that entry intact and stay Furnish's value for good.
+  it("drift by field ownership: alice's edit of an unprotected object is undone; writing as field manager furnish, or putting Furnish's managedFields entry back, is refused", async () => {
+    const furnishOwnsA = (o: KubeObject | undefined) => JSON.stringify((o?.metadata.managedFields ?? []).find((f) => f.manager === 'furnish' && f.operation === 'Apply')?.fieldsV1 ?? {}).includes('"f:a"');
+    const writesAsFurnish = refusedFor('update', 'ConfigMap', 'settings', 'writes as field manager "furnish"');
+    // Furnish's own apply with another value: the object would stay Furnish's, marks and all.
+    const { labels, annotations } = (await get(admin, CONFIGMAP(OWN_NS, 'settings')))!.metadata;
+    const asFurnish = await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=furnish', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: OWN_NS, labels, annotations }, data: { a: 'mine' } }));
+    expect(asFurnish.status).not.toBe(0);
+    expect(asFurnish.stderr).toContain(writesAsFurnish);
+    // The edit, then at once a PUT of what it returned with Furnish's entry as it was before (alice's
+    // own client: two requests in a few milliseconds). When the reconciler repaired the edit in
+    // between, the PUT's resourceVersion is stale (409): again.
+    const alice = await clientFor(cluster.kubeconfigPath, cluster.users.alice!.context);
+    let forged: { status: number; error?: string } | undefined;
+    try {
+      for (let attempt = 0; attempt < 10 && forged === undefined; attempt += 1) {
+        await waitFor('settings back to the template\'s value, owned by furnish', async () => { const o = await get(admin, CONFIGMAP(OWN_NS, 'settings')); return o?.data?.a === '1' && furnishOwnsA(o); }, 30_000);
+        const before = (await get(admin, CONFIGMAP(OWN_NS, 'settings')))!;
+        const edited = await alice.call<KubeObject>({ method: 'PATCH', path: CONFIGMAP(OWN_NS, 'settings'), contentType: 'application/merge-patch+json', body: { data: { a: '2' } } });
+        expect([edited.status, edited.error]).toEqual([200, undefined]);
+        expect(furnishOwnsA(edited.data)).toBe(false);
+        const put = await alice.call({ method: 'PUT', path: CONFIGMAP(OWN_NS, 'settings'), body: { ...edited.data, metadata: { ...edited.data!.metadata, managedFields: before.metadata.managedFields } } });
+        if (put.status !== 409) forged = put;
+      }
+    } finally {
+      alice.close();
+    }
+    expect(forged?.status).toBe(403);
+    expect(forged?.error).toContain(writesAsFurnish.replace('admission webhook "protect-objects.furnish.dev" denied the request: ', ''));
+    // The edit itself was alice's right (the template does not protect it); Furnish applies the template again.
+    await waitFor('the edit undone by the reconciler', async () => { const o = await get(admin, CONFIGMAP(OWN_NS, 'settings')); return o?.data?.a === '1' && furnishOwnsA(o); }, 30_000);
+  }, 90_000);
+
   it('finding 8: alice cannot detach the template\'s RoleBinding (labels, annotations, managedFields reset with [{}] or []); relabelling the namespace prunes it', async () => {
     const patch = (body: unknown) => kubectl(['patch', 'rolebinding', 'viewers', '-n', OWN_NS, '--type=merge', '-p', JSON.stringify(body)]);
     const takesOut = refusedFor('update', 'RoleBinding', 'viewers', "takes it out of Furnish's ApplySet");

@@ -39,6 +39,7 @@ beforeAll(async () => {
   hooks = await webhookServer(cluster, (review, path) => {
     const req = review.request;
     if (path === '/mutate' && req.operation === 'CREATE') return patchOf([{ op: 'add', path: '/metadata/annotations', value: { 'furnish.dev/creator': req.userInfo.username } }]);
+    if (path === '/validate' && req.object?.metadata?.annotations?.refuse === 'yes') return { allowed: false, status: { code: 403, reason: 'Forbidden', message: 'annotation refuse=yes is refused' } };
     if (path === '/validate' && String(req.name).startsWith('deny-')) return { allowed: false, status: { code: 403, reason: 'Forbidden', message: 'names starting with deny- are refused' } };
     if (path === '/guard') return { allowed: false, status: { message: 'guarded' } };
     if (path === '/slow') return new Promise((resolve) => setTimeout(() => resolve({ allowed: true }), 1500));
@@ -108,6 +109,24 @@ describe('calling webhooks', () => {
     expect((await call(cluster, 'DELETE', `${NS}/short-lived`)).status).toBe(200);
     const remove = hooks.reviews.find((r) => r.path.startsWith('/validate'))!.review.request;
     expect(remove).toMatchObject({ operation: 'DELETE', object: null, oldObject: { metadata: { name: 'short-lived' } }, options: { kind: 'DeleteOptions' } });
+  });
+
+  // kube-sim's apply pruned the fields its manager no longer applies from the stored object itself:
+  // webhooks saw an oldObject without them (protect-objects let a tenant's apply as manager
+  // `furnish` take an object out of Furnish's ApplySet), and a refused apply still removed them.
+  it('an apply that drops fields its manager alone owned: oldObject as stored, and a refusal leaves it stored as it was', async () => {
+    const apply = (metadata: Record<string, unknown>) => call(cluster, 'PATCH', `${NS}/applied?fieldManager=labeller`, { contentType: 'application/apply-patch+yaml', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'applied', ...metadata } } });
+    expect((await apply({ labels: { drop: '1' } })).status).toBe(201);
+    hooks.reviews.length = 0;
+    expect((await apply({})).status).toBe(200);
+    const review = hooks.reviews.find((r) => r.path.startsWith('/validate'))!.review.request;
+    expect(review.oldObject.metadata.labels.drop).toBe('1');
+    expect(review.object.metadata.labels.drop).toBeUndefined();
+    expect((await apply({ labels: { drop: '1' } })).status).toBe(200);
+    expect((await apply({ annotations: { refuse: 'yes' } })).status).toBe(403);
+    const stored = (await call(cluster, 'GET', `${NS}/applied`)).body as { metadata: { labels: Record<string, string>; annotations?: Record<string, string> } };
+    expect(stored.metadata.labels.drop).toBe('1');
+    expect(stored.metadata.annotations?.refuse).toBeUndefined();
   });
 
   it('passes dryRun and refuses webhooks with side effects on dry runs', async () => {

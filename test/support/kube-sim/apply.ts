@@ -77,7 +77,9 @@ export interface ApplyResult {
 export function serverSideApply(live: KubeObject | undefined, config: KubeObject, managers: Managers, ctx: WriteContext, force: boolean): ApplyResult {
   const schema = ctx.type.merge;
   const base: KubeObject = live ?? { apiVersion: config.apiVersion, kind: config.kind, metadata: {} };
-  const merged = mergeApplied(base, config, schema) as KubeObject;
+  // A copy: pruning below removes fields in place, and `live` is what admission sees as the old
+  // object and what stays stored when the apply is refused.
+  const merged = mergeApplied(structuredClone(base), config, schema) as KubeObject;
   const me = newManager(ctx, 'Apply', ownableFields(fieldSetOf(config, schema), ctx.type, ctx.subresource));
   const id = managerId(me);
   const lastSet = managers.get(id)?.set ?? new Set<string>();
