@@ -70,6 +70,17 @@ function isStringList(v: unknown): v is string[] {
   return Array.isArray(v) && v.every((s) => typeof s === 'string');
 }
 
+/**
+ * The identity annotation as this version spells it: a JSON identity of an earlier version as the
+ * same identity in canonical form-urlencoded text; anything else (current form, absent, unreadable)
+ * as it is. mutate-namespace re-spells it at a namespace's next UPDATE, and validate-namespace
+ * accepts exactly that change: the identity recorded stays the one admission saw.
+ */
+export function currentSpelling(text: string | undefined): string | undefined {
+  const legacy = text?.startsWith('{') ? parseLegacyIdentity(text) : undefined;
+  return legacy ? canonicalIdentity(legacy) : text;
+}
+
 /** The canonical JSON earlier versions recorded (`{"groups":[…],"username":…}`), read as before. */
 function parseLegacyIdentity(text: string): UserInfo | undefined {
   let v: unknown;

@@ -7,10 +7,12 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import { silentLogger } from '../../shared/log.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
-import { applyTemplate, clientFor, deleteTemplate, get, waitReady } from './helpers.ts';
+import { applyTemplate, clientFor, deleteTemplate, get, waitFor, waitReady } from './helpers.ts';
 
 const suffix = Math.random().toString(36).slice(2, 7);
 const NS = `describe-${suffix}`;
+/** A namespace an earlier version furnished: its creator identity recorded as JSON, its record of what was applied on it. */
+const EARLIER = `describe-earlier-${suffix}`;
 const TEMPLATE = `describe-${suffix}`;
 const CREATOR = `describe-creator-${suffix}`;
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
@@ -44,10 +46,15 @@ beforeAll(async () => {
     body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: CREATOR }, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'get'] }] } });
   await admin.call({ method: 'PATCH', path: `${RBAC}/clusterrolebindings/${CREATOR}`, query: { fieldManager: 'test', force: true }, contentType: 'application/apply-patch+yaml',
     body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: CREATOR }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: CREATOR }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }] } });
+  // Written before the webhooks are registered, as an earlier version left it.
+  const earlier = await admin.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: EARLIER, annotations: {
+    'furnish.dev/creator': 'alice', 'furnish.dev/creator-identity': '{"groups":["dev","system:authenticated"],"username":"alice"}', 'furnish.dev/applied': '{"templates":{}}',
+  } } } });
+  if (!earlier.ok) throw new Error(`could not create ${EARLIER}: ${earlier.status} ${earlier.error}`);
   stack = await startLocalStack({ kubeconfigPath: cluster.kubeconfigPath, context, port: 0, relayPort: 0, webhookPort: 0, resyncSeconds: 0, log: silentLogger, env: { FURNISH_WATCH_TIMEOUT_SECONDS: '5' } });
   await applyTemplate(admin, {
     apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: TEMPLATE },
-    spec: { namespaces: { labelSelector: { matchLabels: { 'kubernetes.io/metadata.name': NS } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'describe' }, data: { owner: '$(CREATOR)' } }] },
+    spec: { namespaces: { labelSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [NS, EARLIER] }] } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'describe' }, data: { owner: '$(CREATOR)' } }] },
   } as NamespaceTemplate);
   const created = await alice.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
   if (!created.ok) throw new Error(`alice could not create ${NS}: ${created.status} ${created.error}`);
@@ -57,6 +64,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (cluster && !cluster.isSimulated && admin) {
     await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${NS}` });
+    await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${EARLIER}` });
     await deleteTemplate(admin, TEMPLATE);
     await admin.call({ method: 'DELETE', path: `${RBAC}/clusterrolebindings/${CREATOR}` });
     await admin.call({ method: 'DELETE', path: `${RBAC}/clusterroles/${CREATOR}` });
@@ -76,5 +84,16 @@ describe('a furnished namespace, as kubectl describe ns shows it', () => {
     expect((await get(admin, `/api/v1/namespaces/${NS}/configmaps/describe`))?.data).toEqual({ owner: 'alice' });
     expect(furnishJson(annotations)).toEqual({});
     expect(new URLSearchParams(annotations['furnish.dev/creator-identity']).get('user')).toBe('alice');
+  });
+
+  it('an earlier version\'s namespace loses its JSON at its next reconcile: the record of what was applied removed, the creator identity re-spelled as the same identity', async () => {
+    const annotations = await waitFor('the earlier namespace upgraded', async () => {
+      const a = (await get(admin, `/api/v1/namespaces/${EARLIER}`))?.metadata.annotations ?? {};
+      return a['furnish.dev/applied'] === undefined && !isJsonStructure(a['furnish.dev/creator-identity'] ?? '{}') ? a : undefined;
+    }, 60_000);
+    expect(annotations['furnish.dev/creator-identity']).toBe('user=alice&group=dev&group=system%3Aauthenticated');
+    expect(annotations['furnish.dev/creator']).toBe('alice');
+    expect(furnishJson(annotations)).toEqual({});
+    expect((await get(admin, `/api/v1/namespaces/${EARLIER}/configmaps/describe`))?.data).toEqual({ owner: 'alice' });
   });
 });

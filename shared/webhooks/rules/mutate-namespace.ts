@@ -1,7 +1,7 @@
 // mutate-namespace, one rule per function. Each answers the metadata it wants changed and why, or
 // why it has nothing to do; `mutationsFor` runs them all. Only Furnish's keys and the name label
 // are ever touched.
-import { canonicalIdentity, CREATOR_IDENTITY, REQUESTER_ANNOTATIONS } from '../../auth/creator.ts';
+import { canonicalIdentity, CREATOR_IDENTITY, currentSpelling, REQUESTER_ANNOTATIONS } from '../../auth/creator.ts';
 import { KEY, PHASE } from '../../keys.ts';
 import { isOptedOut, isSystemNamespace } from '../../render/match.ts';
 import type { UserInfo } from '../../kube/types.ts';
@@ -122,14 +122,21 @@ export function ensureNameLabel(input: NamespaceMutationInput): MutationOutcome 
 /** The annotations recorded at CREATE that no UPDATE may change. */
 export const IMMUTABLE_ANNOTATIONS = [KEY.creator, CREATOR_IDENTITY] as const;
 
+/** The immutable annotations an UPDATE keeps: as recorded, the identity in this version's spelling (currentSpelling). */
+export function keptCreator(old: Readonly<Record<string, string>>): Record<(typeof IMMUTABLE_ANNOTATIONS)[number], string | undefined> {
+  return { [KEY.creator]: old[KEY.creator], [CREATOR_IDENTITY]: currentSpelling(old[CREATOR_IDENTITY]) };
+}
+
 export function restoreCreator(input: NamespaceMutationInput): MutationOutcome {
   const rule = 'restore-creator';
   if (input.operation !== 'UPDATE' || !input.old) return { rule, skip: 'only at UPDATE' };
-  const old = input.old;
-  const changed = IMMUTABLE_ANNOTATIONS.filter((k) => old.annotations[k] !== input.namespace.annotations[k]);
+  const old = input.old.annotations;
+  const kept = keptCreator(old);
+  const changed = IMMUTABLE_ANNOTATIONS.filter((k) => kept[k] !== input.namespace.annotations[k]);
   if (changed.length === 0) return { rule, skip: 'creator unchanged' };
-  const restored = Object.fromEntries(changed.map((k) => [k, old.annotations[k] ?? null]));
-  return { rule, reason: `restored ${changed.join(' and ')} (immutable)`, annotations: restored };
+  const restored = Object.fromEntries(changed.map((k) => [k, kept[k] ?? null]));
+  const respelled = kept[CREATOR_IDENTITY] !== old[CREATOR_IDENTITY];
+  return { rule, reason: `restored ${changed.join(' and ')} (immutable)${respelled ? `, ${CREATOR_IDENTITY} in the current form (the same identity)` : ''}`, annotations: restored };
 }
 
 export const MUTATE_NAMESPACE_RULES = [recordCreator, optOutAutomatically, markPending, ensureNameLabel, restoreCreator] as const;

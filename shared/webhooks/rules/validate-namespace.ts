@@ -7,7 +7,7 @@ import { KEY, PHASE } from '../../keys.ts';
 import { phaseFromUpdate } from '../../initializers/decide.ts';
 import { GROUP } from '../../render/types.ts';
 import type { NamespaceMutationInput } from './mutate-namespace.ts';
-import { creatorOf, IMMUTABLE_ANNOTATIONS, optOutReason } from './mutate-namespace.ts';
+import { creatorOf, IMMUTABLE_ANNOTATIONS, keptCreator, optOutReason } from './mutate-namespace.ts';
 import { allowBecause, denyBecause } from './outcome.ts';
 import type { RuleOutcome } from './outcome.ts';
 import { matchingPrincipal, who } from './principals.ts';
@@ -55,8 +55,9 @@ export function creatorIsImmutable(input: NamespaceValidationInput): RuleOutcome
     return allowBecause(rule, expected?.namedBy ?? 'creator is the requester');
   }
   const old = input.old?.annotations ?? {};
-  const changed = IMMUTABLE_ANNOTATIONS.find((k) => old[k] !== annotations[k]);
-  if (changed === undefined) return allowBecause(rule, 'creator unchanged');
+  const kept = keptCreator(old);
+  const changed = IMMUTABLE_ANNOTATIONS.find((k) => old[k] !== annotations[k] && kept[k] !== annotations[k]);
+  if (changed === undefined) return allowBecause(rule, old[CREATOR_IDENTITY] === annotations[CREATOR_IDENTITY] ? 'creator unchanged' : `creator unchanged (${CREATOR_IDENTITY} in the current form)`);
   return denyBecause(rule, `${who(input.user)} may not change annotation ${changed} of ${ns} from ${JSON.stringify(old[changed] ?? null)} to ${JSON.stringify(annotations[changed] ?? null)}: it is immutable`);
 }
 

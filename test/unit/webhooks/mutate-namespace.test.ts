@@ -74,6 +74,20 @@ describe('mutate-namespace rules', () => {
     expect(restoreCreator(added)).toMatchObject({ annotations: { 'furnish.dev/creator': null } });
     expect(restoreCreator(input({ operation: 'UPDATE', old, namespace: old }))).toMatchObject({ skip: 'creator unchanged' });
   });
+
+  it('restore-creator: an identity recorded as JSON by an earlier version is re-spelled at the next UPDATE, as the same identity', () => {
+    const legacy = '{"groups":["dev","system:authenticated"],"uid":"u1","username":"alice"}';
+    const old = { name: 'team-a', labels: {}, annotations: { 'furnish.dev/creator': 'alice', 'furnish.dev/creator-identity': legacy } };
+    const respelled = 'user=alice&uid=u1&group=dev&group=system%3Aauthenticated';
+    expect(restoreCreator(input({ operation: 'UPDATE', old, namespace: old }))).toMatchObject({
+      reason: 'restored furnish.dev/creator-identity (immutable), furnish.dev/creator-identity in the current form (the same identity)',
+      annotations: { 'furnish.dev/creator-identity': respelled },
+    });
+    expect(restoreCreator(input({ operation: 'UPDATE', old, namespace: { ...old, annotations: { ...old.annotations, 'furnish.dev/creator-identity': respelled } } }))).toMatchObject({ skip: 'creator unchanged' });
+    // JSON that is no identity is kept as it is (read as the creator's name alone, which grants no more).
+    const odd = { ...old, annotations: { ...old.annotations, 'furnish.dev/creator-identity': '{"user":"alice"}' } };
+    expect(restoreCreator(input({ operation: 'UPDATE', old: odd, namespace: odd }))).toMatchObject({ skip: 'creator unchanged' });
+  });
 });
 
 describe('mutate-namespace handler on what kube-apiserver sent', () => {

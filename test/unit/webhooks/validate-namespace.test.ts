@@ -51,6 +51,15 @@ describe('validate-namespace rules', () => {
     expect(creatorIsImmutable(input({ user: { username: 'bob' } }))).toMatchObject({ deny: expect.stringContaining('user "bob" may not set annotation furnish.dev/creator="alice"') });
   });
 
+  it('creator-is-immutable: an identity recorded as JSON may change only to the same identity in the current form', () => {
+    const legacy = '{"groups":["dev"],"username":"alice"}';
+    const withIdentity = (text: string) => (ns: { annotations: Record<string, string> }) => (ns.annotations['furnish.dev/creator-identity'] = text);
+    const from = (text: string) => { const i = updated(withIdentity(text)); return { ...i, old: { ...i.old!, annotations: { ...i.old!.annotations, 'furnish.dev/creator-identity': legacy } } }; };
+    expect(creatorIsImmutable(from('user=alice&group=dev'))).toMatchObject({ allow: 'creator unchanged (furnish.dev/creator-identity in the current form)' });
+    expect(creatorIsImmutable(from(legacy))).toMatchObject({ allow: 'creator unchanged' });
+    expect(creatorIsImmutable(from('user=alice&group=dev&group=platform-admins'))).toMatchObject({ deny: expect.stringContaining('may not change annotation furnish.dev/creator-identity') });
+  });
+
   it('ready-condition-set-only-by-furnish: nobody but the reconciler changes the Ready condition (kubectl wait reads it)', () => {
     const pending = readyConditionOf({ status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'being furnished' }] } });
     const forged = readyConditionOf({ status: { conditions: [{ type: 'NamespaceDeletionContentFailure', status: 'False' }, { type: 'Ready', status: 'True', reason: 'Ready', message: 'trust me' }] } });
