@@ -9,12 +9,22 @@
 // sources as run by `npm start`), kubeconfig read by Furnish beside the same kubeconfig read by
 // @kubernetes/client-node (as every connection was before; today only exec/auth-provider plugins,
 // proxies and multi-file KUBECONFIG take that path), against kube-sim in its own process.
+// Then the fail-closed webhooks' cold start as far as it is Furnish's: a fresh process serving the
+// bundle (Functions Framework, the deployed Node flags) from spawn until it answers its first
+// AdmissionReview, median of RUNS, beside the webhook's timeoutSeconds (infra/webhooks). The
+// platform's own instance start comes on top and cannot be measured here: both together are why
+// terraform keeps `webhook.min_instances` (1) warm; `npm run bench -- webhooks-memory` sets the
+// per-instance concurrency from memory.
 // Target (issue 15): a reconciler's import costs close to the framework's, not 9x its time and 3x its memory.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { buildFunction, functionNames } from '../../scripts/build.ts';
-import { testEnv } from '../support/fixtures.ts';
+import { parseAllDocuments } from 'yaml';
+import { admissionFixture, mintToken, SCENARIO_TEMPLATES, testEnv, type AdmissionFixtureName } from '../support/fixtures.ts';
+import { startFakeApiServer } from '../functions/fake-api-server.ts';
+import { startServingProcess } from '../functions/serving-process.ts';
+import { WEBHOOK_NODE_FLAGS } from '../../shared/webhooks/memory-budget.ts';
 import { startKubeSimProcess } from './kube-sim-process.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -85,9 +95,56 @@ async function main(): Promise<void> {
       const s = summary(b.name);
       console.log(`${b.name.padEnd(24)} ${mib(b.entryBytes).padStart(10)} ${mib(b.totalBytes).padStart(10)}   ${cell(s.ms, 'ms', base.ms)}  ${cell(s.cpuMs, 'ms', base.cpuMs)}  ${cell(s.rssMb, 'MB', base.rssMb)}`);
     }
+    await coldStarts(work);
     await connections();
   } finally {
     rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** The fail-closed webhooks, each with a review the API server sent it. */
+const FAIL_CLOSED: { webhook: string; review: AdmissionFixtureName }[] = [
+  { webhook: 'mutate-namespace', review: '001-mutate-CREATE-namespaces-team-a-alice' },
+  { webhook: 'validate-namespace', review: '002-validate-CREATE-namespaces-team-a-alice' },
+  { webhook: 'guard-initializing', review: '021-guard-CREATE-configmaps-app-config-alice' },
+  { webhook: 'protect-objects', review: '034-protect-UPDATE-networkpolicies-default-deny-alice' },
+];
+
+/** A webhook's timeoutSeconds, as infra/webhooks registers it. */
+function timeoutSecondsOf(webhook: string): number {
+  const docs = parseAllDocuments(readFileSync(join(root, 'infra', 'webhooks', `${webhook}.yaml`), 'utf8')).map((d) => d.toJS() as { webhooks?: { name: string; timeoutSeconds?: number }[] });
+  const entry = docs.flatMap((d) => d.webhooks ?? []).find((w) => w.name === `${webhook}.furnish.dev`);
+  return entry?.timeoutSeconds ?? 10;
+}
+
+async function coldStarts(work: string): Promise<void> {
+  const api = await startFakeApiServer(SCENARIO_TEMPLATES);
+  try {
+    const env = testEnv({ FURNISH_API_SERVER: api.url, NODE_OPTIONS: WEBHOOK_NODE_FLAGS.join(' ') });
+    const token = await mintToken();
+    console.log(`\n-- fail-closed webhooks: fresh process (bundle, Functions Framework, NODE_OPTIONS=${env.NODE_OPTIONS}) from spawn to its first answer, median of ${RUNS}`);
+    for (const { webhook, review } of FAIL_CLOSED) {
+      const bundle = (await buildFunction(webhook, join(work, 'cold'))).dir;
+      const body = JSON.stringify(admissionFixture(review).review);
+      const ms: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const t0 = performance.now();
+        const served = await startServingProcess(webhook, env, bundle);
+        try {
+          const answer = await fetch(`${served.url}?timeout=5s`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } });
+          if (answer.status !== 200) throw new Error(`${webhook} answered ${answer.status}: ${await answer.text()}`);
+          await answer.arrayBuffer();
+          ms.push(performance.now() - t0);
+        } finally {
+          await served.stop();
+        }
+      }
+      const timeout = timeoutSecondsOf(webhook);
+      const p50 = median(ms);
+      console.log(`ROW cold start ${webhook}: first answer ${p50.toFixed(0)} ms after spawn (max ${Math.max(...ms).toFixed(0)} ms), ${(p50 / (timeout * 10)).toFixed(0)} % of its ${timeout} s timeout before the platform starts an instance; baseline: a warm instance (terraform webhook.min_instances = 1) adds none`);
+    }
+  } finally {
+    await api.close();
   }
 }
 
