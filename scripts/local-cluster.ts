@@ -26,11 +26,18 @@ export interface EmbeddedCluster {
   stop(): Promise<void>;
 }
 
-/** kube-sim with the quickstart's users; its kubeconfig in `<stateDir>/kube-sim/` (`.furnish/`, git-ignored). */
+/**
+ * The users (and their groups) of every walk-through in the docs, each a context of the kubeconfig:
+ * one `npm start` runs them all in sequence. admin is cluster-admin (system:masters); alice and
+ * bob share group dev (a Group sudoer's members); carol is in none.
+ */
+export const WALKTHROUGH_USERS = ['admin', 'alice:dev', 'bob:dev', 'carol'] as const;
+
+/** kube-sim with the walk-throughs' users; its kubeconfig in `<stateDir>/kube-sim/` (`.furnish/`, git-ignored). */
 export async function startEmbeddedCluster(stateDir: string): Promise<EmbeddedCluster> {
   const { startKubeSimProcess } = await import('./start/kube-sim-process.ts');
   // Its own process: the stack runs with the functions' heap limit (memory-flags.ts), a cluster holding every object would not fit in it.
-  const cluster = await startKubeSimProcess(['--dir', join(stateDir, 'kube-sim'), '--user', 'admin', '--user', 'alice:dev', '--user', 'bob:dev'], { ownGroup: true });
+  const cluster = await startKubeSimProcess(['--dir', join(stateDir, 'kube-sim'), ...WALKTHROUGH_USERS.flatMap((u) => ['--user', u])], { ownGroup: true });
   return { kubeconfigPath: cluster.kubeconfigPath, server: cluster.server, pid: cluster.pid, stop: () => cluster.stop() };
 }
 
@@ -38,12 +45,13 @@ export async function startEmbeddedCluster(stateDir: string): Promise<EmbeddedCl
 export function embeddedClusterBanner(cluster: Pick<EmbeddedCluster, 'kubeconfigPath' | 'server'>): string {
   return [
     '',
-    `No Kubernetes cluster was reachable, so Furnish started its test cluster (kube-sim) at ${cluster.server}.`,
-    'In another terminal:',
+    `No Kubernetes cluster was reachable, so Furnish started its test cluster (kube-sim) at ${cluster.server},`,
+    `with users ${WALKTHROUGH_USERS.map((u) => u.split(':')[0]).join(', ')} (kubectl --context <user>). In another terminal:`,
     `    export KUBECONFIG=${cluster.kubeconfigPath}`,
     '    kubectl apply -f examples/',
     '    kubectl create clusterrole ns-creator --verb=create,get,list --resource=namespaces',
     '    kubectl create clusterrolebinding alice-ns --clusterrole=ns-creator --user=alice',
+    '    kubectl create clusterrolebinding bob-ns --clusterrole=ns-creator --user=bob',
     '    kubectl --context alice create namespace team-a',
     '    kubectl get namespace team-a -o yaml',
     'It lives as long as this process (Ctrl-C stops both). To use a real cluster instead, set KUBECONFIG or',

@@ -1,8 +1,11 @@
-// `npm start` registers the webhooks with field manager `furnish-local` and removes them on exit;
-// a run that was killed leaves them behind, failing closed on a local server that is gone (even
-// cluster-admin then cannot create a namespace). The next start removes exactly those (never
-// registrations written by `furnish install` or by hand) before it writes anything.
+// `npm start` registers the webhooks with field manager `furnish-local`, labelled with its run's id
+// (KEY.localRun), and removes them on exit. A run that is killed would leave them behind, failing
+// closed on a local server that is gone (even cluster-admin then could not create a namespace): its
+// watchdog removes that run's (scripts/start/watchdog.ts); after a reboot, the next start removes
+// every `furnish-local` one (never registrations written by `furnish install` or by hand) before
+// it writes anything (docs/adr/0010).
 import type { KubeClient } from '../shared/kube/client.ts';
+import { INSTALL_FIELD_MANAGER, KEY } from '../shared/keys.ts';
 import type { KubeObject } from '../shared/kube/types.ts';
 import type { Logger } from '../shared/log.ts';
 
@@ -13,9 +16,15 @@ const KINDS = [
   { kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations' },
 ] as const;
 
-/** Written by `npm start`: one of its field managers is ours. */
+const managersOf = (o: KubeObject): (string | undefined)[] => ((o.metadata.managedFields ?? []) as { manager?: string }[]).map((f) => f.manager);
+
+/**
+ * Written by `npm start` and by nobody since: one of its field managers is ours, none is `furnish
+ * install`'s (an install over the same names made the registration its own: never removed here).
+ */
 export function isLocalRegistration(o: KubeObject): boolean {
-  return ((o.metadata.managedFields ?? []) as { manager?: string }[]).some((f) => f.manager === LOCAL_FIELD_MANAGER);
+  const managers = managersOf(o);
+  return managers.includes(LOCAL_FIELD_MANAGER) && !managers.includes(INSTALL_FIELD_MANAGER);
 }
 
 /** The kubectl command that deletes these webhook registrations. */
@@ -38,4 +47,31 @@ export async function removeStaleLocalRegistrations(kube: KubeClient, log: Logge
   }
   if (stale.length > 0) log.log('WARNING', 'removed webhook registrations left by an earlier npm start that did not stop cleanly', { registrations: stale.map((o) => o.metadata.name), byHand: removeRegistrationsCommand(stale) });
   return stale;
+}
+
+/** The one kubectl command that deletes the registrations of run `runId` (of any run when omitted). */
+export function removeRunCommand(runId?: string): string {
+  return `kubectl delete ${KINDS.map((k) => k.plural).join(',')} -l ${KEY.localRun}${runId === undefined ? '' : `=${runId}`}`;
+}
+
+/**
+ * Deletes the registrations of run `runId` that are still as that run left them (uid and
+ * resourceVersion preconditions: one a later `npm start` has written over since is its, and stays);
+ * returns their names. Throws when a list or a delete fails (the caller tries again).
+ */
+export async function removeRunRegistrations(kube: KubeClient, runId: string): Promise<string[]> {
+  const removed: string[] = [];
+  for (const { plural } of KINDS) {
+    const path = `/apis/admissionregistration.k8s.io/v1/${plural}`;
+    const list = await kube.call<{ items?: KubeObject[] }>({ method: 'GET', path, query: { labelSelector: `${KEY.localRun}=${runId}` } });
+    if (!list.ok) throw new Error(`list ${plural}: ${list.error ?? `HTTP ${list.status}`}`);
+    for (const o of (list.data?.items ?? []).filter(isLocalRegistration)) {
+      const { uid, resourceVersion } = o.metadata;
+      const res = await kube.call({ method: 'DELETE', path: `${path}/${o.metadata.name}`, body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid, resourceVersion } } });
+      // 404: gone already; 409: written over by a later run since (its registration now).
+      if (res.ok) removed.push(o.metadata.name!); // a listed object has its name
+      else if (res.status !== 404 && res.status !== 409) throw new Error(`delete ${plural} ${o.metadata.name}: ${res.error ?? `HTTP ${res.status}`}`);
+    }
+  }
+  return removed;
 }

@@ -9,7 +9,7 @@
 //   - Organizations on (FURNISH_ORGANIZATIONS=true unless set);
 //   - the in-process bus, or the Pub/Sub emulator when PUBSUB_EMULATOR_HOST is set (topics and
 //     push subscriptions to the local reconcilers are created);
-//   - structured JSON logs on stdout.
+//   - structured JSON logs on stdout, and where each component serves its metrics (metrics-urls.ts).
 // With no reachable cluster (and no KUBECONFIG naming one) it starts the project's test cluster
 // itself, as a process of its own (scripts/local-cluster.ts); a KUBECONFIG that names an
 // unreachable cluster is an error. `npm start` runs this with the relay's and the functions' node
@@ -21,6 +21,7 @@ import { resolve } from 'node:path';
 import { readSetting } from '../shared/config/settings.ts';
 import { jsonLogger } from '../shared/log.ts';
 import { NoClusterError, probeCluster, ROOT } from './start/cluster.ts';
+import { localMetricsUrls, metricsBanner } from './start/metrics-urls.ts';
 import { startLocalStack } from './start/stack.ts';
 
 export { ensureCrd, NoClusterError, probeCluster } from './start/cluster.ts';
@@ -50,7 +51,9 @@ if (process.argv[1] && import.meta.filename === process.argv[1]) {
       process.stdout.write(embeddedClusterBanner(embedded));
     }
     const stack = await startLocalStack({ log, kubeconfigPath: embedded?.kubeconfigPath, env });
-    log.log('INFO', 'Furnish is running: create a namespace (kubectl create namespace team-a) and watch it get furnished', { reconcilers: stack.reconcilerUrl, relay: `http://127.0.0.1:${stack.relay.port}/metrics`, kubeconfig: embedded?.kubeconfigPath });
+    const metrics = await localMetricsUrls(stack);
+    log.log('INFO', 'Furnish is running: create a namespace (kubectl create namespace team-a) and watch it get furnished', { reconcilers: stack.reconcilerUrl, metrics, kubeconfig: embedded?.kubeconfigPath });
+    process.stdout.write(metricsBanner(metrics));
     const shutdown = () => {
       const t = setTimeout(() => process.exit(1), 15_000);
       t.unref();

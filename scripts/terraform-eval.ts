@@ -47,7 +47,7 @@ const AFTER_APPLY: Record<string, readonly string[]> = { random_password: ['resu
 /**
  * What apply made, by resource type: the attributes of one instance, from its configured ones and
  * its address (`random_password.jwt["prod"]`), so that a test can follow a generated value into
- * what uses it.
+ * what uses it; `data.<type>`: what the provider reads for a data source at plan time.
  */
 export type Applied = Record<string, (attributes: Record<string, unknown>, address: string) => Record<string, unknown>>;
 
@@ -180,6 +180,8 @@ const FUNCTIONS: Record<string, (args: unknown[]) => unknown> = {
   lower: ([a]) => String(known(a, 'lower')).toLowerCase(),
   startswith: ([a, prefix]) => String(known(a, 'startswith')).startsWith(String(known(prefix, 'startswith'))),
   upper: ([a]) => String(known(a, 'upper')).toUpperCase(),
+  base64decode: ([a]) => Buffer.from(String(known(a, 'base64decode')), 'base64').toString('utf8'),
+  setintersection: (args) => { const [first = [], ...rest] = args.map((a) => known(a, 'setintersection') as unknown[]); return first.filter((x) => rest.every((r) => r.includes(x))).sort(); },
 };
 
 function index(collection: unknown, key: unknown, where: string): unknown {
@@ -272,15 +274,17 @@ export class TerraformModel {
     throw new Error(`output "${name}" is not declared`);
   }
 
+  /** A resource's body, or a data source's (`type` as `data.<type>`). */
   private resourceBody(type: string, name: string): Hcl {
-    for (const blocks of this.blocksOf('resource')) {
-      const body = ((blocks[type] as Record<string, Hcl[]> | undefined)?.[name] ?? [])[0];
+    const [kind, bare] = type.startsWith('data.') ? ['data', type.slice(5)] : ['resource', type];
+    for (const blocks of this.blocksOf(kind)) {
+      const body = ((blocks[bare] as Record<string, Hcl[]> | undefined)?.[name] ?? [])[0];
       if (body) return body;
     }
-    throw new Error(`resource "${type}.${name}" is not declared`);
+    throw new Error(`${kind === 'data' ? 'data source' : 'resource'} "${bare}.${name}" is not declared`);
   }
 
-  /** The instances of a resource by `each.key` (one, keyed '', without for_each), with `each` for each. */
+  /** The instances of a resource (or data source, `data.<type>`) by `each.key` (one, keyed '', without for_each), with `each` for each. */
   async instances(type: string, name: string): Promise<Map<string, Scope>> {
     const body = this.resourceBody(type, name);
     if (body.for_each === undefined) return new Map([['', {}]]);
@@ -360,7 +364,13 @@ export class TerraformModel {
     if (head === 'var') return { value: this.variable(name(1)), rest: parts.slice(2) };
     if (head === 'local') return { value: await this.local(name(1)), rest: parts.slice(2) };
     if (head === 'path') return { value: { module: this.modulePath, root: this.modulePath }, rest: parts.slice(1) };
-    if (head === 'data') return { value: new Unknown(`data.${name(1)}.${name(2)} is read by the provider`), rest: [] };
+    if (head === 'data') {
+      // What the provider reads at plan time, when the caller says what it reads (`applied['data.<type>']`).
+      const type = `data.${name(1)}`;
+      if (!this.applied[type]) return { value: new Unknown(`${type}.${name(2)} is read by the provider`), rest: [] };
+      if (parts[3]?.type === 'indexTraversal') return { value: await this.instance(type, name(2), String(JSON.parse(name(3)))), rest: parts.slice(4) };
+      return { value: await this.resource(type, name(2)), rest: parts.slice(3) };
+    }
     if (/^[a-z0-9]+_[a-z0-9_]+$/.test(head)) {
       // `type.name[key].attr`: build only the instance named when there is an index.
       if (parts[2]?.type === 'indexTraversal') return { value: await this.instance(head, name(1), String(JSON.parse(name(2)))), rest: parts.slice(3) };

@@ -26,6 +26,11 @@ export const KEY = {
    * (`template T: group/Kind/ns/name: Reason (HTTP n): message`). The guard quotes it.
    */
   failure: 'furnish.dev/failure',
+  /**
+   * label on the webhook registrations `npm start` writes: the id of that run, so that its watchdog
+   * removes exactly those when the run is killed (scripts/start/watchdog.ts, docs/adr/0010).
+   */
+  localRun: 'furnish.dev/local-run',
 } as const;
 
 /**
@@ -48,6 +53,9 @@ export const PHASE = { pending: 'pending', ready: 'ready', failed: 'failed' } as
 
 /** Field manager of every server-side apply Furnish makes. */
 export const FIELD_MANAGER = 'furnish';
+
+/** The field manager of `furnish install`'s writes (npm start leaves registrations it wrote alone). */
+export const INSTALL_FIELD_MANAGER = 'furnish-install';
 
 /** Namespaces that are always opted out, whatever the configuration adds. */
 export const SYSTEM_NAMESPACES: readonly string[] = ['kube-system', 'kube-public', 'kube-node-lease'];

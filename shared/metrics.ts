@@ -1,5 +1,8 @@
 // Counters and histograms in the Prometheus text format (version 0.0.4), written by hand: a few
-// dozen lines instead of a client library, so that a webhook's cold start pays nothing for them.
+// dozen lines instead of a client library, so that a webhook's cold start pays nothing for them
+// (prom-client in the validate-namespace bundle: +22-27 % import CPU, +3 MB, +60 % code;
+// docs/operate/metrics.md). The webhooks, the reconcilers and the relay all write through it;
+// test/support/prometheus.ts reads what they serve strictly.
 // Label values are bounded by their callers (webhook, operation, resource, status code): never a
 // user or object name.
 

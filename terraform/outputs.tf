@@ -14,8 +14,9 @@ output "topics" {
 }
 
 output "install_vars" {
-  description = "Per cluster id: the values of infra/'s template variables that this deployment decides (cluster id, project, relay service account, topic names, functions URL, CA bundle), for `furnish install --vars` or envsubst: `terraform output -json install_vars | jq .prod > prod.json` (README, Deploy)."
+  description = "Per cluster id: the values of infra/'s template variables that this deployment decides (cluster id, project, relay service account, topic names, functions URL, CA bundle, on GKE the functions' Google users) and the cluster's path credential, for `furnish install --vars <(terraform output -json install_vars | jq .prod)` (docs/operate/install.md). Sensitive: it holds the path credential; read it through a pipe, not into a file."
   value       = local.install_vars
+  sensitive   = true
 }
 
 output "relay_service_account" {
@@ -40,12 +41,6 @@ output "billing" {
     view  = "${var.project_id}.${google_bigquery_dataset.billing.dataset_id}.${google_bigquery_table.billing_dedup.table_id}"
     topic = google_pubsub_topic.events["billing"].name
   }
-}
-
-output "path_credentials" {
-  description = "Per cluster id: its generated path credential, for `furnish install --credential-env VAR` (managed control planes). Sensitive: `terraform output -json path_credentials`."
-  value       = { for id, p in random_password.path_credential : id => p.result }
-  sensitive   = true
 }
 
 output "jwt_secrets" {

@@ -1,6 +1,6 @@
 # The webhooks' configuration file (clusters, their token keys, API access for
 # SubjectAccessReviews) holds secrets, so it lives in Secret Manager and is mounted as a file.
-# Per cluster, the kubeconfig the reconcilers use to write into that cluster.
+# Per cluster of cluster_secrets (not GKE: gke.tf), the kubeconfig the reconcilers use to write into that cluster.
 resource "google_secret_manager_secret" "webhook_config" {
   project   = var.project_id
   secret_id = "${var.name_prefix}-webhook-config"
@@ -35,43 +35,65 @@ resource "google_secret_manager_secret_iam_member" "reconciler_reads_kubeconfig"
 
 # The credentials each cluster authenticates to the webhooks with, generated here so that the
 # first apply gives the webhooks a configuration they can start with: a path credential (managed
-# control planes: GKE, EKS, AKS; `furnish install --credential-env`) and an HS256 key for the
+# control planes: GKE, EKS, AKS; output install_vars hands it to `furnish install`) and an HS256 key for the
 # bearer JWT (control planes whose admission configuration you set). Both are in Terraform state:
 # keep the state as secret as the credentials themselves. Rotate with `terraform apply
 # -replace='random_password.path_credential["<id>"]'`, then `furnish install` again.
 resource "random_password" "path_credential" {
-  for_each = var.cluster_secrets
+  for_each = local.cluster_ids
   length   = 48
   special  = false
 }
 
 resource "random_password" "jwt_secret" {
-  for_each = var.cluster_secrets
+  for_each = local.cluster_ids
   length   = 64
   special  = false
 }
 
 locals {
+  # Every cluster Furnish serves: GKE clusters (gke.tf) and the others (cluster_secrets).
+  cluster_ids = toset(concat(keys(var.gke_clusters), keys(var.cluster_secrets)))
+
   # The webhooks' configuration file (README, Configuration), version 1. A later version, added
   # out of band, takes over (`latest`); `terraform apply` writes this one again only when its
   # inputs change.
   webhook_config = yamlencode({
     publicUrl = local.functions_url
-    # Optional keys are dropped by filtering out nulls: a conditional between {} and an object
-    # with attributes is a type error in Terraform.
-    clusters = [for id, c in var.cluster_secrets : merge(
-      { id = id, jwt = { secret = random_password.jwt_secret[id].result }, pathCredentials = [random_password.path_credential[id].result] },
-      { for k, v in {
-        api = c.api == null ? null : merge(
-          { server = c.api.server, caPem = c.api.ca_pem },
-          { for tk, tv in { token = try(var.cluster_webhook_tokens[id], null) } : tk => tv if tv != null },
-        )
-      } : k => v if v != null },
-    )]
+    clusters = concat(
+      # GKE: the webhooks ask the API server as their Google service account, and the reconciler
+      # (guard, trusted creator) is the reconcilers' account, the user GKE names them.
+      [for id in keys(var.gke_clusters) : {
+        id              = id
+        jwt             = { secret = random_password.jwt_secret[id].result }
+        pathCredentials = [random_password.path_credential[id].result]
+        api             = merge(local.gke_api[id], { credential = "google" })
+        guard           = { reconciler = [google_service_account.reconciler.email] }
+        trustedCreators = [google_service_account.reconciler.email]
+        organizations   = { enabled = var.organizations }
+      }],
+      # Optional keys are dropped by filtering out nulls: a conditional between {} and an object
+      # with attributes is a type error in Terraform.
+      [for id, c in var.cluster_secrets : merge(
+        { id = id, jwt = { secret = random_password.jwt_secret[id].result }, pathCredentials = [random_password.path_credential[id].result], organizations = { enabled = var.organizations } },
+        { for k, v in {
+          api = c.api == null ? null : merge(
+            { server = c.api.server, caPem = c.api.ca_pem },
+            { for tk, tv in { token = try(var.cluster_webhook_tokens[id], null) } : tk => tv if tv != null },
+          )
+        } : k => v if v != null },
+      )],
+    )
   })
 }
 
 resource "google_secret_manager_secret_version" "webhook_config" {
   secret      = google_secret_manager_secret.webhook_config.id
   secret_data = local.webhook_config
+  lifecycle {
+    precondition {
+      condition     = length(local.cluster_ids) > 0 && length(setintersection(keys(var.gke_clusters), keys(var.cluster_secrets))) == 0
+      error_message = "Give at least one cluster, in gke_clusters or cluster_secrets, and each cluster id in only one of them."
+    }
+  }
 }

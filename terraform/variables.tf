@@ -35,8 +35,23 @@ variable "bundle_dir" {
   default     = "../dist"
 }
 
+variable "gke_clusters" {
+  description = "GKE clusters Furnish serves, by cluster id (a DNS label; the webhook token's sub and the path credential's /c/<id>/): each cluster's name, location (region or zone) and project (default: project_id). The functions reach them with their own Google service accounts, no Kubernetes credential anywhere: Terraform reads each cluster's endpoint and CA (data google_container_cluster), grants the accounts roles/container.clusterViewer in the cluster's project so that GKE authenticates their tokens, and output install_vars names them (FURNISH_RECONCILER_USER, FURNISH_WEBHOOK_USER) for `furnish install` to bind in RBAC. dns_endpoint (default true): the DNS-based control-plane endpoint (publicly trusted certificate, no network path into the VPC; turn it on with external traffic allowed); false: the cluster's IP endpoint with its CA, which Cloud Functions reach only if it is public."
+  type = map(object({
+    name         = string
+    location     = string
+    project      = optional(string)
+    dns_endpoint = optional(bool, true)
+  }))
+  default = {}
+  validation {
+    condition     = alltrue([for id in keys(var.gke_clusters) : can(regex("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", id))])
+    error_message = "gke_clusters: each keyed by its cluster id, a DNS label (lowercase letters, digits and '-')."
+  }
+}
+
 variable "cluster_secrets" {
-  description = "The clusters Furnish serves, by cluster id (a DNS label; the webhook token's sub and the path credential's /c/<id>/): the id of the Secret Manager secret that will hold the kubeconfig the reconcilers use in that cluster (a token of ServiceAccount furnish-system/furnish-reconciler; README, Deploy; Terraform creates the secret, its versions are added out of band), and optionally the API server the webhooks ask SubjectAccessReviews and templates of (server URL and CA PEM; the token is var.cluster_webhook_tokens)."
+  description = "Clusters other than GKE (EKS, AKS, self-managed), by cluster id (a DNS label): the id of the Secret Manager secret that will hold the kubeconfig the reconcilers use in that cluster (a token of ServiceAccount furnish-system/furnish-reconciler, or the cloud's own credential plugin; docs/operate/install.md; Terraform creates the secret, its versions are added out of band), and optionally the API server the webhooks ask SubjectAccessReviews and templates of (server URL and CA PEM; the token is var.cluster_webhook_tokens). A cluster id is in gke_clusters or here, not both."
   type = map(object({
     kubeconfig_secret_id = string
     api = optional(object({
@@ -44,14 +59,15 @@ variable "cluster_secrets" {
       ca_pem = string
     }))
   }))
+  default = {}
   validation {
-    condition     = length(var.cluster_secrets) > 0 && alltrue([for id in keys(var.cluster_secrets) : can(regex("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", id))])
-    error_message = "cluster_secrets: at least one cluster, each keyed by its id, a DNS label (lowercase letters, digits and '-')."
+    condition     = alltrue([for id in keys(var.cluster_secrets) : can(regex("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", id))])
+    error_message = "cluster_secrets: each keyed by its cluster id, a DNS label (lowercase letters, digits and '-')."
   }
 }
 
 variable "cluster_webhook_tokens" {
-  description = "Per cluster id: a token of ServiceAccount furnish-system/furnish-webhook (created by `furnish install`), for the webhooks' SubjectAccessReviews and template reads. Absent on the first apply (the cluster side does not exist yet): the webhooks then answer every check that needs the API with a 503 'retry'. Held in Terraform state, like the generated credentials."
+  description = "Per cluster id of cluster_secrets (GKE clusters need none): a token of ServiceAccount furnish-system/furnish-webhook (created by `furnish install`), for the webhooks' SubjectAccessReviews and template reads. Absent on the first apply (the cluster side does not exist yet): the webhooks then answer every check that needs the API with a 503 'retry'. Held in Terraform state, like the generated credentials."
   type        = map(string)
   default     = {}
   sensitive   = true
@@ -66,10 +82,20 @@ variable "reconciler_env" {
     condition     = length([for name in keys(var.reconciler_env) : name if startswith(name, "FURNISH_TOPIC_")]) == 0
     error_message = "reconciler_env: FURNISH_TOPIC_* are set from the topics this module creates, the same the relay gets (output install_vars); remove them."
   }
+  validation {
+    condition     = contains(keys(var.reconciler_env), "FURNISH_ORGANIZATIONS") == false
+    error_message = "reconciler_env: FURNISH_ORGANIZATIONS follows variable organizations, which the webhooks read too; set that instead."
+  }
+}
+
+variable "organizations" {
+  description = "Whether the organization rules apply (docs/guide/organizations.md) in every cluster: the webhooks' clusters[].organizations.enabled and the reconcilers' FURNISH_ORGANIZATIONS, from this one value so the two never part. Off, each Organization carries the condition Enforced=False (RulesOff)."
+  type        = bool
+  default     = false
 }
 
 variable "webhook" {
-  description = "Sizing of the admission functions, on the user's critical path: keep an instance warm. concurrency: requests one instance takes at once; 32 reviews of kube-apiserver's largest size (3 MiB), in the costliest shapes, peak under 75 % of 256Mi (`npm run bench -- webhooks-memory`; README, Performance). Measure again before raising it or lowering memory."
+  description = "Sizing of the admission functions, on the user's critical path. min_instances: instances kept warm, so that a fail-closed webhook meets no cold start within its 3-5 s timeout (`npm run bench -- startup` measures one; docs/operate/install.md states what an idle instance costs); 0 saves that cost and lets the first call after a quiet spell wait for a start. concurrency: requests one instance takes at once; 32 reviews of kube-apiserver's largest size (3 MiB), in the costliest shapes, peak under 75 % of 256Mi (`npm run bench -- webhooks-memory`; README, Performance). Measure again before raising it or lowering memory."
   type = object({
     min_instances = number
     max_instances = number

@@ -5,7 +5,7 @@ import { RECORD_BILLING } from '../../shared/billing/function.ts';
 import { readSetting } from '../../shared/config/settings.ts';
 import type { ReconcileConfig } from '../../shared/reconcile/config.ts';
 
-/** The relay's billing topic (README, Billing). */
+/** The relay's billing topic (docs/guide/billing.md). */
 export const billingTopic = (env: Readonly<Record<string, string | undefined>>): string => readSetting(env, 'topicBilling') || 'furnish-billing';
 
 /** Which function each topic's subscription pushes to, as terraform/locals.tf has it. */

@@ -70,10 +70,16 @@ export async function ensureCrd(kube: KubeClient, log: Logger): Promise<void> {
     const res = await kube.call({ method: 'PATCH', path, query: { fieldManager: 'furnish', force: true }, contentType: 'application/apply-patch+yaml', body });
     log.log(res.ok ? 'INFO' : 'ERROR', res.ok ? 'installed CRD' : 'could not install CRD', { name: crd.metadata.name, status: res.status, error: res.error });
   }
+  // Served, and listed: kube-apiserver 1.31+ names a new CRD in discovery while lists of it still
+  // answer 429 "storage is (re)initializing" (its watch cache is filling), which the webhooks and
+  // reconcilers started next would meet. A plain list, as theirs: a limited one skips the cache.
+  const lists = async (plural: string) => (await kube.call({ method: 'GET', path: `/apis/furnish.dev/v1alpha1/${plural}` })).ok;
   const servedAll = async () => {
     const r = await kube.call<{ resources?: Array<{ name: string }> }>({ method: 'GET', path: '/apis/furnish.dev/v1alpha1' });
     const names = new Set((r.data?.resources ?? []).map((x) => x.name));
-    return r.ok && Object.keys(CRD_FILES).every((plural) => names.has(plural));
+    if (!r.ok || !Object.keys(CRD_FILES).every((plural) => names.has(plural))) return false;
+    for (const plural of Object.keys(CRD_FILES)) if (!(await lists(plural))) return false;
+    return true;
   };
   for (let i = 0; i < 100 && !(await servedAll()); i++) await new Promise((r) => setTimeout(r, 100));
 }

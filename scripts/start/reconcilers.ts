@@ -9,7 +9,7 @@ import { connect, createKubeClient, type KubeClientOptions } from '../../shared/
 import type { Credentials } from '../../shared/kube/connection.ts';
 import { lnamespaceHandler } from '../../shared/lnamespace/function.ts';
 import type { Logger } from '../../shared/log.ts';
-import { reconcileOrganizationsOf } from '../../shared/org/function.ts';
+import { organizationHandler } from '../../shared/org/function.ts';
 import type { ReconcileConfig } from '../../shared/reconcile/config.ts';
 import { registerReconciler, useRuntime } from '../../shared/reconcile/functions.ts';
 import { createRuntime, type Runtime } from '../../shared/reconcile/runtime.ts';
@@ -21,7 +21,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 const RECONCILER_FACTORIES: ReadonlyArray<{ name: string; kind: MessageKind; handler(env: Env): (rt: Runtime, msg: ReconcileMessage) => Promise<object> }> = [
   { name: 'reconcile-namespace', kind: 'Namespace', handler: () => (rt, msg) => rt.namespace(msg) },
   { name: 'reconcile-template', kind: 'NamespaceTemplate', handler: () => (rt, msg) => rt.template(msg) },
-  { name: 'reconcile-organization', kind: 'Namespace', handler: () => reconcileOrganizationsOf },
+  { name: 'reconcile-organization', kind: 'Namespace', handler: (env) => organizationHandler(env) },
   { name: 'reconcile-lnamespace', kind: 'LNamespace', handler: (env) => lnamespaceHandler(env) },
 ];
 

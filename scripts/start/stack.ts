@@ -18,6 +18,8 @@ import { ensureCrd, ensureFurnishNamespace, probeCluster } from './cluster.ts';
 import { installIdentities, mintIdentities, type Identities, type TokenTiming } from './identities.ts';
 import { RECONCILERS, serveReconcilers } from './reconcilers.ts';
 import { serveWebhooks } from './webhooks.ts';
+import { startRegistrationWatchdog } from './watchdog.ts';
+import { unregisterWhileSuspended } from './suspend.ts';
 import { removeStaleLocalRegistrations } from '../local-registrations.ts';
 
 export interface LocalStackOptions {
@@ -74,6 +76,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const log = opts.log ?? jsonLogger('furnish-local');
   const admin = { kubeconfigPath: opts.kubeconfigPath ?? env.KUBECONFIG?.split(':')[0], context: opts.context };
   const kube = await probeCluster(admin.kubeconfigPath, admin.context, INSTALL_USER_AGENT);
+  // The webhooks' watchdog, starting while the rest installs; awaited before any registration (docs/adr/0010).
+  const watchdogReady = opts.webhooks === false ? null : startRegistrationWatchdog(admin, log);
+  watchdogReady?.catch(() => {}); // its error is thrown where it is awaited
   if (opts.webhooks !== false) await removeStaleLocalRegistrations(kube, log);
   await ensureCrd(kube, log);
   await ensureFurnishNamespace(kube, log);
@@ -92,7 +97,10 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   else await emulatorPush(emulator!, config.pubsubProject, config, base, billingTopic(env));
   log.log('INFO', 'reconcilers served', { url: base, functions: RECONCILERS, bus: busKind, emulator });
 
-  const webhooks = opts.webhooks === false ? null : await serveWebhooks(kube, identities, opts.webhookPort ?? readSetting(env, 'webhookPort'), env, log);
+  // No registration may exist that a SIGKILL of this process would leave failing closed.
+  const watchdog = await watchdogReady;
+  const webhooks = watchdog && await serveWebhooks(kube, identities, opts.webhookPort ?? readSetting(env, 'webhookPort'), env, log, watchdog.runId);
+  const removeSuspendHandlers = webhooks && unregisterWhileSuspended(webhooks, log);
   const relay = await startRelay({
     config: { ...relayConfig(env), bus: busKind, pubsubProject: config.pubsubProject, port: opts.relayPort ?? readSetting(env, 'relayPort'), resyncSeconds: opts.resyncSeconds ?? readSetting(env, 'resyncSeconds') },
     kube: createKubeClient(await connect(identities.relay.credentials), opts.faults ? { faults: opts.faults } : {}),
@@ -116,7 +124,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
         await relay.stop();
         await memory?.idle();
         await bus.close();
-        await webhooks?.stop();
+        removeSuspendHandlers?.();
+        // Each registration removed here: the watchdog has nothing left to do.
+        if ((await webhooks?.stop()) !== false) watchdog?.release();
         await reconcilers.stop();
         identities.remove();
         kube.close();

@@ -16,7 +16,8 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { Logger } from '../../shared/log.ts';
 import { webhookFunction } from '../../shared/webhooks/serve.ts';
-import { removeRegistrationsCommand } from '../local-registrations.ts';
+import { KEY } from '../../shared/keys.ts';
+import { LOCAL_FIELD_MANAGER, removeRunCommand, removeRunRegistrations } from '../local-registrations.ts';
 import { ROOT } from './cluster.ts';
 import { close, functionRouter, listen, serverTimeouts } from './http.ts';
 import type { Identities } from './identities.ts';
@@ -47,7 +48,12 @@ interface Webhooks {
   server: Server;
   /** https://127.0.0.1:PORT (the registrations add the path secret). */
   url: string;
-  stop(): Promise<void>;
+  /** Writes the registrations (again). */
+  register(): Promise<void>;
+  /** Removes the registrations; whether every one is gone. */
+  unregister(): Promise<boolean>;
+  /** Unregisters and stops serving; whether every registration is gone. */
+  stop(): Promise<boolean>;
 }
 
 /**
@@ -55,9 +61,10 @@ interface Webhooks {
  * kube-apiserver cannot be told to send a bearer token to a URL webhook without its own admission
  * configuration, so locally the URL carries a random path secret and this shim turns it into the
  * webhook JWT (HS256, local secret). Local only: the cloud deployment verifies the real token.
- * `kube` is the installing admin's client: it only registers and unregisters the configurations.
+ * `kube` is the installing admin's client: it only registers and unregisters the configurations,
+ * each labelled with `runId`, whose watchdog removes them should this process be killed (watchdog.ts).
  */
-export async function serveWebhooks(kube: KubeClient, identities: Identities, port: number, env: Env, log: Logger): Promise<Webhooks | null> {
+export async function serveWebhooks(kube: KubeClient, identities: Identities, port: number, env: Env, log: Logger, runId: string): Promise<Webhooks | null> {
   const dir = mkdtempSync(join(tmpdir(), 'furnish-start-'));
   try {
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=furnish-local', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
@@ -114,26 +121,40 @@ export async function serveWebhooks(kube: KubeClient, identities: Identities, po
     const file = join(ROOT, 'infra/webhooks', `${name}.yaml`);
     if (!existsSync(file)) return [];
     const text = readFileSync(file, 'utf8').replace(/\$\{(FURNISH_[A-Z_]+)\}/g, (m, v: string) => vars[v] ?? m);
-    return parseAllDocuments(text).map((d) => d.toJS() as KubeObject).filter((o) => o?.kind?.endsWith('WebhookConfiguration'));
+    return parseAllDocuments(text).map((d) => d.toJS() as KubeObject).filter((o) => o?.kind?.endsWith('WebhookConfiguration'))
+      .map((o) => ({ ...o, metadata: { ...o.metadata, labels: { ...o.metadata.labels, [KEY.localRun]: runId } } }));
   });
-  for (const c of configs) {
-    const plural = c.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
-    const res = await kube.call({ method: 'PATCH', path: `/apis/admissionregistration.k8s.io/v1/${plural}/${c.metadata.name}`, query: { fieldManager: 'furnish-local', force: true }, contentType: 'application/apply-patch+yaml', body: c });
-    log.log(res.ok ? 'INFO' : 'WARNING', res.ok ? 'webhook registered' : 'could not register webhook', { kind: c.kind, name: c.metadata.name, status: res.status, error: res.error });
-  }
-  // Registered over any left by an earlier run (same names); a killed run leaves these behind, and
-  // they fail closed: say how to remove them by hand.
-  log.log('INFO', 'webhooks served', { url: publicUrl, webhooks: loaded, removeIfKilled: removeRegistrationsCommand(configs) });
+  const pathOf = (c: KubeObject) => `/apis/admissionregistration.k8s.io/v1/${c.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations'}/${c.metadata.name}`;
+  const register = async () => {
+    for (const c of configs) {
+      const res = await kube.call({ method: 'PATCH', path: pathOf(c), query: { fieldManager: LOCAL_FIELD_MANAGER, force: true }, contentType: 'application/apply-patch+yaml', body: c });
+      log.log(res.ok ? 'INFO' : 'WARNING', res.ok ? 'webhook registered' : 'could not register webhook', { kind: c.kind, name: c.metadata.name, status: res.status, error: res.error });
+    }
+  };
+  // A webhook pointing at a server that does not answer would block namespace writes. Only this
+  // run's, as the watchdog removes them: another run's, or an install's since, are left alone.
+  const unregister = async () => {
+    try {
+      await removeRunRegistrations(kube, runId);
+      return true;
+    } catch (e) {
+      log.log('WARNING', 'could not remove this run\'s webhook registrations', { error: (e as Error).message, byHand: removeRunCommand(runId) });
+      return false;
+    }
+  };
+  await register();
+  // Registered over any left by an earlier run (same names). Killed, this run's watchdog removes
+  // them; should the machine stop with it (reboot, power loss), the next start does, or this command.
+  log.log('INFO', `webhooks served; should this machine stop before npm start does, remove their registrations with: ${removeRunCommand(runId)}`, { url: publicUrl, webhooks: loaded, runId });
   return {
     server,
     url: publicUrl,
+    register,
+    unregister,
     async stop() {
-      // Unregistered on exit: a webhook pointing at a stopped local server would block namespace writes.
-      for (const c of configs) {
-        const plural = c.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
-        await kube.call({ method: 'DELETE', path: `/apis/admissionregistration.k8s.io/v1/${plural}/${c.metadata.name}`, retry: { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 } });
-      }
+      const removed = await unregister();
       await close(server);
+      return removed;
     },
   };
 }

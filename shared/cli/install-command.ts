@@ -1,12 +1,12 @@
 // `furnish install` / `furnish uninstall`: the cluster side of a deployment in one command that
 // cannot lock anyone out (shared/install/install.ts says how).
 import { connect, createKubeClient, type Connection, type KubeClient } from '../kube/client.ts';
-import { jsonLogger } from '../log.ts';
 import { install, InstallError, uninstall, type Installed } from '../install/install.ts';
+import { progressLogger, PROGRESS_FORMATS, type ProgressFormat } from '../install/progress.ts';
 import { imageReferenceProblem } from '../install/plan.ts';
 import { PROBE_USER } from '../install/probes.ts';
 import type { InstallVars } from '../install/vars.ts';
-import { CliError, type CliIo, type Command, EXIT, type OptionValues, requiredString, stringOption, UsageError } from './command.ts';
+import { CliError, type CliIo, type Command, EXIT, type OptionSpec, type OptionValues, requiredString, stringOption, UsageError } from './command.ts';
 import { agreedOptions, readVarsOption, varsOption } from './vars-option.ts';
 import { REGISTRATION_OPTIONS, REGISTRATION_VARS, registrationOptions } from './webhooks-command.ts';
 
@@ -16,6 +16,8 @@ const CLUSTER_OPTIONS = {
 } as const;
 
 const DEFAULT_TIMEOUT_SECONDS = 120;
+
+const OUTPUT_OPTION = { type: 'string', short: 'o', value: PROGRESS_FORMATS.join('|'), description: 'progress as text lines (default) or JSON lines, on stderr; with json the result on stdout is one JSON object' } as const satisfies OptionSpec;
 
 function timeoutSeconds(values: OptionValues): number {
   const text = stringOption(values, 'timeout');
@@ -47,14 +49,31 @@ function impersonating(conn: Connection, user: string): Connection {
 
 const client = (conn: Connection): KubeClient => createKubeClient(conn, { timeoutMs: 15_000, userAgent: 'furnish-install' });
 
-function logTo(io: CliIo) {
-  return jsonLogger('furnish-install', (line) => io.stderr(line));
+function progressFormat(values: OptionValues): ProgressFormat {
+  const format = stringOption(values, 'output') ?? 'text';
+  if (!(PROGRESS_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--output: "${format}" is not one of ${PROGRESS_FORMATS.join(', ')}`);
+  return format as ProgressFormat;
+}
+
+/** Progress on stderr (stdout holds the result): text lines, or JSON lines with -o json. */
+function logTo(io: CliIo, values: OptionValues) {
+  return progressLogger(progressFormat(values), (line) => io.stderr(line));
+}
+
+/** What install cannot run without, each from its flag or the vars file (--vars FILE gives the first three). */
+const INSTALL_NEEDS = ['url', 'cluster', 'project', 'relay-image'] as const;
+
+/** Every value install lacks, said at once (a flag or the vars file may give it). */
+function checkInstallNeeds(options: OptionValues): void {
+  const missing = INSTALL_NEEDS.filter((name) => !stringOption(options, name));
+  if (missing.length > 0) throw new UsageError(`missing ${missing.map((m) => `--${m}`).join(', ')} (--url, --cluster and --project may come from --vars; see furnish install --help)`);
 }
 
 /** The flags and the vars file, reconciled: what both name must agree (install_vars is the one source). */
 function installValues(values: OptionValues, io: CliIo): { options: OptionValues; vars: InstallVars; where: string } {
   const file = readVarsOption(values, io);
   const options = agreedOptions(values, file, { ...REGISTRATION_VARS, project: 'FURNISH_PROJECT', 'relay-service-account': 'FURNISH_RELAY_SERVICE_ACCOUNT' });
+  checkInstallNeeds(options);
   const project = requiredString(options, 'project');
   return {
     options,
@@ -70,6 +89,7 @@ function installValues(values: OptionValues, io: CliIo): { options: OptionValues
 }
 
 export async function runInstall(values: OptionValues, io: CliIo): Promise<number> {
+  const log = logTo(io, values);
   const { options, vars, where } = installValues(values, io);
   const registration = registrationOptions(options, io.env, { vars, where });
   const timeoutMs = timeoutSeconds(values) * 1000;
@@ -77,14 +97,27 @@ export async function runInstall(values: OptionValues, io: CliIo): Promise<numbe
   const kube = client(conn);
   const probeKube = client(impersonating(conn, PROBE_USER));
   let ignored: Installed['ignored'];
+  // Ctrl-C: stop at the next step and undo; a second one ends the process at once (the default, once this listener is gone).
+  const interrupt = new AbortController();
+  const onInterrupt = () => {
+    log.log('WARNING', 'interrupted: undoing what this install wrote (interrupt again to stop at once, leaving the cluster as it is)');
+    interrupt.abort();
+  };
+  process.once('SIGINT', onInterrupt);
   try {
-    ({ ignored } = await install({ kube, probeKube, log: logTo(io) }, { registration, vars, timeoutMs }));
+    ({ ignored } = await install({ kube, probeKube, log }, { registration, vars, timeoutMs, skipReachability: values['skip-reachability'] === true, signal: interrupt.signal }));
   } catch (e) {
+    if (e instanceof InstallError && progressFormat(values) === 'json') io.stdout(`${JSON.stringify({ installed: false, server: conn.server, error: e.message })}\n`);
     if (e instanceof InstallError) throw new CliError(e.message);
     throw e;
   } finally {
+    process.off('SIGINT', onInterrupt);
     kube.close();
     probeKube.close();
+  }
+  if (progressFormat(values) === 'json') {
+    io.stdout(`${JSON.stringify({ installed: true, server: conn.server, failOpen: ignored })}\n`);
+    return EXIT.ok;
   }
   io.stdout([
     `Furnish is installed in ${conn.server}: every function answered, and the security webhooks now fail closed${ignored.length > 0 ? ', except:' : '.'}`,
@@ -95,10 +128,11 @@ export async function runInstall(values: OptionValues, io: CliIo): Promise<numbe
 }
 
 export async function runUninstall(values: OptionValues, io: CliIo): Promise<number> {
+  const log = logTo(io, values);
   const conn = await clusterConnection(values);
   const kube = client(conn);
   try {
-    await uninstall({ kube, log: logTo(io) }, { crds: values.crds === true });
+    await uninstall({ kube, log }, { crds: values.crds === true });
   } catch (e) {
     if (e instanceof InstallError) throw new CliError(e.message);
     throw e;
@@ -113,21 +147,27 @@ export const installCommand: Command = {
   name: 'install',
   summary: 'Install Furnish in a cluster without locking anyone out',
   description: [
-    'Create Furnish\'s namespace, CRDs, RBAC and relay (infra/), register every webhook with',
-    'failurePolicy Ignore, then probe each function with server-side dry runs until it answers as it',
-    'must; only then does each probed security webhook fail closed (an unprobed one stays Ignore,',
-    'and the install says which and why). If a function does not answer within',
-    '--timeout, the install stops with the webhooks still Ignore and names what failed.',
+    'GET each function\'s liveness URL from this machine (a function that cannot be reached is named,',
+    'with the layer that failed: DNS, TCP, TLS or HTTP status, and nothing is written). Then create',
+    'Furnish\'s namespace, CRDs, RBAC and relay (infra/), register every webhook with failurePolicy',
+    'Ignore, and probe each function with server-side dry runs until it answers as it must; only then',
+    'does each probed security webhook fail closed (an unprobed one stays Ignore, and the install says',
+    'which and why). If anything fails, the install undoes itself: it deletes what it created and',
+    'writes back what existed before (a failed upgrade leaves the previous install), and says so;',
+    'so does an interrupt (Ctrl-C; a second one stops at once).',
+    'Exit codes: 0 installed, 1 failed (and undone), 2 usage. Progress goes to stderr.',
     'Needs cluster-admin (CRDs, RBAC, webhook registrations, impersonation of the probe user).',
   ].join('\n'),
   options: {
     ...CLUSTER_OPTIONS,
     ...REGISTRATION_OPTIONS,
-    vars: varsOption('cluster id, project, relay service account, topic names, functions URL, CA bundle. Without it, the topics are furnish-* (Terraform\'s default name_prefix)'),
+    vars: varsOption('cluster id, project, relay service account, topic names, functions URL, CA bundle, path credential (instead of --credential-env). Without it, the topics are furnish-* (Terraform\'s default name_prefix)'),
     project: { type: 'string', value: 'id', description: 'the GCP project of the deployment (the relay publishes to its Pub/Sub; default: from --vars)' },
     'relay-image': { type: 'string', value: 'image@sha256:…', description: 'the relay image, by digest (a tag is refused)' },
     'relay-service-account': { type: 'string', value: 'e-mail', description: 'the relay\'s Google service account (default: from --vars, else furnish-relay@<project>.iam.gserviceaccount.com)' },
     timeout: { type: 'string', value: 'seconds', description: `how long the functions have to answer the probes (default ${DEFAULT_TIMEOUT_SECONDS})` },
+    'skip-reachability': { type: 'boolean', description: 'do not GET the functions from this machine first (when only the cluster\'s network reaches them); the in-cluster probes still decide' },
+    output: OUTPUT_OPTION,
   },
   run: (values, io) => runInstall(values, io),
 };
@@ -139,6 +179,7 @@ export const uninstallCommand: Command = {
   options: {
     ...CLUSTER_OPTIONS,
     crds: { type: 'boolean', description: 'also delete the CRDs, and with them every NamespaceTemplate, Organization and LNamespace' },
+    output: OUTPUT_OPTION,
   },
   run: (values, io) => runUninstall(values, io),
 };

@@ -3,17 +3,20 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
 import { registrationYaml, webhookRegistrations, type RegistrationOptions } from '../webhooks/registration.ts';
-import type { Comparison } from '../install/vars.ts';
+import { PATH_CREDENTIAL_VAR, type Comparison } from '../install/vars.ts';
 import { CliError, type CliIo, type Command, EXIT, type OptionSpec, type OptionValues, requiredString, stringOption, UsageError } from './command.ts';
 import { agreedFlag, agreedOptions, readVarsOption, varsOption, type VarsFile } from './vars-option.ts';
 
-function pathCredential(values: OptionValues, env: CliIo['env']): { cluster: string; credential: string } | undefined {
+/** The path credential: --credential-env's variable, or the vars file's (install_vars); both given, they must agree. Never printed. */
+function pathCredential(values: OptionValues, env: CliIo['env'], file: VarsFile): { cluster: string; credential: string } | undefined {
   const variable = stringOption(values, 'credential-env');
-  if (variable === undefined) return undefined;
+  const fromFile = file.vars[PATH_CREDENTIAL_VAR];
+  if (variable === undefined) return fromFile === undefined ? undefined : { cluster: requiredString(values, 'cluster'), credential: fromFile };
   const credential = env[variable];
   if (!credential) throw new CliError(`--credential-env: environment variable ${variable} is not set`);
   // The value is never printed in an error: it is a secret.
   if (!PATH_CREDENTIAL_PATTERN.test(credential)) throw new CliError(`--credential-env: ${variable} ${PATH_CREDENTIAL_RULE}`);
+  if (fromFile !== undefined && fromFile !== credential) throw new UsageError(`--credential-env: ${variable} differs from ${PATH_CREDENTIAL_VAR} in --vars ${file.where} (neither is shown: both are secrets); drop the flag, the file has it`);
   return { cluster: requiredString(values, 'cluster'), credential };
 }
 
@@ -55,7 +58,10 @@ export const REGISTRATION_VARS = { url: 'FURNISH_FUNCTIONS_URL', cluster: 'FURNI
 export function registrationOptions(values: OptionValues, env: CliIo['env'], file: VarsFile = { vars: {}, where: '' }): RegistrationOptions {
   const url = requiredString(values, 'url');
   if (!/^https:\/\/[^/]/.test(url)) throw new UsageError(`--url: kube-apiserver calls webhooks over HTTPS only, got ${JSON.stringify(url)}`);
-  return { functionsUrl: url, pathCredential: pathCredential(values, env), caBundle: agreedCaBundle(values, file) };
+  // Each function's name and the path credential are appended to the URL: behind a `?` or `#` they
+  // would be a query or fragment, which kube-apiserver refuses, quoting them (the credential too) in its error.
+  if (/[?#]/.test(url) || /^https:\/\/[^/]*@/.test(url)) throw new UsageError('--url: must be the functions\' base URL, without a query (?), a fragment (#) or user information (@), which kube-apiserver refuses in a webhook URL');
+  return { functionsUrl: url, pathCredential: pathCredential(values, env, file), caBundle: agreedCaBundle(values, file) };
 }
 
 const FORMATS = ['yaml', 'json'] as const;
@@ -88,6 +94,6 @@ export const webhooksCommand: Command = {
     'appears in a shell history; the output then holds a secret. Without it, the URLs carry nothing and',
     'kube-apiserver authenticates with the bearer JWT of its admission kubeconfig (infra/webhooks/apiserver).',
   ].join('\n'),
-  options: { ...REGISTRATION_OPTIONS, output: { type: 'string', short: 'o', value: FORMATS.join('|'), description: 'yaml (default: a stream for kubectl apply -f -) or json (a v1 List)' }, vars: varsOption('the functions URL, the cluster id and the CA bundle (--url and --cluster are then not needed)') },
+  options: { ...REGISTRATION_OPTIONS, output: { type: 'string', short: 'o', value: FORMATS.join('|'), description: 'yaml (default: a stream for kubectl apply -f -) or json (a v1 List)' }, vars: varsOption('the functions URL, the cluster id, the CA bundle and the path credential (--url, --cluster and --credential-env are then not needed)') },
   run: (values, io) => runWebhooks(values, io),
 };

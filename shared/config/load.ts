@@ -200,9 +200,13 @@ function readCluster(r: Reader, raw: unknown, at: string): ClusterConfig {
     server: r.url(apiRaw, 'server', `${at}.api.server`, true)!,
     caPem: r.string(apiRaw, 'caPem', `${at}.api.caPem`, false),
     token: r.string(apiRaw, 'token', `${at}.api.token`, false) ?? r.fromEnv(apiRaw, 'tokenEnv', `${at}.api.tokenEnv`),
+    credential: readApiCredential(r, apiRaw, `${at}.api.credential`),
     timeoutMs: r.number(apiRaw, 'timeoutMs', `${at}.api.timeoutMs`, SETTINGS.apiTimeoutMs.default),
   };
   if (api?.caPem !== undefined && !api.caPem.includes('-----BEGIN CERTIFICATE-----')) r.fail(`${at}.api.caPem`, 'must be PEM (-----BEGIN CERTIFICATE-----)');
+  if (api?.credential !== undefined && api.token !== undefined) r.fail(`${at}.api.credential`, 'is google, so the webhooks present their Google identity: drop api.token / api.tokenEnv');
+  // A Google access token (cloud-platform scope) is a credential for all of GCP: never in clear text.
+  if (api?.credential === 'google' && new URL(api.server).protocol !== 'https:') r.fail(`${at}.api.server`, `must be an https:// URL when api.credential is google (the function's Google access token is sent to it), got ${JSON.stringify(api.server)}`);
 
   return {
     id,
@@ -212,6 +216,12 @@ function readCluster(r: Reader, raw: unknown, at: string): ClusterConfig {
     ...readPolicy(r, c, `${at}.`),
     sarCacheTtlMs: r.number(c, 'sarCacheTtlMs', `${at}.sarCacheTtlMs`, SETTINGS.sarCacheTtlMs.default, 0),
   };
+}
+
+/** `api.credential`: absent (the token, if any) or `google`. */
+function readApiCredential(r: Reader, apiRaw: Raw, path: string): 'google' | undefined {
+  const v = r.string(apiRaw, 'credential', path, false);
+  return v === undefined ? undefined : r.parsed(v, path, SETTINGS.apiCredential.parse);
 }
 
 /** The policy part of a cluster entry (what decides, no credentials), every default filled in; `at` prefixes paths. */

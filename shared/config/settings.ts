@@ -1,7 +1,7 @@
 // Every setting of Furnish in one declarative table: its environment variable, its path in the
 // webhooks' configuration file where one applies, its parser, its default and what it does. Every
 // component reads its settings through `readSetting` (one reader, one error type naming the
-// variable); the README's settings list is generated from this table (`npm run settings:readme`)
+// variable); docs/reference/settings.md is generated from this table (`npm run settings:docs`)
 // and a test keeps the two equal.
 import { DEFAULT_MAX_INFLIGHT, DEFAULT_MAX_PER_SECOND } from '../kube/pacing.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../admission/decode.ts';
@@ -41,7 +41,7 @@ export interface Setting<T = unknown> {
   default?: T | ((env: Env) => T);
   /** A former name of the variable: refused with a message naming the new one (a silently ignored name would misconfigure). */
   formerly?: string;
-  /** How the README shows the default when it is computed or not a plain value. */
+  /** How the settings reference shows the default when it is computed or not a plain value. */
   defaultText?: string;
   usedBy: readonly Component[];
   description: string;
@@ -120,6 +120,24 @@ export const clusterRole: Parser<string> = (s) => {
   return s;
 };
 
+type ClusterSource = { kubeconfigPath?: string; context?: string; secret?: string; google?: { server: string; caPem?: string } };
+
+/** FURNISH_CLUSTERS: per cluster at most one of google (an https server, a PEM CA or none), secret, kubeconfigPath (none: the local kubeconfig, with `context`). */
+export const clusterSources: Parser<Record<string, ClusterSource>> = (s) => {
+  const all = json<Record<string, ClusterSource>>()(s);
+  if (all === undefined) return undefined;
+  if (!all || typeof all !== 'object' || Array.isArray(all)) throw new Invalid('must be a JSON object of cluster ids');
+  for (const [id, source] of Object.entries(all)) {
+    const kinds = ['google', 'secret', 'kubeconfigPath'].filter((k) => source?.[k as keyof ClusterSource] !== undefined);
+    if (kinds.length > 1) throw new Invalid(`${id}: give one of google, secret or kubeconfigPath, not ${kinds.join(' and ')}`);
+    const g = source.google;
+    if (g === undefined) continue;
+    if (typeof g.server !== 'string' || !g.server.startsWith('https://')) throw new Invalid(`${id}.google.server: must be the API server's https:// URL, got ${JSON.stringify(g.server)}`);
+    if (g.caPem !== undefined && (typeof g.caPem !== 'string' || !g.caPem.includes('-----BEGIN CERTIFICATE-----'))) throw new Invalid(`${id}.google.caPem: must be PEM (-----BEGIN CERTIFICATE-----) or absent`);
+  }
+  return all;
+};
+
 const reconcilerOf = (ns: string) => `system:serviceaccount:${ns}:furnish-reconciler`;
 const WEBHOOKS: readonly Component[] = ['webhooks'];
 const RECONCILERS: readonly Component[] = ['reconcilers'];
@@ -132,7 +150,7 @@ function setting<S extends Setting<unknown>>(s: S): S {
   return s;
 }
 
-/** Every setting. Keys are the names code uses; order is the README's. */
+/** Every setting. Keys are the names code uses; order is the settings reference's. */
 export const SETTINGS = {
   // The cluster: one name for the webhooks (its token's `sub`) and the relay and reconcilers (messages, FURNISH_CLUSTERS).
   clusterId: setting({ env: 'FURNISH_CLUSTER_ID', formerly: 'FURNISH_CLUSTER', file: 'clusters[].id', parse: dnsLabel, default: 'local', usedBy: ['webhooks', 'relay', 'reconcilers', 'billing'], description: "this cluster's name: the webhook token's `sub` and a path credential's cluster (the webhook variables below set this cluster; the webhooks take no cluster from the environment without it), the cluster named in messages and billing rows" }),
@@ -153,6 +171,7 @@ export const SETTINGS = {
   apiServer: setting({ env: 'FURNISH_API_SERVER', file: 'clusters[].api.server', parse: text, usedBy: WEBHOOKS, description: 'API server URL for SubjectAccessReviews and NamespaceTemplate look-ups' }),
   apiCa: setting({ env: 'FURNISH_API_CA', file: 'clusters[].api.caPem', parse: text, usedBy: WEBHOOKS, description: "PEM of the CA of the API server's certificate" }),
   apiToken: setting({ env: 'FURNISH_API_TOKEN', file: 'clusters[].api.token', parse: text, usedBy: WEBHOOKS, description: "bearer token of the webhooks' ServiceAccount in the cluster" }),
+  apiCredential: setting({ env: 'FURNISH_API_CREDENTIAL', file: 'clusters[].api.credential', parse: oneOf('google'), usedBy: WEBHOOKS, description: "`google`: the webhooks present their own Google service account's access token (from the metadata server) instead of api.token: GKE, where `furnish install` binds that account's e-mail" }),
   apiTokenEnv: setting({ file: 'clusters[].api.tokenEnv', parse: nonEmpty, usedBy: WEBHOOKS, description: 'the variable holding api.token' }),
   apiTimeoutMs: setting({ file: 'clusters[].api.timeoutMs', parse: number(1, true), default: 2000, usedBy: WEBHOOKS, description: "timeout of the webhooks' API calls" }),
   systemNamespaces: setting({ env: 'FURNISH_SYSTEM_NAMESPACES', file: 'clusters[].systemNamespaces', parse: list, default: [], usedBy: ['webhooks', 'reconcilers'], description: 'namespaces never furnished (comma list), in addition to kube-system, kube-public, kube-node-lease' }),
@@ -162,7 +181,7 @@ export const SETTINGS = {
   guardSystemPrincipals: setting({ env: 'FURNISH_GUARD_SYSTEM_PRINCIPALS', file: 'clusters[].guard.systemPrincipals', parse: list, defaultText: "kube-controller-manager's controllers (`system:serviceaccount:kube-system:<controller>`: replicaset-controller, job-controller, persistent-volume-binder, ... `KUBE_CONTROLLERS` in shared/config/types.ts), `system:kube-controller-manager`, `system:kube-scheduler`, `group:system:nodes`", usedBy: WEBHOOKS, description: 'system controllers: never refused by guard-initializing (pending or failed namespaces), may change protected objects (not scale them)' }),
   trustedCreators: setting({ env: 'FURNISH_TRUSTED_CREATORS', file: 'clusters[].trustedCreators', parse: list, defaultText: `\`${reconcilerOf('<furnishNamespace>')}\``, usedBy: WEBHOOKS, description: 'principal patterns that may name a namespace\'s creator in `furnish.dev/requester` or `openshift.io/requester` (the LNamespace reconciler)' }),
   sarCacheTtlMs: setting({ env: 'FURNISH_SAR_CACHE_TTL_MS', file: 'clusters[].sarCacheTtlMs', parse: number(0, true), default: 10_000, usedBy: WEBHOOKS, description: 'how long an allowed SubjectAccessReview answer is remembered (denials never are)' }),
-  organizations: setting({ env: 'FURNISH_ORGANIZATIONS', file: 'clusters[].organizations.enabled', parse: bool, default: ORG.enabled, usedBy: WEBHOOKS, description: 'the organization rules apply' }),
+  organizations: setting({ env: 'FURNISH_ORGANIZATIONS', file: 'clusters[].organizations.enabled', parse: bool, default: ORG.enabled, usedBy: ['webhooks', 'reconcilers'], description: 'the organization rules apply (reconcile-organization: only for the condition `Enforced` of each Organization, and only when set)' }),
   organizationPrivileged: setting({ env: 'FURNISH_ORGANIZATION_PRIVILEGED', file: 'clusters[].organizations.privileged', parse: list, default: ORG.privileged, usedBy: WEBHOOKS, description: 'principal patterns that bypass every organization rule' }),
   organizationQuota: setting({ env: 'FURNISH_ORGANIZATION_NAMESPACE_QUOTA', file: 'clusters[].organizations.defaultNamespaceQuota', parse: number(0, true), default: ORG.defaultNamespaceQuota, usedBy: WEBHOOKS, description: 'quota of an organization without `spec.namespaceQuota`' }),
   organizationLabels: setting({ file: 'clusters[].organizations.allowedLabels', parse: list, default: ORG.allowedLabels, usedBy: WEBHOOKS, description: 'label keys unprivileged principals may change (`*` matches any run of characters)' }),
@@ -172,7 +191,7 @@ export const SETTINGS = {
   organizationPodDeadline: setting({ file: 'clusters[].organizations.podActiveDeadlineSeconds', parse: number(1, true), default: ORG.podActiveDeadlineSeconds, usedBy: WEBHOOKS, description: 'activeDeadlineSeconds of run-once Pods in organization namespaces that set none' }),
 
   // Reconcilers and relay.
-  clusters: setting({ env: 'FURNISH_CLUSTERS', parse: json<Record<string, { kubeconfigPath?: string; context?: string; secret?: string }>>(), default: {}, defaultText: 'the local kubeconfig', usedBy: ['reconcilers', 'billing'], description: 'per-cluster credentials, JSON: `{"prod-eu":{"secret":"projects/P/secrets/S/versions/latest"}}` (Secret Manager) or `{"kubeconfigPath":…, "context":…}`' }),
+  clusters: setting({ env: 'FURNISH_CLUSTERS', parse: clusterSources, default: {}, defaultText: 'the local kubeconfig', usedBy: ['reconcilers', 'billing'], description: 'per-cluster credentials, JSON: `{"prod-eu":{"google":{"server":"https://…","caPem":"…"}}}` (GKE: the function\'s own Google identity; caPem absent for the DNS endpoint), `{"prod-eu":{"secret":"projects/P/secrets/S/versions/latest"}}` (a kubeconfig in Secret Manager) or `{"kubeconfigPath":…, "context":…}`' }),
   pubsubProject: setting({ env: 'FURNISH_PUBSUB_PROJECT', parse: nonEmpty, default: (env: Env) => env.GOOGLE_CLOUD_PROJECT || env.PUBSUB_PROJECT_ID || 'furnish-local', defaultText: '`GOOGLE_CLOUD_PROJECT`, else `PUBSUB_PROJECT_ID`, else `furnish-local`', usedBy: ['relay', 'reconcilers'], description: 'Pub/Sub project' }),
   topicNamespaces: setting({ env: 'FURNISH_TOPIC_NAMESPACES', parse: topicName, default: 'furnish-namespaces', usedBy: ['relay', 'reconcilers'], description: 'topic of namespace messages' }),
   topicTemplates: setting({ env: 'FURNISH_TOPIC_TEMPLATES', parse: topicName, default: 'furnish-templates', usedBy: ['relay', 'reconcilers'], description: 'topic of template messages' }),
@@ -267,7 +286,7 @@ function defaultCell(s: Setting): string {
   return `\`${String(s.default)}\``;
 }
 
-/** The README's settings list: one Markdown table row per setting, in the table's order. */
+/** The settings reference's table: one Markdown row per setting, in the table's order. */
 export function settingsMarkdown(): string {
   const rows = Object.values(SETTINGS).map((raw) => {
     const s = raw as Setting;
@@ -277,13 +296,13 @@ export function settingsMarkdown(): string {
   return ['| variable | file (`FURNISH_CONFIG_FILE`) | default | used by | |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
-export const README_BEGIN = '<!-- settings:begin: generated from shared/config/settings.ts by `npm run settings:readme`; do not edit -->';
-export const README_END = '<!-- settings:end -->';
+export const SETTINGS_DOC_BEGIN = '<!-- settings:begin: generated from shared/config/settings.ts by `npm run settings:docs`; do not edit -->';
+export const SETTINGS_DOC_END = '<!-- settings:end -->';
 
-/** The README with its settings section regenerated from the table; throws when the markers are missing. */
-export function readmeWithSettings(readme: string): string {
-  const begin = readme.indexOf(README_BEGIN);
-  const end = readme.indexOf(README_END);
-  if (begin < 0 || end < begin) throw new Error(`README.md: the settings section needs the markers ${README_BEGIN} and ${README_END}`);
-  return `${readme.slice(0, begin)}${README_BEGIN}\n${settingsMarkdown()}\n${readme.slice(end)}`;
+/** A document (docs/reference/settings.md) with its table regenerated from SETTINGS; throws when the markers are missing. */
+export function withSettingsTable(doc: string): string {
+  const begin = doc.indexOf(SETTINGS_DOC_BEGIN);
+  const end = doc.indexOf(SETTINGS_DOC_END);
+  if (begin < 0 || end < begin) throw new Error(`the settings table needs the markers ${SETTINGS_DOC_BEGIN} and ${SETTINGS_DOC_END}`);
+  return `${doc.slice(0, begin)}${SETTINGS_DOC_BEGIN}\n${settingsMarkdown()}\n${doc.slice(end)}`;
 }

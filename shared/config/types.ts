@@ -60,6 +60,8 @@ export interface ApiSettings {
   caPem?: string;
   /** Bearer token of the webhook's ServiceAccount in that cluster. */
   token?: string;
+  /** `google`: present the function's own Google access token (GKE) instead of `token`. */
+  credential?: 'google';
   timeoutMs: number;
 }
 
@@ -136,6 +138,11 @@ export interface ClusterCredentialSource {
   context?: string;
   /** Secret Manager version holding a kubeconfig: projects/P/secrets/S/versions/latest. */
   secret?: string;
+  /**
+   * GKE: the API server (and the cluster CA, absent for the DNS endpoint, whose certificate is
+   * publicly trusted), reached with the function's own Google service account; no Kubernetes credential.
+   */
+  google?: { server: string; caPem?: string };
 }
 
 export interface PushAuthSettings {

@@ -1,10 +1,13 @@
-// `furnish install` and `furnish uninstall` against one cluster: the I/O around plan.ts and
-// probes.ts. Install writes Furnish's namespace, CRDs, identities and relay, registers every
-// webhook with failurePolicy Ignore, probes each function with server-side dry runs until it
-// answers as it must, and only then lets each probed security webhook fail closed (an unprobed one
-// stays Ignore, probes.ts says which and why). If a function never
-// answers, the registrations stay Ignore and the install fails naming it: nothing is locked out.
-// Uninstall removes the registrations first.
+// `furnish install` and `furnish uninstall` against one cluster: the I/O around plan.ts,
+// probes.ts and reachability.ts. Install first GETs each function's liveness URL from this machine
+// and stops, writing nothing, if one cannot be reached (naming the layer: DNS, TCP, TLS, HTTP).
+// It then reads what the cluster holds under the names it writes, writes Furnish's namespace,
+// CRDs, identities and relay (infra/), registers every webhook with failurePolicy Ignore, probes
+// each function with server-side dry runs until it answers as it must, and only then lets each
+// probed security webhook fail closed (an unprobed one stays Ignore, probes.ts says which and why).
+// If anything fails, the install undoes itself (plan.ts undoSteps): it deletes what it created and
+// writes back what was there before, so a failed first install leaves nothing and a failed
+// upgrade leaves the previous install. Uninstall removes the registrations first.
 import { applyObject, createObject, deleteObject } from '../kube/api.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { ResourceResolver, resourcePath, type ResourceInfo } from '../kube/resources.ts';
@@ -12,10 +15,14 @@ import type { KubeObject } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
 import { webhookRegistrations, type RegistrationOptions } from '../webhooks/registration.ts';
 import { fillObject, isWebhookConfiguration, loadKustomization } from './manifests.ts';
-import { failClosedConfigurations, failurePolicies, functionOf, imageReferenceProblem, installOrder, uninstallOrder, withFailurePolicy, type FailurePolicy } from './plan.ts';
+import { failClosedConfigurations, failurePolicies, functionOf, imageReferenceProblem, installOrder, undoSteps, uninstallOrder, withFailurePolicy, type FailurePolicy, type Prior, type Undo } from './plan.ts';
 import { isProbed, PROBE_RULES, PROBE_USER, PROBES, pendingNamespaceObject, unprobed, type Probe, type ProbeNames, type Unprobed } from './probes.ts';
+import { attemptGet, reachFunctions } from './reach.ts';
+import { calledFunctions } from './reachability.ts';
 
-export const INSTALL_FIELD_MANAGER = 'furnish-install';
+import { INSTALL_FIELD_MANAGER } from '../keys.ts';
+
+export { INSTALL_FIELD_MANAGER };
 
 export interface InstallTarget {
   /** The installer's own identity (cluster-admin: it writes CRDs, RBAC and registrations, and impersonates the probe user). */
@@ -25,6 +32,8 @@ export interface InstallTarget {
   log: Logger;
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
+  /** One GET from this machine (reach.ts); tests may stand in for the network. */
+  attempt?: typeof attemptGet;
 }
 
 export interface InstallOptions {
@@ -37,6 +46,10 @@ export interface InstallOptions {
   intervalMs?: number;
   /** A suffix for the probe objects' names (random by default). */
   probeId?: string;
+  /** Skip the GET of each function from this machine (only the cluster's network reaches them); the in-cluster probes still decide. */
+  skipReachability?: boolean;
+  /** Aborted (Ctrl-C): the install stops at its next step and undoes what it wrote. */
+  signal?: AbortSignal;
 }
 
 export interface Installed {
@@ -44,7 +57,7 @@ export interface Installed {
   ignored: Unprobed[];
 }
 
-/** The install stopped; the registrations that exist are Ignore. */
+/** The install stopped (and undid what it wrote, its message says how far). */
 export class InstallError extends Error {
   override name = 'InstallError';
 }
@@ -61,10 +74,13 @@ async function resolve(resolver: ResourceResolver, o: KubeObject): Promise<Resou
   return info;
 }
 
-async function apply(t: Pick<InstallTarget, 'kube' | 'log'>, resolver: ResourceResolver, o: KubeObject): Promise<void> {
+const named = (o: KubeObject) => ({ kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) });
+
+/** Server-side apply; `quiet`: no progress line (the probe namespace, written again every round). */
+async function apply(t: Pick<InstallTarget, 'kube' | 'log'>, resolver: ResourceResolver, o: KubeObject, quiet = false): Promise<void> {
   const res = await applyObject(t.kube, await resolve(resolver, o), o, { fieldManager: INSTALL_FIELD_MANAGER });
   if (!res.ok) throw new InstallError(`could not apply ${o.kind}/${o.metadata.name}: ${res.error ?? `HTTP ${res.status}`}`);
-  t.log.log('INFO', 'applied', { kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) });
+  if (!quiet) t.log.log('INFO', 'applied', named(o));
 }
 
 /** CRDs are usable once their group version lists them. */
@@ -76,11 +92,14 @@ async function waitForCrds(t: InstallTarget, crds: readonly KubeObject[], deadli
   }
   const sleep = t.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
   const now = t.now ?? Date.now;
+  // Served, and listed: for a moment after discovery shows a new CRD, kube-apiserver 1.30+ answers
+  // its (unpaged) lists 429 "storage is (re)initializing" while its watch cache fills.
+  const listed = async (gv: string, plural: string) => (await t.kube.call({ method: 'GET', path: `/apis/${gv}/${plural}` })).ok;
   for (const [gv, plurals] of byGroupVersion) {
     for (;;) {
       const r = await t.kube.call<{ resources?: { name: string }[] }>({ method: 'GET', path: `/apis/${gv}` });
       const served = new Set((r.data?.resources ?? []).map((x) => x.name));
-      if (r.ok && plurals.every((p) => served.has(p))) break;
+      if (r.ok && plurals.every((p) => served.has(p)) && (await Promise.all(plurals.map((p) => listed(gv, p)))).every(Boolean)) break;
       if (now() > deadline) throw new InstallError(`the CRDs of ${gv} (${plurals.join(', ')}) are not served yet; rerun furnish install`);
       await sleep(200);
     }
@@ -107,7 +126,7 @@ const probeRole = (): KubeObject[] => [
 async function remove(t: Pick<InstallTarget, 'kube' | 'log'>, resolver: ResourceResolver, o: KubeObject): Promise<void> {
   const res = await deleteObject(t.kube, await resolve(resolver, o), o.metadata.namespace ?? '', o.metadata.name!);
   if (!res.ok && res.status !== 404) throw new InstallError(`could not delete ${o.kind}/${o.metadata.name}: ${res.error ?? `HTTP ${res.status}`}`);
-  if (res.ok) t.log.log('INFO', 'deleted', { kind: o.kind, name: o.metadata.name });
+  if (res.ok) t.log.log('INFO', 'deleted', named(o));
 }
 
 async function runProbe(t: InstallTarget, resolver: ResourceResolver, probe: Probe, names: ProbeNames): Promise<string | undefined> {
@@ -118,7 +137,12 @@ async function runProbe(t: InstallTarget, resolver: ResourceResolver, probe: Pro
 }
 
 /** Rounds of probes until each has passed once, or the deadline; returns what still fails, by webhook. */
-async function probeUntilAnswered(t: InstallTarget, resolver: ResourceResolver, webhooks: readonly string[], names: ProbeNames, deadline: number, intervalMs: number): Promise<Map<string, string>> {
+/** Between steps: an interrupted install stops there, and undoes what it wrote. */
+function stopIfInterrupted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new InstallError('interrupted (SIGINT) before it was done');
+}
+
+async function probeUntilAnswered(t: InstallTarget, resolver: ResourceResolver, webhooks: readonly string[], names: ProbeNames, deadline: number, intervalMs: number, signal?: AbortSignal): Promise<Map<string, string>> {
   const sleep = t.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
   const now = t.now ?? Date.now;
   const waiting = new Map(PROBES.filter((p) => webhooks.includes(p.webhook)).map((p) => [p.webhook, p]));
@@ -127,7 +151,7 @@ async function probeUntilAnswered(t: InstallTarget, resolver: ResourceResolver, 
     // A reconciler may have furnished the probe namespace since the last round: pending again (the installer holds `initialize`).
     let noPendingNamespace: string | undefined;
     if (waiting.has('guard-initializing')) {
-      noPendingNamespace = await apply(t, resolver, pendingNamespaceObject(names.pendingNamespace)).then(() => undefined, (e: unknown) => `guard-initializing: its probe namespace: ${(e as Error).message}`);
+      noPendingNamespace = await apply(t, resolver, pendingNamespaceObject(names.pendingNamespace), true).then(() => undefined, (e: unknown) => `guard-initializing: its probe namespace: ${(e as Error).message}`);
     }
     for (const [webhook, probe] of waiting) {
       const problem = webhook === 'guard-initializing' && noPendingNamespace ? noPendingNamespace : await runProbe(t, resolver, probe, names);
@@ -139,29 +163,79 @@ async function probeUntilAnswered(t: InstallTarget, resolver: ResourceResolver, 
     }
     if (waiting.size === 0 || now() + intervalMs > deadline) return why;
     await sleep(intervalMs);
+    stopIfInterrupted(signal);
   }
 }
 
-/** Installs Furnish in the cluster; resolves once every probed security webhook fails closed. */
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** GETs every function's liveness URL from this machine, logging each; returns why each that failed did. */
+async function unreachableFunctions(t: InstallTarget, configurations: readonly object[], o: InstallOptions): Promise<{ name: string; problem: string }[]> {
+  const reached = await reachFunctions(calledFunctions(configurations), Math.min(o.timeoutMs, REACH_TIMEOUT_MS), t.attempt);
+  const failed: { name: string; problem: string }[] = [];
+  for (const { name, url, reach } of reached) {
+    if (reach.reachable) t.log.log('INFO', 'function reachable', { function: name, url });
+    else {
+      t.log.log('ERROR', 'function unreachable', { function: name, url, layer: reach.layer, problem: reach.problem });
+      failed.push({ name, problem: reach.problem });
+    }
+  }
+  return failed;
+}
+
+/** How long one GET of a function's liveness URL may take (a cold start included). */
+const REACH_TIMEOUT_MS = 15_000;
+
+/** Installs Furnish in the cluster; resolves once every probed security webhook fails closed, or undoes what it wrote and throws. */
 export async function install(t: InstallTarget, o: InstallOptions): Promise<Installed> {
-  const now = t.now ?? Date.now;
-  const deadline = now() + o.timeoutMs;
   const image = o.vars.FURNISH_RELAY_IMAGE;
   const problem = image === undefined ? 'FURNISH_RELAY_IMAGE has no value' : imageReferenceProblem(image);
   if (problem) throw new InstallError(`relay image: ${problem}`);
+  const registrations = webhookRegistrations(o.registration) as KubeObject[];
+  if (!o.skipReachability) {
+    const unreachable = await unreachableFunctions(t, registrations, o);
+    if (unreachable.length > 0) {
+      throw new InstallError([
+        `${plural(unreachable.length, 'function')} of ${calledFunctions(registrations).length} cannot be reached from this machine, so nothing was written to the cluster:`,
+        ...unreachable.map((f) => `  - ${f.name}: ${f.problem}`),
+        'kube-apiserver would call the same URLs with the same CA bundle. Fix the URL (--url, FURNISH_FUNCTIONS_URL) or the functions, then run furnish install again (--skip-reachability if only the cluster\'s network reaches them).',
+      ].join('\n'));
+    }
+  }
   const resolver = new ResourceResolver(t.kube);
   const objects = clusterObjects(o.vars);
-  const registrations = webhookRegistrations(o.registration) as KubeObject[];
+  const priors = await readPriors(t, resolver, [...registrations, ...objects]);
+  // What this install wrote (or sent a write for): all the undo may touch.
+  const written = new Set<KubeObject>();
+  try {
+    return await applyAndProbe(t, resolver, o, objects, registrations, priors, written);
+  } catch (e) {
+    const undone = await undo(t, resolver, priors.filter((p) => written.has(p.object)));
+    if (e instanceof InstallError) throw new InstallError(`${e.message}\n${undone}`);
+    t.log.log('ERROR', undone);
+    throw e;
+  }
+}
+
+async function applyAndProbe(t: InstallTarget, resolver: ResourceResolver, o: InstallOptions, objects: readonly KubeObject[], registrations: readonly KubeObject[], priors: readonly Prior[], written: Set<KubeObject>): Promise<Installed> {
+  const writing = (some: readonly KubeObject[]) => some.forEach((x) => written.add(x));
+  const now = t.now ?? Date.now;
+  const deadline = now() + o.timeoutMs;
   // Registrations left by an earlier install or a killed `npm start` may fail closed on functions
   // that are gone, and would refuse the writes below: Ignore first.
-  const existing = await existingRegistrations(t, resolver, registrations);
+  const existing = registrations.filter((c) => priors.some((p) => p.object === c && p.before));
+  stopIfInterrupted(o.signal);
+  writing(existing);
   if (existing.length > 0) await register(t, resolver, existing, 'Ignore');
   for (const object of objects) {
+    stopIfInterrupted(o.signal);
+    writing([object]);
     await apply(t, resolver, object);
     if (object.kind === 'CustomResourceDefinition' && objects.at(objects.indexOf(object) + 1)?.kind !== 'CustomResourceDefinition') {
       await waitForCrds(t, objects.filter((x) => x.kind === 'CustomResourceDefinition'), deadline);
     }
   }
+  writing(registrations);
   await register(t, resolver, registrations, 'Ignore');
   const manifest = failurePolicies(registrations);
   const webhooks = Object.keys(manifest).map(functionOf);
@@ -172,50 +246,141 @@ export async function install(t: InstallTarget, o: InstallOptions): Promise<Inst
   for (const object of rbac) await apply(t, resolver, object);
   let failing: Map<string, string>;
   try {
-    failing = await probeUntilAnswered(t, resolver, webhooks, names, deadline, o.intervalMs ?? 1000);
+    failing = await probeUntilAnswered(t, resolver, webhooks, names, deadline, o.intervalMs ?? 1000, o.signal);
   } finally {
     for (const object of [...rbac, pendingNamespaceObject(names.pendingNamespace)]) await remove(t, resolver, object).catch((e: unknown) => t.log.log('WARNING', 'could not remove a probe object', { error: (e as Error).message }));
   }
   if (failing.size > 0) {
-    const listed = [...failing.values()].map((w) => `  - ${w}`);
-    const lockout = await namespaceCreateRefused(t, resolver, names);
-    if (lockout === undefined) {
-      throw new InstallError([
-        `${failing.size} function${failing.size === 1 ? '' : 's'} did not answer as expected within ${Math.round(o.timeoutMs / 1000)} s, so every webhook stays registered with failurePolicy Ignore (nothing is locked out, but nothing is enforced when a function is down):`,
-        ...listed,
-        'Check the functions\' URL, CA bundle, credential and API access, then run furnish install again.',
-      ].join('\n'));
-    }
-    // A function that answers with a refusal refuses under Ignore too: only removing it unlocks.
-    for (const c of registrations) await remove(t, resolver, c);
     throw new InstallError([
-      `${failing.size} function${failing.size === 1 ? '' : 's'} did not answer as expected within ${Math.round(o.timeoutMs / 1000)} s:`,
-      ...listed,
-      `and a namespace create was refused (${lockout}): a webhook that answers with a refusal refuses whatever its failurePolicy, so every registration was removed again (nothing is enforced).`,
-      'Fix the functions (a first install: give them the furnish-webhook token, README Deploy), then run furnish install again.',
+      `${plural(failing.size, 'function')} did not answer the cluster's probes as expected within ${Math.round(o.timeoutMs / 1000)} s:`,
+      ...[...failing.values()].map((w) => `  - ${w}`),
+      o.skipReachability
+        ? 'Check the functions\' URL, CA bundle, credential and API access, then run furnish install again.'
+        : 'Each answers its liveness URL from this machine, so look at the cluster\'s side: its network path to the URL, the CA bundle, the path credential (install_vars or --credential-env), and the functions\' API access (a first install on a cluster without Google identities: mint the furnish-webhook token, kept by the undo below, for Terraform\'s cluster_webhook_tokens); then run furnish install again.',
     ].join('\n'));
   }
+  stopIfInterrupted(o.signal);
   const ignored = unprobed(Object.entries(manifest).filter(([, policy]) => policy === 'Fail').map(([w]) => functionOf(w)));
   for (const { webhook, why } of ignored) t.log.log('WARNING', 'not probed: left at failurePolicy Ignore (not enforced while its function does not answer)', { webhook, why });
   await register(t, resolver, failClosedConfigurations(registrations, isProbed), 'as-planned');
   return { ignored };
 }
 
-/** Why the installer's own dry-run namespace create is refused, or undefined when it is admitted. */
-async function namespaceCreateRefused(t: InstallTarget, resolver: ResourceResolver, names: ProbeNames): Promise<string | undefined> {
-  const probe = PROBES.find((p) => p.webhook === 'mutate-namespace')!;
-  const object = probe.object(names);
-  const res = await createObject(t.kube, await resolve(resolver, object), object, { dryRun: true, fieldManager: INSTALL_FIELD_MANAGER });
-  return res.ok ? undefined : `HTTP ${res.status}: ${res.error ?? ''}`;
+/** What the cluster holds under each name the install writes, read before it writes anything. */
+async function readPriors(t: InstallTarget, resolver: ResourceResolver, objects: readonly KubeObject[]): Promise<Prior[]> {
+  const priors: Prior[] = [];
+  for (const object of objects) {
+    // A kind the cluster does not serve yet (a CRD's) has no object to find.
+    const info = await resolver.forObject(object.apiVersion, object.kind);
+    const res = info ? await t.kube.call<KubeObject>({ method: 'GET', path: resourcePath(info, object.metadata.namespace, object.metadata.name) }) : undefined;
+    if (res && !res.ok && res.status !== 404) throw new InstallError(`could not read ${object.kind}/${object.metadata.name} before installing (HTTP ${res.status}: ${res.error ?? ''}); nothing was written`);
+    priors.push({ object, before: res?.ok ? res.data : undefined });
+  }
+  return priors;
 }
 
-async function existingRegistrations(t: InstallTarget, resolver: ResourceResolver, registrations: readonly KubeObject[]): Promise<KubeObject[]> {
-  const found: KubeObject[] = [];
-  for (const c of registrations) {
-    const res = await t.kube.call({ method: 'GET', path: resourcePath(await resolve(resolver, c), undefined, c.metadata.name) });
-    if (res.ok) found.push(c);
+/** Whether a CRD still serves objects (a failed install keeps it then: deleting it would delete them). */
+async function crdHoldsObjects(t: InstallTarget, crd: KubeObject): Promise<boolean> {
+  const spec = crd.spec as { group: string; names: { plural: string }; versions: { name: string; served?: boolean }[] };
+  const version = spec.versions.find((v) => v.served !== false)?.name;
+  const res = await t.kube.call<{ items?: unknown[] }>({ method: 'GET', path: `/apis/${spec.group}/${version}/${spec.names.plural}`, query: { limit: '1' } });
+  return !res.ok || (res.data?.items ?? []).length > 0;
+}
+
+/** Waits (bounded) until what was deleted is gone, so that a rerun does not meet a terminating namespace or CRD. */
+async function waitGone(t: InstallTarget, resolver: ResourceResolver, deleted: readonly KubeObject[]): Promise<KubeObject[]> {
+  const sleep = t.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
+  const now = t.now ?? Date.now;
+  const until = now() + UNDO_WAIT_MS;
+  let left = deleted.filter((o) => o.kind === 'Namespace' || o.kind === 'CustomResourceDefinition');
+  while (left.length > 0 && now() < until) {
+    const still: KubeObject[] = [];
+    for (const o of left) if ((await t.kube.call({ method: 'GET', path: resourcePath(await resolve(resolver, o), undefined, o.metadata.name) })).status !== 404) still.push(o);
+    left = still;
+    if (left.length > 0) await sleep(500);
   }
-  return found;
+  return left;
+}
+
+const UNDO_WAIT_MS = 60_000;
+
+/** The liveness URLs of the functions the registrations found before the install called, that answer from this machine. */
+async function previousFunctionsAnswering(t: InstallTarget, priors: readonly Prior[]): Promise<Set<string>> {
+  try {
+    const previous = calledFunctions(priors.flatMap((p) => (p.before && isWebhookConfiguration(p.object) ? [p.before] : [])));
+    return new Set((await reachFunctions(previous, REACH_TIMEOUT_MS, t.attempt)).filter((f) => f.reach.reachable).map((f) => f.url));
+  } catch {
+    return new Set(); // A URL that does not parse calls no function that answers.
+  }
+}
+
+const shown = (o: KubeObject) => `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
+
+/** Objects by kind, for one line: a kind's only object by name, several as a count (the progress lines name each). */
+function summary(objects: readonly KubeObject[]): string {
+  const byKind = new Map<string, KubeObject[]>();
+  for (const o of objects) byKind.set(o.kind, [...(byKind.get(o.kind) ?? []), o]);
+  return [...byKind].map(([kind, of]) => (of.length === 1 ? shown(of[0]!) : `${of.length} × ${kind}`)).join(', ');
+}
+
+/**
+ * Takes back what a failed install wrote (plan.ts undoSteps), and says what it did. Never throws:
+ * a step that fails is named, with what is left to do by hand. Last, a dry-run namespace create
+ * checks nobody is locked out; if it is refused (a restored webhook whose function refuses),
+ * every registration is removed.
+ */
+async function undo(t: InstallTarget, resolver: ResourceResolver, priors: readonly Prior[]): Promise<string> {
+  const answering = await previousFunctionsAnswering(t, priors);
+  const steps = undoSteps(priors, answering);
+  const done: Undo[] = [];
+  const kept: string[] = [];
+  const identities: KubeObject[] = [];
+  const failed: string[] = [];
+  t.log.log('WARNING', 'undoing the install', { steps: steps.length });
+  for (const step of steps) {
+    if (step.action === 'keep') {
+      identities.push(step.object);
+      continue;
+    }
+    try {
+      if (step.action === 'delete' && step.object.kind === 'CustomResourceDefinition' && (await crdHoldsObjects(t, step.object))) {
+        kept.push(`${shown(step.object)} (it holds objects now)`);
+        continue;
+      }
+      if (step.action === 'delete') await remove(t, resolver, step.object);
+      else await apply(t, resolver, step.object);
+      done.push(step);
+    } catch (e) {
+      failed.push(`${shown(step.object)}: ${(e as Error).message}`);
+    }
+  }
+  const deleted = done.filter((s) => s.action === 'delete').map((s) => s.object);
+  const restored = done.filter((s) => s.action === 'restore');
+  const terminating = await waitGone(t, resolver, deleted).catch(() => []);
+  const downgraded = restored.flatMap((s) => (s.action === 'restore' ? s.downgraded : []));
+  // Unknown when the check itself cannot reach the API server (the steps above then say NOT undone).
+  const lockout = restored.some((s) => isWebhookConfiguration(s.object)) ? await namespaceCreateRefused(t, resolver).catch(() => undefined) : undefined;
+  if (lockout !== undefined) for (const c of restored.filter((s) => isWebhookConfiguration(s.object))) await remove(t, resolver, c.object).catch((e: unknown) => failed.push(`${shown(c.object)}: ${(e as Error).message}`));
+  const lines = [
+    failed.length === 0 && kept.length === 0 ? 'The install was undone:' : 'The install was undone, except as said below:',
+    deleted.length > 0 ? `  - deleted what it had created (${deleted.length}): ${summary(deleted)}` : undefined,
+    restored.length > 0 ? `  - wrote back as they were the ${restored.length} objects that existed before it (a previous install stays): ${summary(restored.map((s) => s.object))}` : undefined,
+    downgraded.length > 0 ? `  - except that ${downgraded.join(', ')} now fail${downgraded.length === 1 ? 's' : ''} open (failurePolicy Ignore): this machine does not reach ${downgraded.length === 1 ? 'its' : 'their'} previous function, and failing closed on a function that is gone locks the cluster` : undefined,
+    lockout !== undefined ? `  - then a namespace create was refused (${lockout}): a webhook that answers with a refusal refuses whatever its failurePolicy, so the registrations written back were removed again (nothing is enforced)` : undefined,
+    identities.length > 0 ? `  - kept the identities it created (${identities.length}), which grant nothing without the RBAC it deleted: ${summary(identities)} (a token minted for them meanwhile stays valid; furnish uninstall removes them)` : undefined,
+    ...kept.map((k) => `  - kept ${k}: furnish uninstall --crds removes it`),
+    ...terminating.map((o) => `  - ${shown(o)} is still being deleted: wait for it before installing again`),
+    ...failed.map((f) => `  - NOT undone: ${f} (furnish uninstall removes everything of Furnish)`),
+    steps.length === 0 ? '  - nothing had been written' : undefined,
+  ];
+  return lines.filter((l) => l !== undefined).join('\n');
+}
+
+/** Why the installer's own dry-run namespace create is refused, or undefined when it is admitted. */
+async function namespaceCreateRefused(t: InstallTarget, resolver: ResourceResolver): Promise<string | undefined> {
+  const object: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `install-dry-run-${Math.random().toString(36).slice(2, 8)}` } };
+  const res = await createObject(t.kube, await resolve(resolver, object), object, { dryRun: true, fieldManager: INSTALL_FIELD_MANAGER });
+  return res.ok ? undefined : `HTTP ${res.status}: ${res.error ?? ''}`;
 }
 
 /** Removes the registrations first, then the rest of infra/ (CRDs, and with them every custom resource, only if `crds`). */

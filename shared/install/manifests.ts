@@ -46,10 +46,43 @@ export function loadKustomization(dir: string = INFRA): KubeObject[] {
   });
 }
 
-/** `${FURNISH_X}` in every string value of an object, from `vars`; an unknown variable is an error naming where it is. */
+/**
+ * The user a function authenticates as where it presents its Google service account (GKE: the
+ * account's e-mail), by the ServiceAccount whose bindings that user joins. Terraform's
+ * install_vars sets them for a cluster reached with Google identities; absent or empty elsewhere.
+ */
+export const IDENTITY_VARS = { FURNISH_RECONCILER_USER: 'furnish-reconciler', FURNISH_WEBHOOK_USER: 'furnish-webhook' } as const;
+
+interface Subject {
+  kind: string;
+  name: string;
+  namespace?: string;
+  apiGroup?: string;
+}
+
+/**
+ * A RoleBinding or ClusterRoleBinding of Furnish's ServiceAccount also binds, as a `User`, the
+ * identity that component has on a cluster where it presents a Google token: the same roles, not
+ * one more (infra/ stays the one statement of what each component may do).
+ */
+export function withIdentityUsers(o: KubeObject, vars: Readonly<Record<string, string>>): KubeObject {
+  if (o.kind !== 'ClusterRoleBinding' && o.kind !== 'RoleBinding') return o;
+  const subjects = ((o as { subjects?: Subject[] }).subjects ?? []);
+  const users = Object.entries(IDENTITY_VARS)
+    .filter(([variable, account]) => vars[variable] && subjects.some((s) => s.kind === 'ServiceAccount' && s.name === account))
+    .map(([variable]) => vars[variable]!)
+    .filter((user) => !subjects.some((s) => s.kind === 'User' && s.name === user));
+  if (users.length === 0) return o;
+  return { ...o, subjects: [...subjects, ...users.map((name) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name }))] } as KubeObject;
+}
+
+/**
+ * One object of infra/ for a cluster: `${FURNISH_X}` in every string value from `vars` (an unknown
+ * variable is an error naming where it is), and the Google identities of vars bound (withIdentityUsers).
+ */
 export function fillObject(o: KubeObject, vars: Readonly<Record<string, string>>): KubeObject {
   try {
-    return fillTemplates(o, vars);
+    return withIdentityUsers(fillTemplates(o, vars), vars);
   } catch (e) {
     throw new Error(`${o.kind}/${o.metadata.name}: ${(e as Error).message}`, { cause: e });
   }

@@ -3,12 +3,14 @@
 // what image reference the relay may run. The I/O is in install.ts.
 import type { KubeObject } from '../kube/types.ts';
 import { isWebhookConfiguration } from './manifests.ts';
+import { livenessUrl } from './reachability.ts';
 
 export type FailurePolicy = 'Ignore' | 'Fail';
 
 interface Webhook {
   name: string;
   failurePolicy?: FailurePolicy;
+  clientConfig?: { url?: string };
 }
 
 const webhooksOf = (config: KubeObject): Webhook[] => ((config as { webhooks?: Webhook[] }).webhooks ?? []);
@@ -84,4 +86,83 @@ export function imageReferenceProblem(image: string): string | undefined {
   if (BY_DIGEST.test(image)) return undefined;
   if (/@sha256:/.test(image)) return `${JSON.stringify(image)} is not a valid image reference by digest (expected REGISTRY/PATH@sha256:<64 lowercase hex digits>)`;
   return `${JSON.stringify(image)} names the image by tag; give it by digest (REGISTRY/PATH@sha256:...) so every cluster runs exactly the image that was tested (docker buildx imagetools inspect, or crane digest, prints it)`;
+}
+
+/** One object an install writes, and what the cluster held under its name before the install wrote anything. */
+export interface Prior {
+  object: KubeObject;
+  /** The live object read before the install; undefined: there was none. */
+  before?: KubeObject;
+}
+
+/** How a failed install takes one object back: delete what it created, write back what was there, or keep an identity. */
+export type Undo =
+  | { action: 'delete'; object: KubeObject }
+  /** Created and kept: the components' ServiceAccounts and their namespace (keptIdentity). */
+  | { action: 'keep'; object: KubeObject }
+  /** `downgraded`: webhooks that failed closed before and are written back with failurePolicy Ignore. */
+  | { action: 'restore'; object: KubeObject; downgraded: string[] };
+
+/** What the server sets rather than the writer: dropped from an object written back as it was. */
+const SERVER_SET = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'managedFields', 'selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds'] as const;
+
+/** A live object as it can be written again (server-side apply): its content, without the server's own fields or status. */
+export function restorable(live: KubeObject): KubeObject {
+  const { status: _status, ...rest } = live as KubeObject & { status?: unknown };
+  const metadata = Object.fromEntries(Object.entries(live.metadata).filter(([field]) => !(SERVER_SET as readonly string[]).includes(field)));
+  return { ...rest, metadata } as KubeObject;
+}
+
+/** Whether a registration's URL is one whose function answered; a URL WHATWG cannot parse (the API server's Go parser is laxer) answers nothing. */
+function answers(url: string, answering: ReadonlySet<string>): boolean {
+  try {
+    return answering.has(livenessUrl(url));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A registration of an earlier install, written back: as it was, except that a webhook fails
+ * closed again only if its function answers (`answering`: liveness URLs that answered from this
+ * machine); a webhook restored to fail closed on a function that is gone would lock the cluster.
+ */
+function restoredRegistration(before: KubeObject, answering: ReadonlySet<string>): Undo {
+  const downgraded: string[] = [];
+  const object = withFailurePolicy(restorable(before), (w) => {
+    const policy = w.failurePolicy ?? 'Fail';
+    if (policy === 'Ignore' || (w.clientConfig?.url !== undefined && answers(w.clientConfig.url, answering))) return policy;
+    downgraded.push(w.name);
+    return 'Ignore';
+  });
+  return { action: 'restore', object, downgraded };
+}
+
+/**
+ * The components' identities, which a failed first install keeps: a cluster whose functions call
+ * its API with a ServiceAccount token (EKS, AKS, self-managed) gets that token minted from them
+ * after the install, and until then its probes fail; deleting them would void a token minted
+ * meanwhile (a new ServiceAccount has a new uid) and fail every first install the same way.
+ * They grant nothing without the RBAC, which is deleted.
+ */
+export function keptIdentity(object: KubeObject): boolean {
+  return object.apiVersion === 'v1' && (object.kind === 'ServiceAccount' || object.kind === 'Namespace');
+}
+
+/**
+ * How a failed install undoes itself, step by step: what it created is deleted, what existed
+ * before is written back as it was (a failed upgrade leaves the previous install, not nothing);
+ * registrations first, as uninstall does, then the rest in reverse install order, Furnish's
+ * namespace last. Objects of someone else's are never touched: only the names this install writes
+ * are in `priors`. CRDs the install created are among the deletions; install.ts keeps one that
+ * already holds objects (deleting it would delete them).
+ */
+export function undoSteps(priors: readonly Prior[], answering: ReadonlySet<string>): Undo[] {
+  const key = (o: KubeObject) => `${o.apiVersion}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+  const before = new Map(priors.map((p) => [key(p.object), p.before]));
+  return uninstallOrder(priors.map((p) => p.object), { crds: true }).map((object): Undo => {
+    const was = before.get(key(object));
+    if (was === undefined) return keptIdentity(object) ? { action: 'keep', object } : { action: 'delete', object };
+    return isWebhookConfiguration(object) ? restoredRegistration(was, answering) : { action: 'restore', object: restorable(was), downgraded: [] };
+  });
 }

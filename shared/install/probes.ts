@@ -49,7 +49,8 @@ export interface ProbeNames {
 const deniedBy = (webhook: string) => `admission webhook "${webhook}.furnish.dev" denied the request`;
 
 function describe(answer: ProbeAnswer): string {
-  return answer.status >= 200 && answer.status < 300 ? `admitted (HTTP ${answer.status})` : `HTTP ${answer.status}: ${answer.error ?? 'no message'}`;
+  // Admitted untouched is what the API server does, under failurePolicy Ignore, when its call to the function fails.
+  return answer.status >= 200 && answer.status < 300 ? `admitted without its answer (HTTP ${answer.status}): the cluster's call to the function failed, or it answered otherwise` : `HTTP ${answer.status}: ${answer.error ?? 'no message'}`;
 }
 
 /** A mutating webhook answered if its mark is on the object the API server returns. */

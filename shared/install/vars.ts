@@ -1,8 +1,11 @@
 // The values of infra/'s `${FURNISH_*}` template variables for one cluster. With Terraform they
 // come from one place, its output install_vars (`terraform output -json install_vars | jq .prod`):
-// the topic names carry its name_prefix, the relay's Google identity is the account it created. A
+// the topic names carry its name_prefix, the relay's Google identity is the account it created, and
+// on GKE the users the functions authenticate as are the accounts it created for them. A
 // flag that says otherwise is an error, never a silent override: the two would drift apart.
+import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
 import { parseSetting, SETTINGS, type SettingName } from '../config/settings.ts';
+import { IDENTITY_VARS } from './manifests.ts';
 
 /** The topic variables of the relay's manifest, each with the setting the relay reads it as. */
 export const TOPIC_VARS = {
@@ -14,7 +17,17 @@ export const TOPIC_VARS = {
 
 export type InstallVars = Record<string, string>;
 
+/**
+ * The cluster's path credential (managed control planes), which Terraform generated: `furnish
+ * install` puts it in the webhooks' URLs as `--credential-env` would. A secret: install_vars is a
+ * sensitive output, read with `--vars <(terraform output -json install_vars | jq .prod)`, and
+ * the value is never printed.
+ */
+export const PATH_CREDENTIAL_VAR = 'FURNISH_PATH_CREDENTIAL';
+
 const VARIABLE = /^FURNISH_[A-Z0-9_]+$/;
+/** The e-mail of a user-managed Google service account: what GKE names a Google-token caller. */
+const GOOGLE_SERVICE_ACCOUNT = /^[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com$/;
 
 /**
  * A vars file: one JSON object of `FURNISH_*` names to strings, holding every topic variable, each
@@ -27,7 +40,10 @@ export function parseInstallVars(text: string, where: string): InstallVars {
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    throw new Error(`${where}: not JSON (${(e as Error).message}); expected \`terraform output -json install_vars | jq .<cluster>\``, { cause: e });
+    // Only where: the parser's message quotes the text around the error, which may be the path credential.
+    const at = /position (\d+)/.exec((e as Error).message)?.[1];
+    // eslint-disable-next-line preserve-caught-error -- the cause would carry that text along
+    throw new Error(`${where}: not JSON${at === undefined ? '' : ` (at character ${at})`}; expected \`terraform output -json install_vars | jq .<cluster>\``);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new Error(`${where}: expected one JSON object of FURNISH_* variables (one cluster's entry of terraform output install_vars), got ${Array.isArray(parsed) ? 'an array' : JSON.stringify(parsed)}`);
@@ -41,6 +57,12 @@ export function parseInstallVars(text: string, where: string): InstallVars {
   const missing = Object.keys(TOPIC_VARS).filter((name) => vars[name] === undefined);
   if (missing.length > 0) throw new Error(`${where}: lacks ${missing.join(', ')}: the relay would publish to topics Terraform did not create`);
   for (const [name, setting] of Object.entries(TOPIC_VARS)) parseSetting(setting, vars[name]!, `${where}: ${name}`);
+  const credential = vars[PATH_CREDENTIAL_VAR];
+  if (credential !== undefined && !PATH_CREDENTIAL_PATTERN.test(credential)) throw new Error(`${where}: ${PATH_CREDENTIAL_VAR} ${PATH_CREDENTIAL_RULE}`);
+  for (const name of Object.keys(IDENTITY_VARS)) {
+    const user = vars[name];
+    if (user && !GOOGLE_SERVICE_ACCOUNT.test(user)) throw new Error(`${where}: ${name}: expected a Google service account's e-mail (NAME@PROJECT.iam.gserviceaccount.com), the user GKE authenticates the function as, got ${JSON.stringify(user)}`);
+  }
   return vars;
 }
 

@@ -8,14 +8,19 @@ import { homedir } from 'node:os';
 import { delimiter, dirname } from 'node:path';
 import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent, RequestOptions } from 'node:https';
+import { applicationDefaultTokens, googleHeaders, type AccessTokens, type GoogleTarget } from './google.ts';
 import { defaultKubeconfigSource, KubeconfigError, resolveKubeconfig, type Material, type ResolvedKubeconfig } from './kubeconfig.ts';
 import type { TlsOptions } from './transport.ts';
 
-/** Where credentials come from: a kubeconfig (path, inline YAML, or the default chain), with an optional context. */
+/**
+ * Where credentials come from: a kubeconfig (path, inline YAML, or the default chain), with an
+ * optional context; or, for GKE, the API server reached with this process's Google identity (google.ts).
+ */
 export interface Credentials {
   kubeconfigPath?: string;
   kubeconfigYaml?: string;
   context?: string;
+  google?: GoogleTarget;
 }
 
 /** How to reach one API server: URL, TLS material (or a ready agent), and headers refreshed per request. */
@@ -25,8 +30,8 @@ export interface Connection {
   /** A ready agent: a proxied cluster's (client-node's), or a test's. */
   agent?: HttpAgent | HttpsAgent;
   headers(): Promise<Record<string, string>>;
-  /** `kubeconfig` when read by Furnish itself, `client-node` when a plugin needed it. */
-  via?: 'kubeconfig' | 'client-node';
+  /** `kubeconfig` when read by Furnish itself, `client-node` when a plugin needed it, `google` for a Google identity. */
+  via?: 'kubeconfig' | 'client-node' | 'google';
   /** Concurrent connections to the API server (the transport's agent). */
   maxSockets?: number;
 }
@@ -70,6 +75,11 @@ export function connectionOf(r: ResolvedKubeconfig, maxSockets?: number): Connec
   return { server: r.server, tls, headers: credentialHeaders(r), via: 'kubeconfig', maxSockets };
 }
 
+/** A cluster reached with this process's Google identity (GKE): its access token as the bearer, Application Default Credentials by default. */
+export function googleConnection(target: GoogleTarget, maxSockets: number, tokens: AccessTokens = applicationDefaultTokens()): Connection {
+  return { server: target.server.replace(/\/$/, ''), tls: { ca: target.caPem, rejectUnauthorized: true }, headers: googleHeaders(tokens), via: 'google', maxSockets };
+}
+
 type Located = { resolved: ResolvedKubeconfig } | { plugin: string };
 
 async function locate(creds: Credentials, env: Record<string, string | undefined>): Promise<Located> {
@@ -105,6 +115,7 @@ async function locate(creds: Credentials, env: Record<string, string | undefined
 
 /** The connection the credentials name; throws a KubeconfigError naming the file and entry when they are unusable. */
 export async function connect(creds: Credentials = {}, maxSockets = 64, env: Record<string, string | undefined> = process.env): Promise<Connection> {
+  if (creds.google) return googleConnection(creds.google, maxSockets);
   const located = await locate(creds, env);
   return 'resolved' in located ? connectionOf(located.resolved, maxSockets) : clientNodeConnection(creds, maxSockets);
 }

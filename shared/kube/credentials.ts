@@ -1,6 +1,7 @@
 // Where the reconcilers' credentials for a cluster come from: the configured source for that
-// cluster (a kubeconfig file and context, or a kubeconfig held in Secret Manager), else the
-// local kubeconfig (KUBECONFIG or ~/.kube/config) or the in-cluster service account.
+// cluster (its API server reached with the function's Google identity on GKE, a kubeconfig file
+// and context, or a kubeconfig held in Secret Manager), else the local kubeconfig (KUBECONFIG or
+// ~/.kube/config) or the in-cluster service account.
 import type { ClusterCredentialSource } from '../config/types.ts';
 import type { Credentials } from './client.ts';
 
@@ -21,6 +22,7 @@ export const readSecretManager: SecretReader = async (version) => {
 export async function credentialsFor(cluster: string, sources: Record<string, ClusterCredentialSource>, readSecret: SecretReader = readSecretManager): Promise<Credentials> {
   const source = sources[cluster];
   if (!source) return {};
+  if (source.google) return { google: source.google };
   if (source.secret) return { kubeconfigYaml: await readSecret(source.secret), context: source.context };
   return { kubeconfigPath: source.kubeconfigPath, context: source.context };
 }

@@ -32,6 +32,16 @@ export function unconvertible(failure: ApiFailure): boolean {
   return failure.status === 500 && failure.reason === undefined && UNCONVERTIBLE.some((p) => (failure.message ?? '').startsWith(p));
 }
 
+/**
+ * kube-apiserver 1.31 and later (ResilientWatchCacheInitialization) answer a list or watch of a
+ * resource whose watch cache is still filling (a CRD just established or changed, or a cache
+ * re-listing) with 429 "storage is (re)initializing" and Retry-After 1; 1.26 held the request until
+ * the cache was ready. It passes within milliseconds to a second.
+ */
+export function storageInitializing(failure: ApiFailure): boolean {
+  return failure.status === 429 && (failure.message ?? '').includes('storage is (re)initializing');
+}
+
 /** 409 means two very different things: a conflict (retry) or AlreadyExists (the caller decides). */
 export function classifyApiError(failure: ApiFailure): Classification {
   const { status, reason } = failure;

@@ -23,8 +23,8 @@ function main(argv: string[]): number {
     args = parseSudoArgs(argv);
   } catch (e) {
     if (!(e instanceof SudoUsageError)) throw e;
-    process.stderr.write(`${e.message}\n`);
-    return 2;
+    (e.help ? process.stdout : process.stderr).write(`${e.message}\n`);
+    return e.help ? 0 : 2;
   }
   let me = process.env.KUBECTL_SUDO_USER ?? '';
   if (!me) {

@@ -20,7 +20,15 @@ export interface SudoArgs {
   namespace?: string;
 }
 
-export class SudoUsageError extends Error {}
+export class SudoUsageError extends Error {
+  /** Asked for with -h/--help: the usage goes to stdout and the exit code is 0. */
+  readonly help: boolean;
+
+  constructor(message: string, help = false) {
+    super(message);
+    this.help = help;
+  }
+}
 
 export const USAGE = [
   'usage: kubectl sudo [kubectl flags] <kubectl command and arguments>',
@@ -43,7 +51,8 @@ function splitFlag(arg: string): [string, string | undefined] {
 export function parseSudoArgs(argv: readonly string[]): SudoArgs {
   // `kubectl sudo !!`: the shell expands !! to the whole last command, kubectl included.
   const command = argv.length > 0 && /(^|\/)kubectl$/.test(argv[0]!) ? argv.slice(1) : [...argv];
-  if (command.length === 0 || command[0] === '-h' || command[0] === '--help') throw new SudoUsageError(USAGE);
+  if (command.length === 0) throw new SudoUsageError(USAGE);
+  if (command[0] === '-h' || command[0] === '--help') throw new SudoUsageError(USAGE, true);
   const connection: string[] = [];
   let namespace: string | undefined;
   for (let i = 0; i < command.length; i++) {

@@ -10,6 +10,7 @@ import type { Runtime } from '../reconcile/runtime.ts';
 import { cacheCannotAnswer, failureOf, reconcileOrganization, reconcileOrganizations, type OrganizationReconcileResult } from './reconcile.ts';
 import { clusterOrganizations } from './source.ts';
 import { PendingRevisions } from './versions.ts';
+import { readSetting, SETTINGS } from '../config/settings.ts';
 
 /** Which Organizations a namespace message can change the count of. */
 export type OrganizationScope = { kind: 'none'; why: string } | { kind: 'some'; organizations: string[] } | { kind: 'all' };
@@ -39,7 +40,23 @@ const passes = new WeakMap<object, { pass: ReturnType<typeof coalescer<Organizat
  */
 export const CACHE_LIST_KIND = 'GET list (watch cache)';
 
-export async function reconcileOrganizationsOf(rt: Runtime, msg: ReconcileMessage): Promise<object> {
+/**
+ * Whether the organization rules are on, for the `Enforced` condition (enforced.ts), when this
+ * reconciler's settings say it (FURNISH_ORGANIZATIONS set: `npm start` sets it); undefined when
+ * they do not (the rules may be on in the webhooks' configuration file, which it does not read),
+ * and then it writes no condition rather than a wrong one.
+ */
+export function rulesEnforced(env: Readonly<Record<string, string | undefined>>): boolean | undefined {
+  return env[SETTINGS.organizations.env!] ? readSetting(env, 'organizations') : undefined;
+}
+
+/** reconcile-organization's handler, with the rules' state read once from `env`. */
+export function organizationHandler(env: Readonly<Record<string, string | undefined>>): (rt: Runtime, msg: ReconcileMessage) => Promise<object> {
+  const enforced = rulesEnforced(env);
+  return (rt, msg) => reconcileOrganizationsOf(rt, msg, enforced);
+}
+
+export async function reconcileOrganizationsOf(rt: Runtime, msg: ReconcileMessage, enforced?: boolean): Promise<object> {
   const scope = organizationScope(msg);
   if (scope.kind === 'none') return { skipped: scope.why };
   const { kube } = await rt.cluster(msg.cluster || rt.config.cluster);
@@ -57,8 +74,8 @@ export async function reconcileOrganizationsOf(rt: Runtime, msg: ReconcileMessag
   if (scope.kind === 'some') for (const name of scope.organizations) revisions.note(name, msg.resourceVersion);
   const reads = (name: string) => ({ resourceVersion: revisions.take(name), cached, log: rt.log });
   const results = scope.kind === 'all'
-    ? [await pass(ALL, () => reconcileOrganizations(api, http))]
-    : await Promise.all(scope.organizations.map((name) => pass(name, () => reconcileOrganization(api, http, name, Date.now, reads(name)))));
+    ? [await pass(ALL, () => reconcileOrganizations(api, http, Date.now, enforced))]
+    : await Promise.all(scope.organizations.map((name) => pass(name, () => reconcileOrganization(api, http, name, Date.now, reads(name), enforced))));
   const merged: OrganizationReconcileResult = { organizations: 0, updated: [], conflicts: 0, failed: [] };
   for (const r of results) {
     merged.organizations += r.organizations;

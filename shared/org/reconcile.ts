@@ -19,6 +19,7 @@ import { trueUp, type CountedNamespace, type ListSource } from './ledger.ts';
 import { readError, type OrganizationApi } from './source.ts';
 import type { Organization } from './types.ts';
 import { organizationName } from './types.ts';
+import { withEnforcement } from './enforced.ts';
 import { isRevision, newerRevision } from '../kube/revisions.ts';
 
 export interface OrganizationReconcileResult {
@@ -148,12 +149,14 @@ function newResult(): OrganizationReconcileResult {
 }
 
 /**
- * Writes one Organization's trued-up status. Returns true on a conflict (redo with fresh reads).
+ * Writes one Organization's trued-up status, with its `Enforced` condition when `enforced` says
+ * whether the rules are on (enforced.ts). Returns true on a conflict (redo with fresh reads).
  * An Organization deleted since it was read (404) needs nothing more.
  */
-async function writeTrueUp(api: OrganizationApi, org: Organization, namespaces: readonly CountedNamespace[], now: number, result: OrganizationReconcileResult, source: ListSource = 'etcd'): Promise<boolean> {
+async function writeTrueUp(api: OrganizationApi, org: Organization, namespaces: readonly CountedNamespace[], now: number, result: OrganizationReconcileResult, source: ListSource = 'etcd', enforced?: boolean): Promise<boolean> {
   const name = organizationName(org);
-  const status = trueUp(org, namespaces, now, source);
+  const counted = trueUp(org, namespaces, now, source);
+  const status = withEnforcement(counted ?? org.status, enforced, now) ?? counted;
   if (!status) return false;
   const written = await api.writeStatus(org, status);
   if (written.ok) result.updated.push(name);
@@ -169,24 +172,27 @@ async function writeTrueUp(api: OrganizationApi, org: Organization, namespaces: 
  * they are redone with both lists read again, never with this pass's namespace list, which a
  * concurrent reconciler may already have superseded.
  */
-async function allPass(api: OrganizationApi, http: KubeHttp, now: () => number, wanted: ReadonlySet<string> | undefined, result: OrganizationReconcileResult): Promise<Set<string>> {
+async function allPass(api: OrganizationApi, http: KubeHttp, now: () => number, wanted: ReadonlySet<string> | undefined, result: OrganizationReconcileResult, enforced?: boolean): Promise<Set<string>> {
   const organizations = (await api.list()).filter((o) => !wanted || wanted.has(organizationName(o)));
   if (!wanted) result.organizations = organizations.length;
   const byOrg = await namespacesByOrganization(http);
   const conflicted = new Set<string>();
   for (const org of organizations) {
-    if (await writeTrueUp(api, org, byOrg.get(organizationName(org)) ?? [], now(), result)) conflicted.add(organizationName(org));
+    if (await writeTrueUp(api, org, byOrg.get(organizationName(org)) ?? [], now(), result, 'etcd', enforced)) conflicted.add(organizationName(org));
   }
   result.conflicts += conflicted.size;
   return conflicted;
 }
 
-/** Every Organization (a resync): one Organization list and one namespace list per pass. */
-export async function reconcileOrganizations(api: OrganizationApi, http: KubeHttp, now: () => number = Date.now): Promise<OrganizationReconcileResult> {
+/**
+ * Every Organization (a resync): one Organization list and one namespace list per pass.
+ * `enforced`: whether the organization rules are on (undefined: not known here, no condition written).
+ */
+export async function reconcileOrganizations(api: OrganizationApi, http: KubeHttp, now: () => number = Date.now, enforced?: boolean): Promise<OrganizationReconcileResult> {
   const result = newResult();
   let wanted: Set<string> | undefined;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    wanted = await allPass(api, http, now, wanted, result);
+    wanted = await allPass(api, http, now, wanted, result, enforced);
     if (wanted.size === 0) return result;
   }
   for (const name of wanted ?? []) result.failed.push(tooManyConflicts(name));
@@ -203,14 +209,14 @@ function tooManyConflicts(organization: string): OrganizationReconcileResult['fa
  * when the event has a revision), write what changed; on conflict, again from the read. An
  * Organization that does not exist (404) needs nothing.
  */
-export async function reconcileOrganization(api: OrganizationApi, http: KubeHttp, name: string, now: () => number = Date.now, reads: TrueUpReads = {}): Promise<OrganizationReconcileResult> {
+export async function reconcileOrganization(api: OrganizationApi, http: KubeHttp, name: string, now: () => number = Date.now, reads: TrueUpReads = {}, enforced?: boolean): Promise<OrganizationReconcileResult> {
   const result = newResult();
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const org = await api.get(name);
     if (!org) return result;
     result.organizations = 1;
     const { namespaces, source } = await namespacesOf(http, name, listRevision(reads.resourceVersion, org), reads);
-    if (!(await writeTrueUp(api, org, namespaces, now(), result, source))) return result;
+    if (!(await writeTrueUp(api, org, namespaces, now(), result, source, enforced))) return result;
     result.conflicts += 1;
   }
   result.failed.push(tooManyConflicts(name));

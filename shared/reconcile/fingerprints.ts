@@ -2,7 +2,6 @@
 // did not move (a template's status, the reconciler's own phase=ready write).
 import { createHash } from 'node:crypto';
 import { KEY, LEGACY_KEY, PHASE } from '../keys.ts';
-import { INITIALIZER_KEY } from '../initializers/keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
 
@@ -18,8 +17,13 @@ export function templateFingerprint(t: NamespaceTemplate): string {
   return digest(relevantOf(t), 32);
 }
 
-/** Annotations Furnish writes on a namespace as its own bookkeeping: its reconciler's verdict (and the record earlier versions kept, which it removes), the initializers' progress. */
-const BOOKKEEPING_ANNOTATIONS: ReadonlySet<string> = new Set([LEGACY_KEY.applied, KEY.failure, INITIALIZER_KEY.initializers, INITIALIZER_KEY.initializerFailed]);
+/**
+ * Annotations the reconciler writes on a namespace and reads nothing from: its verdict (and the
+ * record earlier versions kept, which it removes). The initializers' progress is not among them: the
+ * phase and the Ready condition follow it, so the last initializer removing itself must reach the
+ * reconciler (its phase=ready is set by mutate-namespace; the condition only the reconciler writes).
+ */
+const BOOKKEEPING_ANNOTATIONS: ReadonlySet<string> = new Set([LEGACY_KEY.applied, KEY.failure]);
 
 /**
  * What the namespace reconciler sees of a namespace: labels (phase aside), annotations (a template
@@ -30,7 +34,8 @@ const BOOKKEEPING_ANNOTATIONS: ReadonlySet<string> = new Set([LEGACY_KEY.applied
 export function namespaceFingerprint(ns: KubeObject): string {
   const { [KEY.phase]: _phase, ...labels } = ns.metadata.labels ?? {};
   const annotations = Object.entries(ns.metadata.annotations ?? {}).filter(([k]) => !BOOKKEEPING_ANNOTATIONS.has(k)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const relevant = { labels, annotations, deleting: Boolean(ns.metadata.deletionTimestamp) };
+  // Once its deletion started, nothing but the deletion concerns the reconciler (it skips the namespace).
+  const relevant = ns.metadata.deletionTimestamp ? { deleting: true } : { labels, annotations, deleting: false };
   return createHash('sha256').update(JSON.stringify(relevant)).digest('hex').slice(0, 16);
 }
 

@@ -1,4 +1,4 @@
-// The four webhook configurations of infra/webhooks, rendered for one cluster: the functions' URL,
+// The eight webhook configurations of infra/webhooks, rendered for one cluster: the functions' URL,
 // the CA bundle (or none: a publicly trusted endpoint), and how the cluster authenticates (a path
 // credential in each URL, or nothing in the URL and a bearer JWT from the admission kubeconfig).
 // `furnish webhooks` prints them; the end-to-end suite registers them.

@@ -23,6 +23,10 @@ const suffix = process.env.FURNISH_TEST_KUBECONFIG ? `-${Date.now().toString(36)
 const TWO = `init-two${suffix}`;
 const SLOW = `init-slow${suffix}`;
 const ONCE_READY = `init-once-ready${suffix}`;
+const UNSERVED = `init-unserved${suffix}`;
+const STUCK = `init-stuck${suffix}`;
+/** The label the example configuration selects: only those namespaces wait for secret-seeder. */
+const SERVED = { secrets: 'seeded' };
 /** Holds nothing but patch/update on namespaces/status and /finalize (issue 25 finding 6). */
 const STATUS_WRITER = 'status-writer';
 const REPLICASET_CONTROLLER = ['--as', 'system:serviceaccount:kube-system:replicaset-controller', '--as-group', 'system:serviceaccounts', '--as-group', 'system:serviceaccounts:kube-system'];
@@ -119,7 +123,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (cluster && !cluster.isSimulated && admin) {
-    for (const n of [TWO, SLOW, ONCE_READY]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
+    for (const n of [TWO, SLOW, ONCE_READY, UNSERVED, STUCK]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
   }
   await stack?.stop();
   if (cluster && !cluster.isSimulated) {
@@ -132,7 +136,7 @@ afterAll(async () => {
 
 describeKubectl('two initializers: furnish, then the example secret-seeder', () => {
   it('records both at creation, in order, whatever the request says', async () => {
-    const forged = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: TWO, labels: { stall: 'true' }, annotations: { 'furnish.dev/initializers': '' } } };
+    const forged = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: TWO, labels: { stall: 'true', ...SERVED }, annotations: { 'furnish.dev/initializers': '' } } };
     await ok('alice', ['create', '-f', '-'], JSON.stringify(forged));
     expect(await pendingOf(TWO)).toBe('furnish,secret-seeder');
     expect(await phaseOf(TWO)).toBe('pending');
@@ -212,13 +216,15 @@ describeKubectl('two initializers: furnish, then the example secret-seeder', () 
     expect(secret?.metadata.managedFields).toEqual(expect.arrayContaining([expect.objectContaining({ manager: 'kubectl-create' })]));
     // mutate-namespace set the phase on the very update that emptied the list.
     expect(await metadataOf(TWO)).toMatchObject({ labels: { 'furnish.dev/phase': 'ready' }, annotations: { 'furnish.dev/initializers': '' } });
+    // And the reconciler, told of that update, raises the Ready condition kubectl wait reads (no resync runs here).
+    await ok('admin', ['wait', '--for=condition=Ready', `namespace/${TWO}`, '--timeout=20s']);
     await ok('alice', ['-n', TWO, 'create', 'configmap', 'app', '--from-literal=a=b']);
   }, 60_000);
 });
 
 describeKubectl('a timeout', () => {
   it('marks the namespace failed, naming the initializer, and keeps it closed', async () => {
-    await ok('alice', ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: SLOW, labels: { slow: 'true' } } }));
+    await ok('alice', ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: SLOW, labels: { slow: 'true', ...SERVED } } }));
     expect(await pendingOf(SLOW)).toBe('furnish,secret-seeder,slow');
     await waitFor('furnish to finish', async () => (await pendingOf(SLOW)) === 'secret-seeder,slow', 30_000);
     const script = await run(join(EXAMPLE, 'secret-seeder.sh'), [SLOW], { KUBECTL: ['kubectl', ...kubectlArgs('admin'), ...SEEDER_AS].join(' ') });
@@ -234,7 +240,7 @@ describeKubectl('a timeout', () => {
 // Issue 25 finding 10: a namespace that was ready keeps its workloads running when it turns failed.
 describeKubectl('a ready namespace that turns failed', () => {
   it('the replicaset controller still creates Pods in it; the tenant is refused', async () => {
-    await ok('alice', ['create', 'namespace', ONCE_READY]);
+    await ok('alice', ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ONCE_READY, labels: SERVED } }));
     await waitFor('furnish to finish', async () => (await pendingOf(ONCE_READY)) === 'secret-seeder', 30_000);
     const script = await run(join(EXAMPLE, 'secret-seeder.sh'), [ONCE_READY], { KUBECTL: ['kubectl', ...kubectlArgs('admin'), ...SEEDER_AS].join(' ') });
     expect(script.code).toBe(0);
@@ -260,9 +266,32 @@ describeKubectl('NamespaceInitializationConfiguration objects', () => {
     expect(r.stderr).toContain(`NamespaceInitializationConfiguration "${name}" is invalid (2 problems): spec.initializers[0].name: "furnish" is Furnish's own template population, the built-in first initializer; it cannot be redefined; spec.initializers[0].principals[0].kind: must be one of User, Group, ServiceAccount, not "Robot"`);
   }, 30_000);
 
+  it('the example selects only the namespaces it serves: another is furnished without waiting for it', async () => {
+    await ok('alice', ['create', 'namespace', UNSERVED]);
+    expect(await pendingOf(UNSERVED)).not.toContain('secret-seeder');
+    await waitFor('the namespace to be ready', async () => (await phaseOf(UNSERVED)) === 'ready', 30_000);
+  }, 60_000);
+
   it('kubectl get lists them with their initializers (short name nsinit)', async () => {
     const out = await ok('admin', ['get', 'nsinit', '10-secret-seeder']);
     // The server's Table (kube-sim's too): the CRD's printer column.
     expect(out).toMatch(/^NAME\s+INITIALIZERS\s+AGE\n10-secret-seeder\s+secret-seeder\s+/);
   }, 30_000);
+});
+
+// The example's own comment: a namespace it holds is released by hand, as the initializer while its
+// configuration exists, and by a holder of `initialize` once the configuration is deleted (issue 28).
+describeKubectl('releasing a namespace the example initializer holds, by hand', () => {
+  it('deleting the configuration does not release it; an administrator then removes the initializer and it turns ready', async () => {
+    await ok('alice', ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: STUCK, labels: SERVED } }));
+    await waitFor('furnish to finish', async () => (await pendingOf(STUCK)) === 'secret-seeder', 30_000);
+    const early = await kubectl('admin', ['annotate', 'namespace', STUCK, '--overwrite', 'furnish.dev/initializers=']);
+    expect(early.code).not.toBe(0);
+    expect(early.stderr).toContain('may not remove initializer "secret-seeder"');
+    await ok('admin', ['delete', 'nsinit', '10-secret-seeder']);
+    expect(await pendingOf(STUCK)).toBe('secret-seeder');
+    expect(await phaseOf(STUCK)).toBe('pending');
+    await ok('admin', ['annotate', 'namespace', STUCK, '--overwrite', 'furnish.dev/initializers=']);
+    await waitFor('the namespace to be ready', async () => (await phaseOf(STUCK)) === 'ready', 30_000);
+  }, 90_000);
 });

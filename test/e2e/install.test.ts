@@ -3,9 +3,11 @@
 // process over HTTPS on 127.0.0.1 (a CA of the test's own in the registrations' caBundle); on
 // kube-sim the cluster authenticates with the bearer JWT of its admission kubeconfig, on a real
 // kube-apiserver (FURNISH_TEST_KUBECONFIG) with the path credential the installer puts in each URL.
-// The functions are killed in the middle of an install: namespace writes must keep working; once
-// installed, they are killed again: every probed security webhook, protect-objects' included,
-// refuses (fail closed). Every
+// Functions that cannot be reached (DNS, TCP, TLS, HTTP 404) are named per function with the layer
+// that failed, and nothing is written. The functions are killed in the middle of an install: it
+// fails, undoes itself, and namespace writes keep working; a failed upgrade leaves the previous
+// install as it was. Once installed, the functions are killed again: every probed security
+// webhook, protect-objects' included, refuses (fail closed). Every
 // test ends with the registrations removed, even when it failed, so a real cluster is never left
 // refusing namespace writes.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -22,7 +24,10 @@ import { runCli } from '../../shared/cli/command.ts';
 import { COMMANDS } from '../../shared/cli/commands.ts';
 import { WEBHOOKS } from '../../shared/config/types.ts';
 import { webhookRegistrations } from '../../shared/webhooks/registration.ts';
-import { failurePolicies } from '../../shared/install/plan.ts';
+import { clusterObjects } from '../../shared/install/install.ts';
+import { keptIdentity } from '../../shared/install/plan.ts';
+import { ResourceResolver, resourcePath } from '../../shared/kube/resources.ts';
+import { createServer as createHttpServer } from 'node:http';
 import { gateServer } from '../../shared/webhooks/body-gate.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { FIELD_MANAGER, KEY } from '../../shared/keys.ts';
@@ -60,7 +65,7 @@ function refuse(req: IncomingMessage, res: ServerResponse): void {
 
 function route(req: IncomingMessage, res: ServerResponse): void {
   const name = (req.url ?? '').split('?')[0]!.split('/')[1] ?? '';
-  if (refusing.has(name)) return refuse(req, res);
+  if (refusing.has(name) && req.method === 'POST') return refuse(req, res);
   const listener = listeners.get(name);
   if (!listener) return void res.writeHead(404).end();
   listener(req, res);
@@ -87,15 +92,35 @@ async function furnish(args: string[], onLog?: (line: string) => void): Promise<
   return { code, stdout, stderr };
 }
 
-const installArgs = (timeoutSeconds: number) => [
+const installArgs = (timeoutSeconds: number, url = `https://127.0.0.1:${port}`, relayImage = RELAY_IMAGE) => [
   'install', '--kubeconfig', cluster.kubeconfigPath, '--context', 'admin',
-  '--url', `https://127.0.0.1:${port}`, '--ca-bundle', caFile, '--cluster', TEST_CLUSTER, '--project', 'furnish-e2e',
-  '--relay-image', RELAY_IMAGE, '--timeout', String(timeoutSeconds),
+  '--url', url, '--ca-bundle', caFile, '--cluster', TEST_CLUSTER, '--project', 'furnish-e2e',
+  '--relay-image', relayImage, '--timeout', String(timeoutSeconds),
   // kube-sim authenticates with the JWT of its admission kubeconfig; a real API server only with the URL.
   ...(cluster.isSimulated ? [] : ['--credential-env', 'FURNISH_E2E_PATH_CREDENTIAL']),
 ];
 
 const REGISTRATIONS = webhookRegistrations({ functionsUrl: 'https://unused' }) as KubeObject[];
+
+/** Every object install writes, by name (registrations and infra/), with its resourceVersion where it exists: the cluster's state as far as install is concerned. */
+async function installState(): Promise<Record<string, string>> {
+  const state: Record<string, string> = {};
+  for (const o of [...REGISTRATIONS, ...clusterObjects()]) {
+    const info = (await new ResourceResolver(admin).forObject(o.apiVersion, o.kind))!;
+    const res = await admin.call<KubeObject>({ method: 'GET', path: resourcePath(info, o.metadata.namespace, o.metadata.name) });
+    if (res.ok) state[`${o.kind}/${o.metadata.name}`] = res.data!.metadata.resourceVersion!;
+  }
+  return state;
+}
+
+/** What a failed install leaves beside what was there: the identities it created (plan.ts keptIdentity). */
+const afterUndo = (before: Record<string, string>) => [...new Set([...Object.keys(before), ...clusterObjects().filter(keptIdentity).map((o) => `${o.kind}/${o.metadata.name}`)])].sort();
+
+/** The relay's image, or undefined when there is no relay. */
+async function relayImageNow(): Promise<string | undefined> {
+  const relay = await admin.call<{ spec: { template: { spec: { containers: { image: string }[] } } } }>({ method: 'GET', path: '/apis/apps/v1/namespaces/furnish-system/deployments/furnish-relay' });
+  return relay.ok ? relay.data!.spec.template.spec.containers[0]!.image : undefined;
+}
 const registrationPath = (c: KubeObject) => `${ADMISSION}/${c.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations'}/${c.metadata.name}`;
 
 /** failurePolicy of every registered webhook, by webhook name (absent: not registered). */
@@ -141,12 +166,17 @@ async function detach(): Promise<{ status: number; error?: string }> {
 const FURNISH_NAMESPACE = '/api/v1/namespaces/furnish-system';
 let hadFurnishNamespace = false;
 
+/** Once uninstall's deletion of furnish-system has finished (a real namespace controller takes a while). */
+async function furnishNamespaceGone(): Promise<void> {
+  for (let i = 0; i < 120 && (await admin.call({ method: 'GET', path: FURNISH_NAMESPACE })).ok; i++) await new Promise((r) => setTimeout(r, 500));
+}
+
 /**
  * Uninstall deletes furnish-system; on a real cluster shared by the suites that follow, it is
  * put back as it was once the namespace controller has finished with it.
  */
 async function restoreFurnishNamespace(): Promise<void> {
-  for (let i = 0; i < 120 && (await admin.call({ method: 'GET', path: FURNISH_NAMESPACE })).ok; i++) await new Promise((r) => setTimeout(r, 500));
+  await furnishNamespaceGone();
   if (!hadFurnishNamespace) return;
   const ns = parse(readFileSync(join(import.meta.dirname, '..', '..', 'infra', 'namespace.yaml'), 'utf8')) as KubeObject;
   await admin.call({ method: 'POST', path: '/api/v1/namespaces', body: ns });
@@ -190,21 +220,91 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
     rmSync(tmp, { recursive: true, force: true });
   }, 90_000);
 
-  it('functions killed mid-install: the install fails naming them, every registration stays Ignore, namespaces can still be created', async () => {
+  /** A port nothing listens on (a server's, closed again). */
+  async function closedPort(): Promise<number> {
+    const gone = createHttpServer();
+    await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r));
+    const p = (gone.address() as AddressInfo).port;
+    await new Promise((r) => gone.close(r));
+    return p;
+  }
+
+  it.each([
+    ['DNS', async () => ({ url: 'https://nonexistent.invalid', problem: /^ {2}- mutate-namespace: DNS: nonexistent\.invalid does not resolve \((ENOTFOUND|EAI_AGAIN)/m })],
+    ['TCP', async () => {
+      const closed = await closedPort();
+      return { url: `https://127.0.0.1:${closed}`, problem: new RegExp(`^ {2}- mutate-namespace: TCP: no connection to 127\\.0\\.0\\.1:${closed} \\(ECONNREFUSED`, 'm') };
+    }],
+    ['HTTP', async () => ({ url: `https://127.0.0.1:${port}/not-furnish`, problem: new RegExp(`^ {2}- mutate-namespace: HTTP 404 from GET https://127\\.0\\.0\\.1:${port}/not-furnish/mutate-namespace/healthz: no function at this URL`, 'm') })],
+  ])('a functions URL that cannot be reached (%s): exit 1, each function named with the layer that failed, nothing written', async (_layer, setup) => {
+    const { url, problem } = await setup();
+    const before = await installState();
+    const result = await furnish(installArgs(10, url));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`furnish install: ${WEBHOOKS.length} functions of ${WEBHOOKS.length} cannot be reached from this machine, so nothing was written to the cluster:`);
+    expect(result.stderr).toMatch(problem);
+    for (const name of WEBHOOKS) expect(result.stderr).toContain(`\n  - ${name}: `);
+    // Progress is text, one line per step; no JSON.
+    expect(result.stderr).toContain('error: function unreachable: mutate-namespace (url ');
+    expect(result.stderr).not.toContain('"severity"');
+    expect(await installState()).toEqual(before);
+  }, 60_000);
+
+  it('TLS: without the CA bundle of the functions\' certificate, each function is named as a TLS failure; -o json gives JSON lines', async () => {
+    const before = await installState();
+    const args = installArgs(10);
+    args.splice(args.indexOf('--ca-bundle'), 2);
+    const result = await furnish([...args, '-o', 'json']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`  - validate-template: TLS: the handshake with 127.0.0.1:${port} failed (`);
+    expect(result.stderr).toContain('checked against the public CAs (no CA bundle given)');
+    const lines = result.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { message: string; function?: string; layer?: string });
+    expect(lines.filter((l) => l.message === 'function unreachable').map((l) => [l.function, l.layer]).sort()).toEqual([...WEBHOOKS].sort().map((w) => [w, 'tls']));
+    expect(JSON.parse(result.stdout)).toMatchObject({ installed: false, error: expect.stringContaining('cannot be reached from this machine') });
+    expect(await installState()).toEqual(before);
+  }, 60_000);
+
+  it('functions killed mid-install: the install fails naming them, undoes itself (no registration, no relay), namespaces can still be created', async () => {
+    const before = await installState();
     try {
       const result = await furnish(installArgs(4), (line) => {
         if (line.includes('webhooks registered with failurePolicy Ignore')) killFunctions();
       });
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain('did not answer as expected within 4 s, so every webhook stays registered with failurePolicy Ignore');
+      expect(result.stderr).toContain('did not answer the cluster\'s probes as expected within 4 s:');
       expect(result.stderr).toContain('mutate-namespace: expected the dry run admitted with annotation furnish.dev/creator set');
-      const policies = await registeredPolicies();
-      expect(Object.keys(policies).sort()).toEqual(Object.keys(failurePolicies(REGISTRATIONS)).sort());
-      expect(new Set(Object.values(policies))).toEqual(new Set(['Ignore']));
+      expect(result.stderr).toContain('The install was undone:');
+      expect(result.stderr).toMatch(/deleted what it had created \(\d+\): .*Deployment furnish-system\/furnish-relay/);
+      // The identities it created (none on a cluster that already had them) stay for a token minted meanwhile.
+      if (!('ServiceAccount/furnish-webhook' in before)) expect(result.stderr).toMatch(/kept the identities it created \(\d+\), which grant nothing without the RBAC it deleted: .*ServiceAccount/);
+      expect(await registeredPolicies()).toEqual({});
+      expect(Object.keys(await installState()).sort()).toEqual(afterUndo(before));
       expect((await createNamespace(`after-kill-${run}`)).status).toBe(201);
     } finally {
       await removeRegistrations();
       if (!server) await startFunctions();
+    }
+  }, 120_000);
+
+  it('interrupted (SIGINT) while applying: it stops, undoes what it wrote, exit 1', async () => {
+    const before = await installState();
+    let interrupted = false;
+    try {
+      const result = await furnish(installArgs(30), (line) => {
+        if (!interrupted && line.startsWith('applied ClusterRole ')) {
+          interrupted = true;
+          process.emit('SIGINT', 'SIGINT');
+        }
+      });
+      expect(interrupted).toBe(true);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('warning: interrupted: undoing what this install wrote');
+      expect(result.stderr).toContain('furnish install: interrupted (SIGINT) before it was done\nThe install was undone:');
+      expect(result.stderr).not.toContain('applied Deployment furnish-system/furnish-relay');
+      expect(Object.keys(await installState()).sort()).toEqual(afterUndo(before));
+      expect(process.listeners('SIGINT')).toHaveLength(0);
+    } finally {
+      await removeRegistrations();
     }
   }, 120_000);
 
@@ -213,7 +313,8 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
     try {
       const result = await furnish(installArgs(3));
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain('a webhook that answers with a refusal refuses whatever its failurePolicy, so every registration was removed again');
+      expect(result.stderr).toContain('mutate-namespace: expected the dry run admitted with annotation furnish.dev/creator set, got HTTP ');
+      expect(result.stderr).toContain('The install was undone:');
       expect(await registeredPolicies()).toEqual({});
       expect((await createNamespace(`after-refusal-${run}`)).status).toBe(201);
     } finally {
@@ -222,14 +323,42 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
     }
   }, 120_000);
 
+  it('a CRD the failed install created that holds objects by the time it undoes is kept, and said so', async () => {
+    const crd = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/namespacetemplates.furnish.dev';
+    const templates = '/apis/furnish.dev/v1alpha1/namespacetemplates';
+    const template = {
+      apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: `install-kept-${run}` },
+      spec: { namespaces: { labelSelector: { matchLabels: { 'install-kept': run } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kept' }, data: { a: 'b' } }] },
+    };
+    // The install must be the one creating the CRD (a cluster shared with other suites may have it).
+    await admin.call({ method: 'DELETE', path: crd });
+    for (let i = 0; i < 120 && (await admin.call({ method: 'GET', path: crd })).ok; i++) await new Promise((r) => setTimeout(r, 500));
+    refusing.add('mutate-namespace');
+    let created: Promise<number> | undefined;
+    try {
+      const result = await furnish(installArgs(5), (line) => {
+        if (!created && line.includes('webhooks registered with failurePolicy Ignore')) created = admin.call({ method: 'POST', path: templates, body: template }).then((r) => r.status);
+      });
+      expect(await created).toBe(201);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('The install was undone, except as said below:');
+      expect(result.stderr).toContain('  - kept CustomResourceDefinition namespacetemplates.furnish.dev (it holds objects now): furnish uninstall --crds removes it');
+      expect((await admin.call({ method: 'GET', path: `${templates}/${template.metadata.name}` })).status).toBe(200);
+      expect(await registeredPolicies()).toEqual({});
+    } finally {
+      refusing.clear();
+      await admin.call({ method: 'DELETE', path: `${templates}/${template.metadata.name}` });
+      await removeRegistrations();
+    }
+  }, 120_000);
+
   it('functions answering: installs everything, then the security webhooks fail closed; uninstall removes the registrations first', async () => {
     try {
       await furnishObject();
-      const result = await furnish(installArgs(60));
+      const result = await furnish([...installArgs(60), '-o', 'json']);
       expect(result.stderr).not.toContain('"severity":"ERROR"');
       expect(result.code).toBe(0);
-      expect(result.stdout).toContain('every function answered, and the security webhooks now fail closed');
-      expect(result.stdout).toContain('protect-scale stays failurePolicy Ignore (not enforced while its function does not answer): no probe, as it refuses only a scale');
+      expect(JSON.parse(result.stdout)).toMatchObject({ installed: true, failOpen: expect.arrayContaining([expect.objectContaining({ webhook: 'protect-scale' })]) });
       const answered = result.stderr.split('\n').filter((l) => l.includes('"message":"function answers"')).map((l) => (JSON.parse(l) as { webhook: string }).webhook);
       expect(answered.sort()).toEqual([...WEBHOOKS.filter((w) => w !== 'mutate-pod'), 'protect-applyset'].sort());
       // Per webhook: protect-objects and protect-applyset were probed and fail closed; protect-scale, of the same configuration, was not.
@@ -254,7 +383,9 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       writeFileSync(vars, JSON.stringify({ ...topics, FURNISH_CLUSTER_ID: TEST_CLUSTER, FURNISH_PROJECT: 'furnish-e2e', FURNISH_FUNCTIONS_URL: `https://127.0.0.1:${port}` }));
       const again = await furnish([...installArgs(60), '--vars', vars]);
       expect(again.code).toBe(0);
-      expect(again.stderr.indexOf('failurePolicy Ignore')).toBeLessThan(again.stderr.indexOf('"kind":"Namespace"'));
+      expect(again.stdout).toContain('every function answered, and the security webhooks now fail closed');
+      expect(again.stdout).toContain('protect-scale stays failurePolicy Ignore (not enforced while its function does not answer): no probe, as it refuses only a scale');
+      expect(again.stderr.indexOf('failurePolicy Ignore')).toBeLessThan(again.stderr.indexOf('applied Namespace furnish-system'));
       expect(await registeredPolicies()).toEqual(policies);
       const upgraded = await admin.call<{ spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } }>({ method: 'GET', path: '/apis/apps/v1/namespaces/furnish-system/deployments/furnish-relay' });
       expect(upgraded.data?.spec.template.spec.containers[0]?.env).toEqual(expect.arrayContaining(Object.entries(topics).map(([name, value]) => ({ name, value }))));
@@ -272,7 +403,7 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       expect(parent.status).toBeGreaterThanOrEqual(500);
       expect(parent.error).toContain('failed calling webhook "protect-applyset.furnish.dev"');
 
-      const removed = await furnish(['uninstall', '--kubeconfig', cluster.kubeconfigPath, '--context', 'admin']);
+      const removed = await furnish(['uninstall', '--kubeconfig', cluster.kubeconfigPath, '--context', 'admin', '-o', 'json']);
       expect(removed.code).toBe(0);
       const deleted = removed.stderr.split('\n').filter((l) => l.includes('"message":"deleted"')).map((l) => (JSON.parse(l) as { kind: string }).kind);
       expect(deleted.slice(0, REGISTRATIONS.length).every((k) => k.endsWith('WebhookConfiguration'))).toBe(true);
@@ -285,6 +416,61 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       await removeRegistrations();
       await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${OBJECTS_NAMESPACE}` });
       if (!server) await startFunctions();
+    }
+  }, 180_000);
+
+  it('a failed upgrade leaves the previous install: its registrations (URL, fail closed) and its relay as they were', async () => {
+    const nextImage = `registry.example/furnish/relay@sha256:${'cd'.repeat(32)}`;
+    const urls = async () => {
+      const found: string[] = [];
+      for (const c of REGISTRATIONS) {
+        const res = await admin.call<{ webhooks: { clientConfig: { url: string } }[] }>({ method: 'GET', path: registrationPath(c) });
+        for (const w of res.ok ? res.data!.webhooks : []) found.push(w.clientConfig.url);
+      }
+      return found;
+    };
+    try {
+      await furnishNamespaceGone();
+      const first = await furnish(installArgs(60));
+      expect(first.code).toBe(0);
+      const policies = await registeredPolicies();
+      expect(policies['mutate-namespace.furnish.dev']).toBe('Fail');
+      // An upgrade to functions the cluster cannot reach, with another relay image (--skip-reachability: no check from this machine first).
+      const closed = await closedPort();
+      const upgrade = await furnish([...installArgs(3, `https://127.0.0.1:${closed}`, nextImage), '--skip-reachability']);
+      expect(upgrade.code).toBe(1);
+      expect(upgrade.stderr).toContain('did not answer the cluster\'s probes as expected within 3 s:');
+      expect(upgrade.stderr).toMatch(/wrote back as they were the \d+ objects that existed before it \(a previous install stays\): .*Deployment furnish-system\/furnish-relay/);
+      expect(upgrade.stderr).not.toContain('NOT undone');
+      expect(await registeredPolicies()).toEqual(policies);
+      expect((await urls()).every((u) => u.startsWith(`https://127.0.0.1:${port}/`))).toBe(true);
+      expect(await relayImageNow()).toBe(RELAY_IMAGE);
+      // Enforced again by the previous functions.
+      expect((await createNamespace(`after-upgrade-${run}`)).annotations?.['furnish.dev/creator']).toBeDefined();
+    } finally {
+      await removeRegistrations();
+      await furnish(['uninstall', '--kubeconfig', cluster.kubeconfigPath, '--context', 'admin']);
+    }
+  }, 180_000);
+
+  it('a failed upgrade whose functions now refuse: the previous registrations written back would lock the cluster, so they are removed, and it says so', async () => {
+    try {
+      await furnishNamespaceGone();
+      expect((await furnish(installArgs(60))).code).toBe(0);
+      refusing.add('mutate-namespace');
+      const upgrade = await furnish(installArgs(3));
+      expect(upgrade.code).toBe(1);
+      expect(upgrade.stderr).toContain('wrote back as they were');
+      expect(upgrade.stderr).toContain('then a namespace create was refused (HTTP ');
+      expect(upgrade.stderr).toContain('so the registrations written back were removed again (nothing is enforced)');
+      expect(await registeredPolicies()).toEqual({});
+      expect((await createNamespace(`after-refused-upgrade-${run}`)).status).toBe(201);
+      // The rest of the previous install stays.
+      expect(await relayImageNow()).toBe(RELAY_IMAGE);
+    } finally {
+      refusing.clear();
+      await removeRegistrations();
+      await furnish(['uninstall', '--kubeconfig', cluster.kubeconfigPath, '--context', 'admin']);
     }
   }, 180_000);
 });

@@ -1,11 +1,11 @@
-// The README's Organizations walk-through, end to end: `npm start`'s stack (webhooks over HTTPS
+// The organizations guide's walk-through (docs/guide/organizations.md), end to end: `npm start`'s stack (webhooks over HTTPS
 // registered in the test cluster with organizations on, relay, reconcilers on the in-process bus),
 // infra/templates applied, one Organization, and users running kubectl: alice (default organization
 // acme) creates team-a without a label and gets furnish.dev/organization=acme and the organization's
 // admin RoleBinding; bob, not a member, is refused acme; a ServiceAccount of an acme namespace
 // creates a namespace that is acme's; the namespace beyond the quota is refused.
 // Runs on kube-sim and on a real API server that reaches this host's loopback (FURNISH_TEST_KUBECONFIG,
-// contexts admin, alice, bob as README "Against a real cluster" describes).
+// contexts admin, alice, bob as CONTRIBUTING.md "Against a real cluster" describes).
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

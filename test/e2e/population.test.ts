@@ -1,4 +1,4 @@
-// The README's promise, end to end: `npm start`'s stack (webhooks over HTTPS registered in the
+// The README's and the templates guide's promise, end to end: `npm start`'s stack (webhooks over HTTPS registered in the
 // test cluster, relay, the real Pub/Sub emulator with push subscriptions to the local reconcilers),
 // and a user running kubectl. As alice, `kubectl create namespace` ends furnished and ready.
 //

@@ -60,7 +60,7 @@ beforeAll(async () => {
   admin = await clientFor(cluster.kubeconfigPath, context);
   const log = process.env.FURNISH_TEST_LOG ? jsonLogger('e2e', (l) => process.stderr.write(l), 'DEBUG') : silentLogger;
   stack = await startLocalStack({ kubeconfigPath: cluster.kubeconfigPath, context, port: 0, relayPort: 0, webhookPort: 0, resyncSeconds: 0, log });
-  // As README's reconciler RBAC says: extend it with every kind your templates use (here Deployments).
+  // As docs/design/population.md's reconciler RBAC says: extend it with every kind your templates use (here Deployments).
   const rbac = 'rbac.authorization.k8s.io/v1';
   await apply({ apiVersion: rbac, kind: 'ClusterRole', metadata: { name: RECONCILER_ROLE }, rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'create', 'patch', 'delete'] }] } as KubeObject, `/apis/${rbac}/clusterroles/${RECONCILER_ROLE}`);
   await apply({ apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name: RECONCILER_ROLE }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: RECONCILER_ROLE }, subjects: [{ kind: 'ServiceAccount', name: 'furnish-reconciler', namespace: 'furnish-system' }] } as KubeObject, `/apis/${rbac}/clusterrolebindings/${RECONCILER_ROLE}`);

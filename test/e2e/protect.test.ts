@@ -205,7 +205,8 @@ kubectlGate.describe('ownership: what Furnish applied stays Furnish\'s, and noth
   // Apply entry, and the reconciler applies the template again. Were managedFields writable by
   // anyone, an edit could keep that entry intact and stay Furnish's value for good.
   it("drift by field ownership: alice's edit of an unprotected object is undone; writing as field manager furnish, or putting Furnish's managedFields entry back, is refused", async () => {
-    const furnishOwnsA = (o: KubeObject | undefined) => JSON.stringify((o?.metadata.managedFields ?? []).find((f) => f.manager === 'furnish' && f.operation === 'Apply')?.fieldsV1 ?? {}).includes('"f:a"');
+    const furnishOwnsA = (o: KubeObject | undefined) => JSON.stringify(((o?.metadata.managedFields ?? []) as { manager?: string; operation?: string; fieldsV1?: unknown }[]).find((f) => f.manager === 'furnish' && f.operation === 'Apply')?.fieldsV1 ?? {}).includes('"f:a"');
+    const valueOfA = (o: KubeObject | undefined) => (o?.data as Record<string, string> | undefined)?.a;
     const writesAsFurnish = refusedFor('update', 'ConfigMap', 'settings', 'writes as field manager "furnish"');
     // Furnish's own apply with another value: the object would stay Furnish's, marks and all.
     const { labels, annotations } = (await get(admin, CONFIGMAP(OWN_NS, 'settings')))!.metadata;
@@ -219,7 +220,7 @@ kubectlGate.describe('ownership: what Furnish applied stays Furnish\'s, and noth
     let forged: { status: number; error?: string } | undefined;
     try {
       for (let attempt = 0; attempt < 10 && forged === undefined; attempt += 1) {
-        await waitFor('settings back to the template\'s value, owned by furnish', async () => { const o = await get(admin, CONFIGMAP(OWN_NS, 'settings')); return o?.data?.a === '1' && furnishOwnsA(o); }, 30_000);
+        await waitFor('settings back to the template\'s value, owned by furnish', async () => { const o = await get(admin, CONFIGMAP(OWN_NS, 'settings')); return valueOfA(o) === '1' && furnishOwnsA(o); }, 30_000);
         const before = (await get(admin, CONFIGMAP(OWN_NS, 'settings')))!;
         const edited = await alice.call<KubeObject>({ method: 'PATCH', path: CONFIGMAP(OWN_NS, 'settings'), contentType: 'application/merge-patch+json', body: { data: { a: '2' } } });
         expect([edited.status, edited.error]).toEqual([200, undefined]);
@@ -233,7 +234,7 @@ kubectlGate.describe('ownership: what Furnish applied stays Furnish\'s, and noth
     expect(forged?.status).toBe(403);
     expect(forged?.error).toContain(writesAsFurnish.replace('admission webhook "protect-objects.furnish.dev" denied the request: ', ''));
     // The edit itself was alice's right (the template does not protect it); Furnish applies the template again.
-    await waitFor('the edit undone by the reconciler', async () => { const o = await get(admin, CONFIGMAP(OWN_NS, 'settings')); return o?.data?.a === '1' && furnishOwnsA(o); }, 30_000);
+    await waitFor('the edit undone by the reconciler', async () => { const o = await get(admin, CONFIGMAP(OWN_NS, 'settings')); return valueOfA(o) === '1' && furnishOwnsA(o); }, 30_000);
   }, 90_000);
 
   it('finding 8: alice cannot detach the template\'s RoleBinding (labels, annotations, managedFields reset with [{}] or []); relabelling the namespace prunes it', async () => {

@@ -17,6 +17,7 @@ import { clusterDepsCache } from '../../shared/webhooks/cluster-deps.ts';
 import { HANDLERS } from '../../shared/webhooks/handlers/index.ts';
 import { webhookHttpFunction } from '../../shared/webhooks/http.ts';
 import { admissionFixture, mintToken, testEnv } from '../support/fixtures.ts';
+import { parsePrometheus } from '../support/prometheus.ts';
 
 describe('Prometheus text', () => {
   it('writes counters and cumulative histograms with HELP, TYPE and escaped labels', () => {
@@ -79,6 +80,10 @@ describe('a webhook function', () => {
     expect(res.text).toContain('furnish_admission_decisions_total{webhook="validate-template",operation="CREATE",resource="furnish.dev/v1alpha1/namespacetemplates",allowed="true",code="200"} 1');
     expect(res.text).toContain('furnish_admission_decision_seconds_count{webhook="validate-template"} 2');
     expect(res.text).toContain('furnish_webhook_http_responses_total{webhook="validate-template",status="401"} 1');
+    // What a scraper reads: every family with its HELP and TYPE, the text well-formed.
+    const parsed = parsePrometheus(res.text);
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.families.map((f) => `${f.name} ${f.type}`)).toEqual(expect.arrayContaining(['furnish_admission_decisions_total counter', 'furnish_admission_decision_seconds histogram', 'furnish_webhook_http_responses_total counter']));
   });
 });
 
@@ -105,5 +110,8 @@ describe('a reconciler function', () => {
     expect(res.text).toContain('furnish_kube_writes_total{function="observed-reconciler",cluster="prod",resource="configmaps"} 2');
     expect(res.text).toContain('furnish_kube_requests_total{function="observed-reconciler",cluster="prod"} 7');
     expect(res.text).toContain('furnish_kube_throttled_seconds_total{function="observed-reconciler",cluster="prod"} 0.25');
+    const parsed = parsePrometheus(res.text);
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.families.map((f) => `${f.name} ${f.type}`)).toEqual(expect.arrayContaining(['furnish_reconcile_deliveries_total counter', 'furnish_reconcile_delivery_seconds histogram', 'furnish_kube_requests_total counter', 'furnish_kube_writes_total counter']));
   });
 });

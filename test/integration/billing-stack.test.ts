@@ -1,4 +1,4 @@
-// The README walk-through, as a test: the local stack (`npm start`) records billing rows into
+// The billing guide's walk-through (docs/guide/billing.md), as a test: the local stack (`npm start`) records billing rows into
 // SQLite as namespaces come and go, and `furnish billing report` reads them.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -51,7 +51,7 @@ describe('a list at a resourceVersion', () => {
     expect(BigInt(r.data!.metadata!.resourceVersion!)).toBeGreaterThanOrEqual(BigInt(rv));
   });
 
-  it('NotOlderThan a revision not reached: 504 Too large resource version after the cache waited ~3 s; with limit at once', async () => {
+  it('NotOlderThan a revision not reached: 504 Too large resource version after the cache waited ~3 s; with limit too (at once on 1.26)', async () => {
     const future = String(BigInt(created.metadata.resourceVersion!) + 1_000_000n);
     const captured = fixture('list-namespaces-rv-too-large');
     const started = Date.now();
@@ -64,7 +64,10 @@ describe('a list at a resourceVersion', () => {
     expect(cacheCannotAnswer({ status: r.status, data: r.data, error: r.error })).toBe(true);
     const paged = Date.now();
     expect((await list(`resourceVersion=${future}&resourceVersionMatch=NotOlderThan&limit=5`)).status).toBe(504);
-    expect(Date.now() - paged).toBeLessThan(2_000);
+    // kube-apiserver 1.26 (and kube-sim, which follows it) sends a paged list to etcd and answers at
+    // once; 1.32 serves it from the watch cache too, so after the same wait. A 504 either way, which
+    // reconcile-organization answers with a list from etcd.
+    if (cluster.isSimulated) expect(Date.now() - paged).toBeLessThan(2_000);
   }, 20_000);
 
   it('validates the pair as ListOptions: 422 with every cause', async () => {

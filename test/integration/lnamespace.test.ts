@@ -4,7 +4,7 @@
 // [--as-group ...]` before and after, and `kubectl sudo` runs as a real user with its own context.
 //
 // On a real cluster: the current context must be allowed everything (CRDs, RBAC, impersonation),
-// and a context `mallory` (a user with no rights of its own) must exist (README, "Against a real
+// and a context `mallory` (a user with no rights of its own) must exist (CONTRIBUTING.md, "Against a real
 // cluster"). Everything the suite creates is deleted at the end.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';

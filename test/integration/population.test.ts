@@ -79,7 +79,7 @@ afterAll(() => tearDown({ cluster, admin, stack, created }));
 beforeEach(() => faults?.clear());
 
 /** Without kubectl (laptop only: CI fails) the `kubectl wait` test is skipped loudly, and the failed-phase test skips its `kubectl wait` step. */
-const kubectlGate = toolGate([{ command: 'kubectl', why: 'the README\'s `kubectl wait --for=condition=Ready nstpl/NAME` is run as a user would' }]);
+const kubectlGate = toolGate([{ command: 'kubectl', why: 'the templates guide\'s `kubectl wait --for=condition=Ready nstpl/NAME` is run as a user would' }]);
 
 /** kubectl as the admin context (kube-sim) or the current one (a real cluster). */
 function kubectl(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {

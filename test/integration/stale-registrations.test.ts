@@ -1,11 +1,13 @@
 // npm start, after a run that was killed: the registrations that run left (field manager
 // furnish-local, failing closed on a server that is gone) refuse even cluster-admin's namespace
 // creates until they are removed; the next start removes exactly those, and says how by hand.
-// Registrations written by anyone else (furnish install, an administrator) are left alone.
+// Registrations written by anyone else (furnish install, an administrator) are left alone. A killed
+// run's watchdog (scripts/start/watchdog.ts) removes that run's only, by its label.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect, createKubeClient, type KubeClient } from '../../shared/kube/client.ts';
 import { collectingLogger } from '../../shared/log.ts';
-import { LOCAL_FIELD_MANAGER, removeStaleLocalRegistrations } from '../../scripts/local-registrations.ts';
+import { LOCAL_FIELD_MANAGER, removeRunRegistrations, removeStaleLocalRegistrations } from '../../scripts/local-registrations.ts';
+import { KEY } from '../../shared/keys.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 
 const run = Math.random().toString(36).slice(2, 7);
@@ -15,9 +17,9 @@ let cluster: TestCluster;
 let admin: KubeClient;
 
 /** A fail-closed registration for namespaces pointing at a port nothing listens on. */
-function deadRegistration(name: string) {
+function deadRegistration(name: string, labels: Record<string, string> = {}) {
   return {
-    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name },
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name, labels },
     webhooks: [{
       name: `${name}.furnish.dev`, admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', timeoutSeconds: 2,
       clientConfig: { url: 'https://127.0.0.1:1/gone' },
@@ -28,8 +30,8 @@ function deadRegistration(name: string) {
   };
 }
 
-const register = (name: string, fieldManager: string) =>
-  admin.call({ method: 'PATCH', path: `${PATH}/${name}`, query: { fieldManager, force: true }, contentType: 'application/apply-patch+yaml', body: deadRegistration(name) });
+const register = (name: string, fieldManager: string, labels?: Record<string, string>) =>
+  admin.call({ method: 'PATCH', path: `${PATH}/${name}`, query: { fieldManager, force: true }, contentType: 'application/apply-patch+yaml', body: deadRegistration(name, labels) });
 
 const createNamespace = (name: string) =>
   admin.call({ method: 'POST', path: '/api/v1/namespaces', query: { dryRun: 'All' }, body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'stale-test': run } } }, retry: once });
@@ -43,7 +45,7 @@ describe('npm start removes the registrations a killed run left', () => {
     admin = createKubeClient(await connect({ kubeconfigPath: cluster.kubeconfigPath, context: 'admin' }));
   });
   afterAll(async () => {
-    for (const name of [local, installed]) await admin?.call({ method: 'DELETE', path: `${PATH}/${name}`, retry: once });
+    for (const name of [local, `${local}-2`, installed]) await admin?.call({ method: 'DELETE', path: `${PATH}/${name}`, retry: once });
     admin?.close();
     await cluster?.stop();
   });
@@ -59,6 +61,21 @@ describe('npm start removes the registrations a killed run left', () => {
     expect(removed.map((o) => o.metadata.name)).toContain(local);
     expect(log.lines.find((l) => l.message.includes('left by an earlier npm start'))?.fields.byHand).toContain(`kubectl delete mutatingwebhookconfiguration ${local}`);
     expect((await createNamespace(`unlocked-${run}`)).status).toBe(201);
+  });
+
+  it("a killed run's watchdog removes that run's registrations, never one a later run has written over", async () => {
+    const [killed, later] = [`killed-${run}`, `later-${run}`];
+    expect((await register(local, LOCAL_FIELD_MANAGER, { [KEY.localRun]: killed })).ok).toBe(true);
+    expect((await register(`${local}-2`, LOCAL_FIELD_MANAGER, { [KEY.localRun]: killed })).ok).toBe(true);
+    // The next npm start registered the same name over it (its label now).
+    expect((await register(`${local}-2`, LOCAL_FIELD_MANAGER, { [KEY.localRun]: later })).ok).toBe(true);
+    expect((await createNamespace(`locked-${run}-2`)).status).toBe(500);
+
+    expect(await removeRunRegistrations(admin, killed)).toEqual([local]);
+    expect((await admin.call({ method: 'GET', path: `${PATH}/${local}` })).status).toBe(404);
+    expect((await admin.call({ method: 'GET', path: `${PATH}/${local}-2` })).status).toBe(200);
+    expect(await removeRunRegistrations(admin, later)).toEqual([`${local}-2`]);
+    expect((await createNamespace(`unlocked-${run}-2`)).status).toBe(201);
   });
 
   it('leaves a registration that furnish install (or anyone else) wrote', async () => {

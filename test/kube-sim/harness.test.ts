@@ -95,6 +95,12 @@ describe('faults', () => {
     expect((await call(cluster, 'POST', '/api/v1/namespaces/default/configmaps', { body: CONFIGMAP('t', 'default') })).status).toBe(201);
   });
 
+  it("answers as a filling watch cache does (kube-apiserver 1.31+), with the fault's message", async () => {
+    cluster.faults.inject({ verb: 'list', resource: 'configmaps', status: 429, retryAfterSeconds: 1, message: 'storage is (re)initializing', times: 1 });
+    const filling = await call(cluster, 'GET', '/api/v1/namespaces/default/configmaps');
+    expect([filling.status, filling.headers['retry-after'], filling.body.reason, filling.body.message]).toEqual([429, '1', 'TooManyRequests', 'storage is (re)initializing']);
+  });
+
   it('adds latency: a delayed get answers after an undelayed list sent after it', async () => {
     // Order, not elapsed time: the delay is long enough that the list, sent second, answers first.
     cluster.faults.inject({ verb: 'get', latencyMs: 1000, times: 1 });

@@ -162,7 +162,7 @@ describe('pods: readiness, status reason, restarts, IP, node, readiness gates', 
     expect(applied.stderr).toBe('');
     const patched = await call(cluster, 'PATCH', '/api/v1/namespaces/pods-a/pods/web/status', { body: POD_STATUS, contentType: 'application/merge-patch+json' });
     expect(patched.status).toBe(200);
-    // kube-apiserver sets a new pod's status.phase to Pending; kube-sim stores none (README, Known differences).
+    // kube-apiserver sets a new pod's status.phase to Pending; kube-sim stores none (test/support/kube-sim/README.md, Known differences).
     await call(cluster, 'PATCH', '/api/v1/namespaces/pods-a/pods/gated/status', { body: { status: { phase: 'Pending' } }, contentType: 'application/merge-patch+json' });
   });
 

@@ -70,6 +70,11 @@ export interface TestClusterOptions {
    * equivalent AdmissionConfiguration (see test/support/kube-sim/README.md).
    */
   admissionKubeconfig?: string | AdmissionKubeconfig;
+  /**
+   * kube-sim: a TokenReview webhook's config file (test/support/google-identity.ts), as kube-apiserver's
+   * --authentication-token-webhook-config-file. A real cluster must have been started with it.
+   */
+  tokenWebhookConfigFile?: string;
 }
 
 const DEFAULT_TEST_USERS = [
@@ -86,6 +91,7 @@ export async function useTestCluster(opts: TestClusterOptions = {}): Promise<Tes
     users: opts.users ?? DEFAULT_TEST_USERS,
     ...(opts.metadataNameLabel !== undefined ? { metadataNameLabel: opts.metadataNameLabel } : {}),
     ...(opts.admissionKubeconfig !== undefined ? { admissionKubeconfig: opts.admissionKubeconfig } : {}),
+    ...(opts.tokenWebhookConfigFile !== undefined ? { tokenWebhookConfigFile: opts.tokenWebhookConfigFile } : {}),
   });
   return {
     kubeconfigPath: cluster.kubeconfigPath,

@@ -48,7 +48,7 @@ export const ADMISSION_FIXTURES = [
   '031-guard-CREATE-configmaps-furnished-json-admin',
   '032-mutate-DELETE-namespaces-team-c-admin',
   '033-validate-DELETE-namespaces-team-c-admin',
-  // protect-objects (objectSelector furnish.dev/template Exists; UPDATE, DELETE of every namespaced kind): see the README there.
+  // protect-objects (objectSelector furnish.dev/template Exists; UPDATE, DELETE of every namespaced kind): see docs/reference/webhooks.md.
   '034-protect-UPDATE-networkpolicies-default-deny-alice',
   '035-protect-UPDATE-networkpolicies-default-deny-alice',
   '036-protect-UPDATE-networkpolicies-default-deny-system_serviceaccount_furnish_system_furnish_reconciler',

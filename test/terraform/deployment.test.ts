@@ -16,7 +16,7 @@ import { SETTINGS, type Setting } from '../../shared/config/settings.ts';
 import { defaultPolicySettings, DEFAULT_FURNISH_NAMESPACE, WEBHOOKS } from '../../shared/config/types.ts';
 import { clusterObjects } from '../../shared/install/install.ts';
 import { loadKustomization } from '../../shared/install/manifests.ts';
-import { parseInstallVars } from '../../shared/install/vars.ts';
+import { parseInstallVars, PATH_CREDENTIAL_VAR } from '../../shared/install/vars.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { reconcileConfig, type Topics } from '../../shared/reconcile/config.ts';
 import { relayConfig } from '../../functions/watch-relay/lib/config.ts';
@@ -64,7 +64,8 @@ const settingsUsedBy = (components: readonly string[]) =>
   new Set((Object.values(SETTINGS) as Setting[]).filter((s) => s.env !== undefined && s.usedBy.some((c) => components.includes(c))).map((s) => s.env!));
 
 beforeAll(async () => {
-  tf = await TerraformModel.load(TERRAFORM, VARIABLES);
+  // After the one apply: its generated secrets (the path credential in install_vars) are known.
+  tf = await TerraformModel.load(TERRAFORM, VARIABLES, APPLIED);
   const output = (await tf.output('install_vars')) as Record<string, unknown>;
   expect(unknownsIn(output)).toEqual([]);
   installVars = parseInstallVars(JSON.stringify(output.prod), 'install_vars.prod');
@@ -144,8 +145,10 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
   it('fills every template variable of infra/ from install_vars (the image and the credential path aside), and install_vars holds none infra/ does not use', () => {
     const used = new Set(JSON.stringify(loadKustomization()).match(/\$\{FURNISH_[A-Z_]+\}/g)!.map((p) => p.slice(2, -1)));
     const ownedByInstaller = ['FURNISH_RELAY_IMAGE', 'FURNISH_WEBHOOK_CREDENTIAL_PATH'];
+    // Not a template variable: install builds FURNISH_WEBHOOK_CREDENTIAL_PATH from it.
+    const forInstaller = [PATH_CREDENTIAL_VAR];
     expect([...used].filter((v) => !(v in installVars) && !ownedByInstaller.includes(v))).toEqual([]);
-    expect(Object.keys(installVars).filter((v) => !used.has(v))).toEqual([]);
+    expect(Object.keys(installVars).filter((v) => !used.has(v) && !forInstaller.includes(v))).toEqual([]);
     expect(JSON.stringify(objects)).not.toMatch(/\$\{/);
   });
 
@@ -247,6 +250,21 @@ describe('terraform\'s webhook configuration secret (yamlencode), as the webhook
     return { text: String(text), env, config: await loadConfig({ ...env, FURNISH_CONFIG_FILE: join(dir, 'config.yaml') }) };
   };
 
+  it('turns the organization rules on or off for the webhooks and the reconcilers from one variable (variable organizations)', async () => {
+    for (const on of [false, true]) {
+      const model = on ? await TerraformModel.load(TERRAFORM, { ...VARIABLES, organizations: true }, APPLIED) : tfa;
+      const text = String(await model.attribute('google_secret_manager_secret_version', 'webhook_config', '', ['secret_data']));
+      const dir = mkdtempSync(join(tmpdir(), 'furnish-webhook-config-'));
+      writeFileSync(join(dir, 'config.yaml'), text);
+      const config = await loadConfig({ FURNISH_CONFIG_FILE: join(dir, 'config.yaml') });
+      expect(config.clusters.map((c) => ({ id: c.id, enabled: c.organizations?.enabled }))).toEqual(config.clusters.map((c) => ({ id: c.id, enabled: on })));
+      const reconcilerEnv = (await model.attribute('google_cloudfunctions2_function', 'fn', 'reconcile-organization', ['service_config', 0, 'environment_variables'])) as Record<string, string>;
+      expect(reconcilerEnv.FURNISH_ORGANIZATIONS).toBe(String(on));
+    }
+    const overridden = await TerraformModel.load(TERRAFORM, { ...VARIABLES, reconciler_env: { FURNISH_ORGANIZATIONS: 'true' } });
+    expect(await overridden.failedValidations('reconciler_env')).toEqual([expect.stringContaining('FURNISH_ORGANIZATIONS follows variable organizations')]);
+  });
+
   it('is read by the webhooks from where Terraform mounts it', async () => {
     const env = (await tfa.attribute('google_cloudfunctions2_function', 'fn', 'validate-namespace', ['service_config', 0, 'environment_variables'])) as Record<string, string>;
     const volume = ['service_config', 0, 'dynamic', 'secret_volumes', 0, 'content', 0];
@@ -256,7 +274,8 @@ describe('terraform\'s webhook configuration secret (yamlencode), as the webhook
   });
 
   it('gives every webhook every cluster with the credentials Terraform generated and outputs', async () => {
-    const pathCredentials = (await tfa.output('path_credentials')) as Record<string, string>;
+    // The path credential reaches furnish install in install_vars (one output, no copy by hand).
+    const pathCredentials = Object.fromEntries(Object.entries((await tfa.output('install_vars')) as Record<string, Record<string, string>>).map(([id, v]) => [id, v.FURNISH_PATH_CREDENTIAL!]));
     const jwtSecrets = (await tfa.output('jwt_secrets')) as Record<string, string>;
     expect(Object.keys(pathCredentials).sort()).toEqual(['edge', 'prod']);
     for (const fn of WEBHOOKS) {

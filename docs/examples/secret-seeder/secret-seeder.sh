@@ -1,5 +1,5 @@
 #!/bin/sh
-# A second namespace initializer, after Furnish's own (README "Namespace initializers"). Run as
+# A second namespace initializer, after Furnish's own (docs/guide/initializers.md). Run as
 # the ServiceAccount secret-seeder/seeder once a namespace's first pending initializer is
 # `secret-seeder`: it puts a Secret into the namespace, then removes itself from the namespace's
 # furnish.dev/initializers annotation. Until then nobody but it (and the system controllers) may

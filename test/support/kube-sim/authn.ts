@@ -1,10 +1,12 @@
 // Authentication: static bearer tokens, one per configured user (like kube-apiserver's
-// --token-auth-file), ServiceAccount tokens from the TokenRequest API (tokens.ts), and the
+// --token-auth-file), ServiceAccount tokens from the TokenRequest API (tokens.ts), a token webhook
+// (token-webhook.ts, --authentication-token-webhook-config-file) when configured, and the
 // impersonation headers, each authorized as RBAC verb `impersonate`.
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { UserInfo } from '../../../shared/kube/types.ts';
 import { forbidden, unauthorized } from './errors.ts';
+import type { TokenWebhook } from './token-webhook.ts';
 import type { ServiceAccountTokens } from './tokens.ts';
 
 export interface UserSpec {
@@ -52,21 +54,29 @@ export type ImpersonationCheck = (requester: Authenticated, resource: 'users' | 
 export class Authenticator {
   private readonly byToken: Map<string, SimUser>;
   private readonly serviceAccountTokens: ServiceAccountTokens | undefined;
+  private readonly tokenWebhook: TokenWebhook | undefined;
 
-  constructor(users: SimUser[], serviceAccountTokens?: ServiceAccountTokens) {
+  constructor(users: SimUser[], serviceAccountTokens?: ServiceAccountTokens, tokenWebhook?: TokenWebhook) {
     this.byToken = new Map(users.map((u) => [u.token, u]));
     this.serviceAccountTokens = serviceAccountTokens;
+    this.tokenWebhook = tokenWebhook;
   }
 
-  /** The user behind `Authorization: Bearer ...`; no or an unknown token is 401, as with anonymous auth off. */
-  authenticate(headers: IncomingHttpHeaders): Authenticated {
+  /**
+   * The user behind `Authorization: Bearer ...`: a static token, a ServiceAccount token, else what
+   * the token webhook (if configured) says; no or an unknown token is 401, as with anonymous auth off.
+   */
+  async authenticate(headers: IncomingHttpHeaders): Promise<Authenticated> {
     const header = headers.authorization ?? '';
     const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
-    const user = token === undefined ? undefined : this.byToken.get(token);
+    if (token === undefined) throw unauthorized();
+    const user = this.byToken.get(token);
     if (user) return { username: user.name, uid: user.uid, groups: withImplicitGroups(user.name, user.groups) };
-    const serviceAccount = token === undefined ? undefined : this.serviceAccountTokens?.authenticate(token);
-    if (!serviceAccount) throw unauthorized();
-    return serviceAccount;
+    const serviceAccount = this.serviceAccountTokens?.authenticate(token);
+    if (serviceAccount) return serviceAccount;
+    const reviewed = await this.tokenWebhook?.review(token);
+    if (!reviewed) throw unauthorized();
+    return { username: reviewed.username, ...(reviewed.uid ? { uid: reviewed.uid } : {}), groups: withImplicitGroups(reviewed.username, reviewed.groups) };
   }
 
   /** Applies Impersonate-* headers, checking each against RBAC like the impersonation filter. */

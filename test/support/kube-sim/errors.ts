@@ -156,9 +156,9 @@ export function unsupportedMediaType(contentType: string): ApiError {
   return new ApiError(failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got ${contentType})`));
 }
 
-export function tooManyRequests(retryAfterSeconds: number): ApiError {
+export function tooManyRequests(retryAfterSeconds: number, message = 'Too many requests, please try again later.'): ApiError {
   return new ApiError(
-    failure(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds }),
+    failure(429, 'TooManyRequests', message, { retryAfterSeconds }),
     { 'Retry-After': String(retryAfterSeconds) },
   );
 }
@@ -187,7 +187,7 @@ export function expired(requested: string, oldest: number): Status {
 
 /** Any status code chosen by a test or a webhook; the reason follows the code like kube-apiserver's. */
 export function fromCode(code: number, message: string, retryAfterSeconds?: number): ApiError {
-  if (code === 429) return tooManyRequests(retryAfterSeconds ?? 1);
+  if (code === 429) return tooManyRequests(retryAfterSeconds ?? 1, message);
   const reasons: Record<number, string> = {
     400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 410: 'Gone',
     422: 'Invalid', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',

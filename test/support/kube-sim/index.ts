@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Authenticator, makeUsers, type SimUser, type UserSpec } from './authn.ts';
+import { TokenWebhook } from './token-webhook.ts';
 import { Controllers } from './controllers.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { auditEvent, Faults, RequestLog, type Fault } from './observability.ts';
@@ -37,6 +38,11 @@ export interface StartOptions extends Partial<SimOptions> {
    * credentials of the user named after their host (webhook-auth.ts); none: anonymous calls.
    */
   admissionKubeconfig?: string | AdmissionKubeconfig;
+  /**
+   * kube-apiserver's --authentication-token-webhook-config-file: a kubeconfig-format file naming a
+   * TokenReview webhook asked about bearer tokens no other authenticator knows (token-webhook.ts).
+   */
+  tokenWebhookConfigFile?: string;
   /** A file to append one audit event per answered request to, as kube-apiserver's `--audit-log-path` (observability.ts auditEvent). */
   auditLog?: string;
 }
@@ -87,7 +93,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<SimCluster>
   const auditFd = opts.auditLog === undefined ? undefined : openSync(opts.auditLog, 'a');
   if (auditFd !== undefined) log.onAnswered((e) => writeSync(auditFd, `${auditEvent(e)}\n`));
   const faults = new Faults();
-  const api = new ApiServer({ sim, authenticator: new Authenticator(users, sim.serviceAccountTokens), controllers, log, faults });
+  const api = new ApiServer({ sim, authenticator: new Authenticator(users, sim.serviceAccountTokens, opts.tokenWebhookConfigFile === undefined ? undefined : TokenWebhook.load(opts.tokenWebhookConfigFile)), controllers, log, faults });
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, api.handle);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

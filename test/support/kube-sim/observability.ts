@@ -78,6 +78,11 @@ export interface Fault {
   /** 5xx or 429. */
   status?: number;
   retryAfterSeconds?: number;
+  /**
+   * The Status message of the failure (default: kube-sim's own). E.g. 'storage is (re)initializing'
+   * with status 429: kube-apiserver 1.31+'s answer to a list of a CRD whose watch cache is filling.
+   */
+  message?: string;
   /** For watches: end the stream this long after it starts. */
   closeWatchAfterMs?: number;
   /**

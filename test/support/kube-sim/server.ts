@@ -175,7 +175,7 @@ export class ApiServer {
     if (HEALTH_PATHS.has(url.pathname)) return send(res, 200, 'ok');
     const raw = method === 'GET' ? Buffer.alloc(0) : await readBody(req);
     const { sim, authenticator } = this.parts;
-    const authenticated = authenticator.authenticate(req.headers);
+    const authenticated = await authenticator.authenticate(req.headers);
     const user = authenticator.impersonate(authenticated, req.headers, (requester, resource, name, namespace) => sim.rbac.authorize({
       user: requester, verb: 'impersonate', resourceRequest: true, apiGroup: resource === 'uids' ? 'authentication.k8s.io' : '',
       resource, name, ...(namespace ? { namespace } : {}),
@@ -298,7 +298,7 @@ async function injectFaults(faults: Fault[]): Promise<void> {
   if (latency > 0) await new Promise((resolve) => setTimeout(resolve, latency));
   const failing = faults.find((f) => f.status !== undefined);
   if (failing) {
-    throw fromCode(failing.status!, failing.status === 429 ? 'Too many requests, please try again later.' : `kube-sim: injected fault (HTTP ${failing.status})`, failing.retryAfterSeconds);
+    throw fromCode(failing.status!, failing.message ?? (failing.status === 429 ? 'Too many requests, please try again later.' : `kube-sim: injected fault (HTTP ${failing.status})`), failing.retryAfterSeconds);
   }
 }
 

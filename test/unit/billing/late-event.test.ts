@@ -194,7 +194,7 @@ describe.each(Object.keys(sinks))('a late event after a snapshot that lacked its
       clock = at(3_000);
       const before = await cost(withoutObservedAt(restart));
       const after = await cost(restart);
-      console.log(`relay restart, ${N} namespaces (${kind}): snapshot reads ${before.reads} before observedAt, ${after.reads} with it; BigQuery query jobs ${before.jobs} -> ${after.jobs}`);
+      process.stdout.write(`relay restart, ${N} namespaces (${kind}): snapshot reads ${before.reads} before observedAt, ${after.reads} with it; BigQuery query jobs ${before.jobs} -> ${after.jobs}\n`);
       expect(before.reads).toBe(N);
       expect(after.reads).toBe(0);
       if (kind === 'bigquery') {

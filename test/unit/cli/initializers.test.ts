@@ -1,5 +1,5 @@
 // The CLI shows the initializers a namespace would get: `furnish render --initializers` (stderr)
-// and `furnish admit --cluster` (mutate-namespace's patch), from the README's example.
+// and `furnish admit --cluster` (mutate-namespace's patch), from the initializers guide's example (docs/guide/initializers.md).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,11 +31,12 @@ const render = (...args: string[]) => runFurnish(['render', '--templates', 'exam
 
 describe('furnish render --initializers', () => {
   it('prints the namespace\'s initializers in order, and why the others are left out', async () => {
-    const selected = await render('--labels', 'vault=on');
+    const selected = await render('--labels', 'vault=on,secrets=seeded');
     expect(selected.status).toBe(0);
     expect(selected.stderr).toContain('initializers (furnish.dev/initializers): furnish,secret-seeder,vault-injector\n');
+    // The example serves only the namespaces labelled for it: any other is not held for it.
     const plain = await render();
-    expect(plain.stderr).toContain('initializers (furnish.dev/initializers): furnish,secret-seeder\nskipped initializer vault-injector (not-selected): namespace labels do not match selector "vault=on"\n');
+    expect(plain.stderr).toContain('initializers (furnish.dev/initializers): furnish\nskipped initializer secret-seeder (not-selected): namespace labels do not match selector "secrets=seeded"\nskipped initializer vault-injector (not-selected): namespace labels do not match selector "vault=on"\n');
     expect(plain.stdout).toContain('kind: NetworkPolicy');
   });
 
@@ -53,10 +54,16 @@ describe('furnish render --initializers', () => {
 describe('furnish admit --cluster with a configuration', () => {
   it('mutate-namespace records the initializers a new namespace gets', async () => {
     const request = join(root, 'test', 'fixtures', 'kube-apiserver-1.26', 'admission', '001-mutate-CREATE-namespaces-team-a-alice.json');
-    const run = await runFurnish(['admit', '-w', 'mutate-namespace', '-r', request, '--cluster', EXAMPLE]);
-    expect(run.status).toBe(0);
-    const { response } = JSON.parse(run.stdout) as AdmissionReview;
-    const patch: unknown = JSON.parse(Buffer.from(response!.patch!, 'base64').toString('utf8'));
-    expect(patch).toContainEqual({ op: 'add', path: '/metadata/annotations', value: expect.objectContaining({ 'furnish.dev/creator': 'alice', 'furnish.dev/initializers': 'furnish,secret-seeder' }) });
+    const everyNamespace = writeUnder(dir, 'all/all.yaml', 'apiVersion: furnish.dev/v1alpha1\nkind: NamespaceInitializationConfiguration\nmetadata: { name: 30-audit }\nspec: { initializers: [{ name: audit-log, principals: [{ kind: Group, name: auditors }] }] }\n');
+    const initializersOf = async (config: string) => {
+      const run = await runFurnish(['admit', '-w', 'mutate-namespace', '-r', request, '--cluster', config]);
+      expect(run.status).toBe(0);
+      const { response } = JSON.parse(run.stdout) as AdmissionReview;
+      const patch = JSON.parse(Buffer.from(response!.patch!, 'base64').toString('utf8')) as { path: string; value: Record<string, string> }[];
+      return patch.find((p) => p.path === '/metadata/annotations')?.value;
+    };
+    expect(await initializersOf(everyNamespace)).toMatchObject({ 'furnish.dev/creator': 'alice', 'furnish.dev/initializers': 'furnish,audit-log' });
+    // team-a is not labelled secrets=seeded: the example's seeder does not hold it.
+    expect(await initializersOf(EXAMPLE)).toMatchObject({ 'furnish.dev/creator': 'alice', 'furnish.dev/initializers': 'furnish' });
   });
 });

@@ -1,9 +1,9 @@
-// The settings table: one reader with one error naming the setting, and the README's settings list
-// generated from it (this test fails while they differ: `npm run settings:readme`).
+// The settings table: one reader with one error naming the setting, and docs/reference/settings.md's
+// table generated from it (this test fails while they differ: `npm run settings:docs`).
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, readmeWithSettings, readSetting, SETTINGS, type Setting } from '../../../shared/config/settings.ts';
+import { ConfigError, readSetting, withSettingsTable, SETTINGS, type Setting } from '../../../shared/config/settings.ts';
 import { defaultPolicySettings, DEFAULT_SYSTEM_PRINCIPALS } from '../../../shared/config/types.ts';
 import { DEFAULT_KUBE_TIMEOUT_MS } from '../../../shared/kube/http.ts';
 import { DEFAULT_DRIFT_RESOURCES } from '../../../functions/watch-relay/lib/drift-watch.ts';
@@ -11,6 +11,7 @@ import { relayConfig } from '../../../functions/watch-relay/lib/config.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const TABLE = Object.values(SETTINGS) as Setting[];
+const SETTINGS_DOC = join(ROOT, 'docs', 'reference', 'settings.md');
 
 function thrown(f: () => unknown): ConfigError {
   try {
@@ -34,21 +35,21 @@ function filesUnder(dir: string, exts: readonly string[]): string[] {
 
 /** FURNISH_* names that are not settings: a constant, the test harness's variables, placeholders of infra/ templates. */
 const NOT_SETTINGS = new Set(['FURNISH_INITIALIZER', 'FURNISH_TEST_KUBECONFIG', 'FURNISH_TEST_AUDIT_LOG', 'FURNISH_FUNCTIONS_URL', 'FURNISH_FUNCTIONS_HOST', 'FURNISH_CA_BUNDLE', 'FURNISH_WEBHOOK_CREDENTIAL_PATH', 'FURNISH_WEBHOOK_TOKEN', 'FURNISH_RELAY_IMAGE',
-  // Placeholders of the manifests `furnish install` fills in, and a variable the README's example names.
-  'FURNISH_PROJECT', 'FURNISH_RELAY_SERVICE_ACCOUNT', 'FURNISH_X', 'FURNISH_PATH_CREDENTIAL']);
+  // Placeholders of the manifests `furnish install` fills in, and a variable the install docs' example names.
+  'FURNISH_PROJECT', 'FURNISH_RELAY_SERVICE_ACCOUNT', 'FURNISH_RECONCILER_USER', 'FURNISH_WEBHOOK_USER', 'FURNISH_X', 'FURNISH_PATH_CREDENTIAL']);
 
 describe('the settings table', () => {
-  it('the README lists exactly the settings of the table (npm run settings:readme regenerates it)', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    expect(readme).toBe(readmeWithSettings(readme));
-    for (const s of TABLE) expect(readme).toContain(`| ${s.env ? `\`${s.env}\`` : ''} | ${s.file ? `\`${s.file}\`` : ''} |`);
+  it('docs/reference/settings.md lists exactly the settings of the table (npm run settings:docs regenerates it)', () => {
+    const doc = readFileSync(SETTINGS_DOC, 'utf8');
+    expect(doc).toBe(withSettingsTable(doc));
+    for (const s of TABLE) expect(doc).toContain(`| ${s.env ? `\`${s.env}\`` : ''} | ${s.file ? `\`${s.file}\`` : ''} |`);
   });
 
-  it('a README whose list lacks a setting, or has one too many, is told apart', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    expect(readmeWithSettings(readme.replace(/^\| `FURNISH_KUBE_QPS` .*\n/m, ''))).toBe(readme);
-    expect(readme.replace(/^\| `FURNISH_KUBE_QPS` .*\n/m, '')).not.toBe(readmeWithSettings(readme));
-    expect(() => readmeWithSettings('# no markers')).toThrow(/markers/);
+  it('a settings reference whose list lacks a setting, or has one too many, is told apart', () => {
+    const doc = readFileSync(SETTINGS_DOC, 'utf8');
+    expect(withSettingsTable(doc.replace(/^\| `FURNISH_KUBE_QPS` .*\n/m, ''))).toBe(doc);
+    expect(doc.replace(/^\| `FURNISH_KUBE_QPS` .*\n/m, '')).not.toBe(withSettingsTable(doc));
+    expect(() => withSettingsTable('# no markers')).toThrow(/markers/);
   });
 
   it('every FURNISH_ variable the code, manifests, Terraform and docs name is in the table', () => {

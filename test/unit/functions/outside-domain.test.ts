@@ -1,6 +1,6 @@
 // The Functions Framework runs each request in a node:domain; Furnish's functions leave it as
 // they start (shared/functions/outside-domain.ts), and lose no error by doing so.
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import * as functions from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import request from 'supertest';
@@ -22,6 +22,20 @@ const probe: functions.HttpFunction = async (_req, res) => {
   res.json({ atStart, afterAwait: activeDomain() });
 };
 
+/**
+ * What the framework logs with console.error while `f` runs (a crashed function's stack): asserted
+ * on by the caller, not printed into a passing run.
+ */
+async function errorsLogged(f: () => Promise<void>): Promise<string[]> {
+  const spy = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+  try {
+    await f();
+    return spy.mock.calls.map((args) => args.map(String).join(' '));
+  } finally {
+    spy.mockRestore();
+  }
+}
+
 describe('functions outside the framework\'s domain', () => {
   it('the framework runs a plain handler inside a domain (what the wrapper is for)', async () => {
     functions.http('domain-plain', probe);
@@ -40,8 +54,12 @@ describe('functions outside the framework\'s domain', () => {
       await Promise.resolve();
       throw new Error('boom after leaving the domain');
     }));
-    const res = await request(getTestServer('domain-reject')).post('/').send({});
-    expect(res.status).toBe(500);
+    const logged = await errorsLogged(async () => {
+      const res = await request(getTestServer('domain-reject')).post('/').send({});
+      expect(res.status).toBe(500);
+    });
+    // Not lost: the framework logged it, with its stack.
+    expect(logged).toEqual([expect.stringMatching(/^Error: boom after leaving the domain\n\s+at /)]);
   });
 
   it('a wrapped CloudEvent function runs outside it and its failure still nacks (500)', async () => {
@@ -54,6 +72,9 @@ describe('functions outside the framework\'s domain', () => {
     const send = (type: string) => request(getTestServer('domain-event')).post('/').set({ 'ce-specversion': '1.0', 'ce-id': '1', 'ce-source': 's', 'ce-type': type, 'content-type': 'application/json' }).send({});
     expect((await send('ok')).status).toBe(204);
     expect(seen).toBe(false);
-    expect((await send('fail')).status).toBe(500);
+    const logged = await errorsLogged(async () => {
+      expect((await send('fail')).status).toBe(500);
+    });
+    expect(logged).toEqual([expect.stringMatching(/^Error: nack\n/)]);
   });
 });

@@ -116,13 +116,13 @@ describe('the probes\' verdicts', () => {
   it('a mutating webhook passes only with its mark on the admitted object', () => {
     const judge = probe('mutate-namespace').judge;
     expect(judge({ status: 201, data: { metadata: { annotations: { 'furnish.dev/creator': 'admin' } } } })).toBeUndefined();
-    expect(judge({ status: 201, data: { metadata: {} } })).toContain('expected the dry run admitted with annotation furnish.dev/creator set, got admitted (HTTP 201)');
+    expect(judge({ status: 201, data: { metadata: {} } })).toContain('expected the dry run admitted with annotation furnish.dev/creator set, got admitted without its answer (HTTP 201)');
   });
 
   it('a validating webhook passes only with its own refusal', () => {
     const judge = probe('validate-template').judge;
     expect(judge({ status: 422, error: 'admission webhook "validate-template.furnish.dev" denied the request: NamespaceTemplate "x" is invalid' })).toBeUndefined();
-    expect(judge({ status: 201 })).toContain('expected the dry run refused by validate-template.furnish.dev, got admitted (HTTP 201)');
+    expect(judge({ status: 201 })).toContain('expected the dry run refused by validate-template.furnish.dev, got admitted without its answer (HTTP 201)');
     expect(judge({ status: 403, error: 'admission webhook "validate-namespace.furnish.dev" denied the request' })).toContain('got HTTP 403');
   });
 });
@@ -168,8 +168,8 @@ describe('the protect-objects probes', () => {
     expect(objects(refusal('protect-objects'))).toBeUndefined();
     expect(applyset(refusal('protect-applyset'))).toBeUndefined();
     // The function down under Ignore: admitted.
-    expect(objects({ status: 201, data: {} })).toBe('protect-objects: expected the dry run refused by protect-objects.furnish.dev, got admitted (HTTP 201)');
-    expect(applyset({ status: 201, data: {} })).toBe('protect-applyset: expected the dry run refused by protect-applyset.furnish.dev, got admitted (HTTP 201)');
+    expect(objects({ status: 201, data: {} })).toBe('protect-objects: expected the dry run refused by protect-objects.furnish.dev, got admitted without its answer (HTTP 201): the cluster\'s call to the function failed, or it answered otherwise');
+    expect(applyset({ status: 201, data: {} })).toBe('protect-applyset: expected the dry run refused by protect-applyset.furnish.dev, got admitted without its answer (HTTP 201): the cluster\'s call to the function failed, or it answered otherwise');
     // Another webhook's refusal, or the API server's own, is not this function answering.
     expect(objects(refusal('protect-applyset'))).toContain('got HTTP 400');
     expect(applyset({ status: 409, error: 'configmaps "furnish-applyset" already exists' })).toContain('got HTTP 409: configmaps "furnish-applyset" already exists');

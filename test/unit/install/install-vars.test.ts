@@ -130,6 +130,32 @@ describe('furnish webhooks --vars', () => {
     }
   });
 
+  it('takes the path credential from the file (install_vars holds it: nothing copied by hand); --credential-env must agree, and neither is ever shown', async () => {
+    const withCredential = write('cred.json', { ...FROM_TERRAFORM, FURNISH_PATH_CREDENTIAL: credential });
+    const r = await cli(['--vars', withCredential]);
+    expect(r.code).toBe(0);
+    for (const c of r.clientConfigs) expect(c.url).toMatch(new RegExp(`/c/prod/${credential}$`));
+    expect((await cli(['--vars', withCredential, '--credential-env', 'CRED'])).code).toBe(0);
+    const other = write('other.json', { ...FROM_TERRAFORM, FURNISH_PATH_CREDENTIAL: 'o'.repeat(48) });
+    const refused = await cli(['--vars', other, '--credential-env', 'CRED']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`--credential-env: CRED differs from FURNISH_PATH_CREDENTIAL in --vars ${other} (neither is shown: both are secrets)`);
+    expect(refused.stderr).not.toMatch(/kkkk|oooo/);
+    const bad = await cli(['--vars', write('bad.json', { ...FROM_TERRAFORM, FURNISH_PATH_CREDENTIAL: 'short-secret' })]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('FURNISH_PATH_CREDENTIAL must be 32 to 256 characters');
+    expect(bad.stderr).not.toContain('short-secret');
+  });
+
+  it('refuses a functions URL with a query, a fragment or user information: the path credential would follow it into kube-apiserver\'s error', async () => {
+    for (const url of ['https://f.example/base?', 'https://f.example/base?x=1', 'https://f.example/base#x', 'https://u:p@f.example']) {
+      const r = await cli(['--vars', write('cred-url.json', { ...FROM_TERRAFORM, FURNISH_FUNCTIONS_URL: url, FURNISH_PATH_CREDENTIAL: credential })]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('--url: must be the functions\' base URL, without a query (?), a fragment (#) or user information (@)');
+      expect(r.stderr).not.toContain(credential);
+    }
+  });
+
   it('takes the file\'s CA bundle unless --ca-bundle gives one', async () => {
     const bundle = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
     const r = await cli(['--vars', write('ca.json', { ...FROM_TERRAFORM, FURNISH_CA_BUNDLE: bundle })]);

@@ -32,6 +32,9 @@ describe('parseSudoArgs', () => {
   it('usage errors: nothing to run, a flag without its value, impersonation flags of its own', () => {
     expect(() => parseSudoArgs([])).toThrow(SudoUsageError);
     expect(() => parseSudoArgs(['kubectl'])).toThrow(/^usage: kubectl sudo/);
+    // Asked for, the usage is help, not an error (kubectl-sudo prints it to stdout and exits 0).
+    expect(() => parseSudoArgs(['--help'])).toThrow(expect.objectContaining({ help: true }));
+    expect(() => parseSudoArgs([])).toThrow(expect.objectContaining({ help: false }));
     expect(() => parseSudoArgs(['get', 'pods', '-n'])).toThrow('flag -n needs a value');
     expect(() => parseSudoArgs(['get', 'pods', '--as=bob'])).toThrow('kubectl sudo sets --as, --as-group, --as-uid itself; remove --as from the command');
   });

@@ -228,7 +228,7 @@ describe('calls per namespace reconcile', () => {
     expect(r.messages.map((m) => m.name).sort()).toEqual(Array.from({ length: n }, (_, i) => `ns-${i}`).sort());
     expect(r.templateLists).toBe(1);
     expect(r.calls.length).toBe(3 * n + 1);
-    console.log(`fan-out to ${n} namespaces, one object changed each: ${r.calls.length} calls (${(r.calls.length / n).toFixed(2)} per namespace), ${r.templateLists} list of the templates`);
+    process.stdout.write(`fan-out to ${n} namespaces, one object changed each: ${r.calls.length} calls (${(r.calls.length / n).toFixed(2)} per namespace), ${r.templateLists} list of the templates\n`);
     for (let i = 0; i < n; i++) expect((api.get('v1', 'ConfigMap', `ns-${i}`, 'quota')?.data as Record<string, string>).pods).toBe('60');
   });
 

@@ -27,6 +27,9 @@ describe('embeddedClusterBanner', () => {
     expect(text).toContain('kubectl --context alice create namespace team-a');
     // alice may create namespaces only once she is granted it (kube-sim's RBAC is the real one's).
     expect(text.indexOf('kubectl create clusterrolebinding alice-ns --clusterrole=ns-creator --user=alice')).toBeLessThan(text.indexOf('kubectl --context alice create namespace team-a'));
+    // The quickstart's next step is bob's refusal for a template he may not use: he needs the same grant.
+    expect(text).toContain('kubectl create clusterrolebinding bob-ns --clusterrole=ns-creator --user=bob');
+    expect(text).toContain('with users admin, alice, bob, carol');
     expect(text).toContain('https://127.0.0.1:4242');
   });
 });
@@ -64,15 +67,20 @@ describe('startEmbeddedCluster', () => {
     }
   };
 
-  it("runs the test cluster as a process of its own (not under the stack's heap limit), with the quickstart's users, and stops it", async () => {
+  it("runs the test cluster as a process of its own (not under the stack's heap limit), with every walk-through's users, and stops it", async () => {
     const cluster = await startEmbeddedCluster(mkdtempSync(`${tmpdir()}/furnish-embedded-`));
     try {
       expect(cluster.pid).not.toBe(process.pid);
       expect(alive(cluster.pid)).toBe(true);
-      for (const user of ['admin', 'alice']) {
+      // Each user is a context and is who the docs say (groups included: a Group sudoer's members).
+      const who: Record<string, string[]> = {};
+      for (const user of ['admin', 'alice', 'bob', 'carol']) {
         const kube = await probeCluster(cluster.kubeconfigPath, user);
+        const review = await kube.call<{ status?: { userInfo?: { username?: string; groups?: string[] } } }>({ method: 'POST', path: '/apis/authentication.k8s.io/v1/selfsubjectreviews', body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
+        who[review.data?.status?.userInfo?.username ?? `? ${review.status}`] = (review.data?.status?.userInfo?.groups ?? []).filter((g) => g !== 'system:authenticated');
         kube.close();
       }
+      expect(who).toEqual({ admin: ['system:masters'], alice: ['dev'], bob: ['dev'], carol: [] });
     } finally {
       await cluster.stop();
     }

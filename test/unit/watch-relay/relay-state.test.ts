@@ -43,8 +43,12 @@ describe('RelayState', () => {
     const annotated = (annotations: Record<string, string>) => ({ ...ns('a', 'ready'), metadata: { ...ns('a', 'ready').metadata, annotations } });
     expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '200' }), 'MODIFIED')).toBe(true);
     expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '300' }), 'MODIFIED')).toBe(true);
-    // The reconciler's own record and verdict, and the initializers' progress, are not.
-    expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '300', 'furnish.dev/applied': '{"v":2}', 'furnish.dev/failure': '', 'furnish.dev/initializers': '' }), 'MODIFIED')).toBe(false);
+    // The reconciler's own record and verdict are not.
+    expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '300', 'furnish.dev/applied': '{"v":2}', 'furnish.dev/failure': '' }), 'MODIFIED')).toBe(false);
+    // The initializers' progress is: the last one removing itself (mutate-namespace sets phase=ready
+    // on that update) must reach the reconciler, the one writer of the Ready condition.
+    expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '300', 'furnish.dev/initializers': 'seeder' }), 'MODIFIED')).toBe(true);
+    expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '300', 'furnish.dev/initializers': '' }), 'MODIFIED')).toBe(true);
     expect(s.observe('Namespace', annotated({}), 'MODIFIED')).toBe(true);
     expect(s.observe('Namespace', ns('a', 'ready'), 'SYNC')).toBe(true);
     // A failed namespace being deleted: its deletion starting is a change, the steps after it are not.
