@@ -210,7 +210,7 @@ export async function install(t: InstallTarget, o: InstallOptions): Promise<Inst
   try {
     return await applyAndProbe(t, resolver, o, objects, registrations, priors, written);
   } catch (e) {
-    const undone = await undo(t, resolver, priors.filter((p) => written.has(p.object)));
+    const undone = await undo(t, resolver, priors.filter((p) => written.has(p.object)), o.skipReachability === true);
     if (e instanceof InstallError) throw new InstallError(`${e.message}\n${undone}`);
     t.log.log('ERROR', undone);
     throw e;
@@ -304,10 +304,15 @@ async function waitGone(t: InstallTarget, resolver: ResourceResolver, deleted: r
 
 const UNDO_WAIT_MS = 60_000;
 
-/** The liveness URLs of the functions the registrations found before the install called, that answer from this machine. */
-async function previousFunctionsAnswering(t: InstallTarget, priors: readonly Prior[]): Promise<Set<string>> {
+/**
+ * The liveness URLs of the functions the registrations found before the install called, that
+ * answer from this machine; with --skip-reachability (this machine does not reach them) every one,
+ * and the lockout check after the undo judges them as the cluster calls them.
+ */
+async function previousFunctionsAnswering(t: InstallTarget, priors: readonly Prior[], skipReachability: boolean): Promise<Set<string>> {
   try {
     const previous = calledFunctions(priors.flatMap((p) => (p.before && isWebhookConfiguration(p.object) ? [p.before] : [])));
+    if (skipReachability) return new Set(previous.map((f) => f.url));
     return new Set((await reachFunctions(previous, REACH_TIMEOUT_MS, t.attempt)).filter((f) => f.reach.reachable).map((f) => f.url));
   } catch {
     return new Set(); // A URL that does not parse calls no function that answers.
@@ -329,8 +334,8 @@ function summary(objects: readonly KubeObject[]): string {
  * checks nobody is locked out; if it is refused (a restored webhook whose function refuses),
  * every registration is removed.
  */
-async function undo(t: InstallTarget, resolver: ResourceResolver, priors: readonly Prior[]): Promise<string> {
-  const answering = await previousFunctionsAnswering(t, priors);
+async function undo(t: InstallTarget, resolver: ResourceResolver, priors: readonly Prior[], skipReachability: boolean): Promise<string> {
+  const answering = await previousFunctionsAnswering(t, priors, skipReachability);
   const steps = undoSteps(priors, answering);
   const done: Undo[] = [];
   const kept: string[] = [];

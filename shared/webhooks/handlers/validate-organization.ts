@@ -6,6 +6,7 @@ import { liveReservations } from '../../org/ledger.ts';
 import { deletionRefusal, marksDefaultUsers, validateOrganization } from '../../org/validate.ts';
 import type { Organization } from '../../org/types.ts';
 import { ORGANIZATIONS_RESOURCE } from '../../org/types.ts';
+import { organizationSettings } from '../../org/settings.ts';
 import { GROUP } from '../../render/types.ts';
 import type { ValidationProblem } from '../../render/types.ts';
 import type { AdmissionRequest, AdmissionResponse } from '../../admission/types.ts';
@@ -35,16 +36,22 @@ async function judgeDeletion(request: AdmissionRequest, organizations: Organizat
   return refusal ? deny(request, refusal, 403) : allow(request);
 }
 
-export const validateOrganizationHandler: AdmissionHandler = (request, { organizations }) => {
+/** Said to whoever writes an Organization while the rules are off: at once, where the condition Enforced comes at its next true-up. */
+export function rulesOffWarning(name: string): string {
+  return `the organization rules are off in this cluster (FURNISH_ORGANIZATIONS, clusters[].organizations.enabled): Organization "${name}" is kept, and enforces nothing until they are on`;
+}
+
+export const validateOrganizationHandler: AdmissionHandler = (request, { organizations, settings }) => {
   requireResource(request, 'validate-organization', GROUP, ORGANIZATIONS_RESOURCE);
   const { operation } = request;
   if (operation === 'DELETE' && !request.subResource) return judgeDeletion(request, organizations);
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || request.subResource) return allow(request);
   const object = requireObject(request, 'object');
   const name = object.metadata?.name ?? request.name ?? '';
+  const warnings = organizationSettings(settings).enabled ? [] : [rulesOffWarning(name)];
   const answer = (others: readonly Organization[]) => {
     const problems = validateOrganization(object, others);
-    return problems.length === 0 ? allow(request) : deny(request, describeOrganizationProblems(name, problems), 422);
+    return problems.length === 0 ? allow(request, { warnings }) : deny(request, describeOrganizationProblems(name, problems), 422);
   };
   if (!marksDefaultUsers(object)) return answer([]);
   if (!organizations) return deny(request, 'could not read the other Organizations: this cluster has no API configured; retry', 503);

@@ -74,6 +74,13 @@ describe('validate-organization webhook', () => {
     expect(second.status).toMatchObject({ code: 422, message: 'Organization "initech" is invalid (1 problem): spec.members[0].default: user "bob" is already default in organization "globex": a user has at most one default organization (set default: false here, or remove it there)' });
   });
 
+  it('with the rules off it keeps the Organization and says at once that it enforces nothing (a warning kubectl prints)', async () => {
+    const review = organizationReview(organization('initech', [{ kind: 'User', name: 'carol' }])).request;
+    const off = await validateOrganizationHandler(review, orgDeps({ settings: { enabled: false } }));
+    expect(off).toMatchObject({ allowed: true, warnings: ['the organization rules are off in this cluster (FURNISH_ORGANIZATIONS, clusters[].organizations.enabled): Organization "initech" is kept, and enforces nothing until they are on'] });
+    expect((await validateOrganizationHandler(review, orgDeps())).warnings).toBeUndefined();
+  });
+
   it('fails closed with 503 when the others cannot be read', async () => {
     const deps = orgDeps();
     deps.organizations.list = () => Promise.reject(new Error('connection refused'));
