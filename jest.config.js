@@ -9,6 +9,9 @@ export default {
     '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2023', parser: { syntax: 'typescript' } }, module: { type: 'es6' } }],
   },
   testTimeout: 30000,
+  // Two suites at a time (jest's default on 2 cores is one): most of a suite's time is spent
+  // waiting on the processes it starts (kube-sim, the stack, kubectl), which the other one uses.
+  maxWorkers: 2,
   setupFiles: ['<rootDir>/test/support/billing-env.js'],
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };

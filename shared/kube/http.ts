@@ -1,6 +1,7 @@
 // The webhooks' door to the API server: the one transport (transport.ts) used bare, with a short
-// timeout, a static bearer token (or, on GKE, the function's Google access token) and no retries (an admission decision has seconds, not minutes),
-// but for a read answered "storage is (re)initializing" (errors.ts), repeated a few times within a second.
+// timeout, a static bearer token (on GKE the function's Google access token) and no retries (an
+// admission decision has seconds, not minutes), but for a read answered "storage is
+// (re)initializing" (errors.ts), repeated a few times within a second.
 // Never throws, always `{ ok, status, data }`.
 import { storageInitializing } from './errors.ts';
 import { googleHeaders, metadataTokens } from './google.ts';

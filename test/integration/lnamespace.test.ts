@@ -165,10 +165,12 @@ describeKubectl('the seed\'s test plan: each list change, judged by kubectl auth
 
     // Deleted: the namespace and everything it held go with it.
     await deleteLns(shop);
+    // The garbage collector deletes the namespace its owner left: it watches a CRD's kind only from
+    // its next discovery sync (every 30 s), which on a freshly installed cluster may not have come.
     await waitFor('namespace gone or going', async () => {
       const n = await get(admin, `/api/v1/namespaces/${shop}`);
       return !n || Boolean(n.metadata.deletionTimestamp);
-    }, 30_000);
+    }, 60_000);
     await waitFor('cluster roles gone', async () => !(await get(admin, CLUSTERROLE(`furnish:lns:${shop}:manager`))) && !(await get(admin, CLUSTERROLE(`furnish:lns:${shop}:sudo`))), 30_000);
   }, 120_000);
 });

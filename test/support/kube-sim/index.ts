@@ -95,6 +95,9 @@ export async function startCluster(opts: StartOptions = {}): Promise<SimCluster>
   const faults = new Faults();
   const api = new ApiServer({ sim, authenticator: new Authenticator(users, sim.serviceAccountTokens, opts.tokenWebhookConfigFile === undefined ? undefined : TokenWebhook.load(opts.tokenWebhookConfigFile)), controllers, log, faults });
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, api.handle);
+  // kube-apiserver keeps an idle connection 90 s (its http.Server IdleTimeout); Node closes one
+  // after 5 s, and a client reusing it at that moment gets ECONNRESET on a request never answered.
+  server.keepAliveTimeout = 90_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, '127.0.0.1', resolve);
