@@ -1,20 +1,26 @@
-// `npm start` registers the webhooks with field manager `furnish-local`, labelled with its run's id
-// (KEY.localRun), and removes them on exit. A run that is killed would leave them behind, failing
+// `npm start` registers the webhooks (and, on a server with in-tree policies, writes Furnish's
+// ValidatingAdmissionPolicies and bindings) with field manager `furnish-local`, labelled with its
+// run's id (KEY.localRun), and removes them on exit, registrations first. A run that is killed would leave them behind, failing
 // closed on a local server that is gone (even cluster-admin then could not create a namespace): its
 // watchdog removes that run's (scripts/start/watchdog.ts); after a reboot, the next start removes
 // every `furnish-local` one (never registrations written by `furnish install` or by hand) before
 // it writes anything (docs/adr/0010).
 import type { KubeClient } from '../shared/kube/client.ts';
+import { POLICY_KINDS as INSTALLED_POLICY_KINDS } from '../shared/install/policies.ts';
 import { INSTALL_FIELD_MANAGER, KEY } from '../shared/keys.ts';
 import type { KubeObject } from '../shared/kube/types.ts';
 import type { Logger } from '../shared/log.ts';
 
 export const LOCAL_FIELD_MANAGER = 'furnish-local';
 
-const KINDS = [
+const REGISTRATION_KINDS = [
   { kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations' },
   { kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations' },
 ] as const;
+/** Bindings before their policies. A server without in-tree policies (1.26) answers their lists 404: nothing to remove. */
+const POLICY_KINDS = [...INSTALLED_POLICY_KINDS].reverse();
+/** Removal order: registrations first (a webhook relaxed by its matchConditions never runs without the policies). */
+const KINDS = [...REGISTRATION_KINDS, ...POLICY_KINDS];
 
 const managersOf = (o: KubeObject): (string | undefined)[] => ((o.metadata.managedFields ?? []) as { manager?: string }[]).map((f) => f.manager);
 
@@ -27,9 +33,9 @@ export function isLocalRegistration(o: KubeObject): boolean {
   return managers.includes(LOCAL_FIELD_MANAGER) && !managers.includes(INSTALL_FIELD_MANAGER);
 }
 
-/** The kubectl command that deletes these webhook registrations. */
+/** The kubectl command that deletes these webhook registrations (and policies). */
 export function removeRegistrationsCommand(configs: readonly KubeObject[]): string {
-  return KINDS.map(({ kind, plural }) => [plural.replace(/s$/, ''), configs.filter((c) => c.kind === kind).map((c) => c.metadata.name).join(' ')])
+  return KINDS.map(({ kind }) => [kind.toLowerCase(), configs.filter((c) => c.kind === kind).map((c) => c.metadata.name).join(' ')])
     .filter(([, names]) => names !== '').map(([resource, names]) => `kubectl delete ${resource} ${names}`).join('; ');
 }
 
@@ -49,9 +55,13 @@ export async function removeStaleLocalRegistrations(kube: KubeClient, log: Logge
   return stale;
 }
 
-/** The one kubectl command that deletes the registrations of run `runId` (of any run when omitted). */
+/**
+ * The kubectl commands that delete the registrations, then the policies, of run `runId` (of any run
+ * when omitted): two, since kubectl refuses a whole command naming a kind the server lacks (1.26).
+ */
 export function removeRunCommand(runId?: string): string {
-  return `kubectl delete ${KINDS.map((k) => k.plural).join(',')} -l ${KEY.localRun}${runId === undefined ? '' : `=${runId}`}`;
+  const selector = `-l ${KEY.localRun}${runId === undefined ? '' : `=${runId}`}`;
+  return [REGISTRATION_KINDS, POLICY_KINDS].map((kinds) => `kubectl delete ${kinds.map((k) => k.plural).join(',')} ${selector}`).join('; ');
 }
 
 /**
@@ -64,6 +74,7 @@ export async function removeRunRegistrations(kube: KubeClient, runId: string): P
   for (const { plural } of KINDS) {
     const path = `/apis/admissionregistration.k8s.io/v1/${plural}`;
     const list = await kube.call<{ items?: KubeObject[] }>({ method: 'GET', path, query: { labelSelector: `${KEY.localRun}=${runId}` } });
+    if (list.status === 404 && POLICY_KINDS.some((k) => k.plural === plural)) continue;
     if (!list.ok) throw new Error(`list ${plural}: ${list.error ?? `HTTP ${list.status}`}`);
     for (const o of (list.data?.items ?? []).filter(isLocalRegistration)) {
       const { uid, resourceVersion } = o.metadata;

@@ -18,6 +18,7 @@ import { ensureCrd, ensureFurnishNamespace, probeCluster } from './cluster.ts';
 import { installIdentities, mintIdentities, type Identities, type TokenTiming } from './identities.ts';
 import { RECONCILERS, serveReconcilers } from './reconcilers.ts';
 import { serveWebhooks } from './webhooks.ts';
+import { close } from './http.ts';
 import { startRegistrationWatchdog } from './watchdog.ts';
 import { unregisterWhileSuspended } from './suspend.ts';
 import { removeStaleLocalRegistrations } from '../local-registrations.ts';
@@ -35,6 +36,11 @@ export interface LocalStackOptions {
   webhookPort?: number;
   /** Serve and register the admission webhooks (default true). */
   webhooks?: boolean;
+  /**
+   * false: register the webhook-only variant (no policies, no matchConditions) even where the server
+   * has in-tree policies, as on 1.26 (the webhook-traffic bench's baseline). Default: by discovery.
+   */
+  inTreePolicies?: boolean;
   resyncSeconds?: number;
   log?: Logger;
   /** Per-client options (rate limits) for the reconcilers' Kubernetes client. */
@@ -59,6 +65,14 @@ export interface LocalStack {
   reconcilerUrl: string;
   /** The webhooks' HTTPS server (undefined when not served). */
   webhookUrl?: string;
+  /** The server has in-tree policies: Furnish's are written with the registrations (this run's, removed on stop). */
+  inTreePolicies: boolean;
+  /**
+   * Test hook: the webhooks' HTTPS server stops answering, their registrations (and policies) left
+   * as they are, so the API server's calls to them fail as when the functions are unreachable
+   * (test/e2e/functions-down.test.ts). stop() still removes the registrations.
+   */
+  closeWebhookServer(): Promise<void>;
   relay: RunningRelay;
   bus: Bus;
   runtime: Runtime;
@@ -99,7 +113,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 
   // No registration may exist that a SIGKILL of this process would leave failing closed.
   const watchdog = await watchdogReady;
-  const webhooks = watchdog && await serveWebhooks(kube, identities, opts.webhookPort ?? readSetting(env, 'webhookPort'), env, log, watchdog.runId);
+  const webhooks = watchdog && await serveWebhooks(kube, identities, opts.webhookPort ?? readSetting(env, 'webhookPort'), env, log, watchdog.runId, { inTreePolicies: opts.inTreePolicies });
   const removeSuspendHandlers = webhooks && unregisterWhileSuspended(webhooks, log);
   const relay = await startRelay({
     config: { ...relayConfig(env), bus: busKind, pubsubProject: config.pubsubProject, port: opts.relayPort ?? readSetting(env, 'relayPort'), resyncSeconds: opts.resyncSeconds ?? readSetting(env, 'resyncSeconds') },
@@ -112,6 +126,10 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   return {
     reconcilerUrl: base,
     ...(webhooks ? { webhookUrl: webhooks.url } : {}),
+    inTreePolicies: webhooks?.inTree ?? false,
+    closeWebhookServer: async () => {
+      if (webhooks) await close(webhooks.server);
+    },
     relay,
     bus,
     runtime,

@@ -1,28 +1,40 @@
 // The admission webhooks of `npm start`: each built by its factory from the stack's settings,
-// served over HTTPS on loopback with a certificate made for 127.0.0.1, and registered in the cluster.
+// served over HTTPS on loopback with a certificate made for 127.0.0.1, and registered in the cluster
+// as `furnish install` registers them: on a server with in-tree policies, Furnish's policies first
+// (rendered from the same settings) and the registrations with their matchConditions.
 import { readSetting } from '../../shared/config/settings.ts';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as functions from '@google-cloud/functions-framework';
 import { SignJWT } from 'jose';
-import { parseAllDocuments } from 'yaml';
-import { WEBHOOKS, type WebhookName } from '../../shared/config/types.ts';
+import { loadConfig } from '../../shared/config/load.ts';
+import { WEBHOOKS, type PolicySettings, type WebhookName } from '../../shared/config/types.ts';
+import { installedPolicies } from '../../shared/install/policies.ts';
+import { inTreePolicies } from '../../shared/kube/features.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { Logger } from '../../shared/log.ts';
+import { webhookRegistration } from '../../shared/webhooks/registration.ts';
 import { webhookFunction } from '../../shared/webhooks/serve.ts';
 import { KEY } from '../../shared/keys.ts';
 import { LOCAL_FIELD_MANAGER, removeRunCommand, removeRunRegistrations } from '../local-registrations.ts';
-import { ROOT } from './cluster.ts';
 import { close, functionRouter, listen, serverTimeouts } from './http.ts';
 import type { Identities } from './identities.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+/** The resource of each kind npm start writes in admissionregistration.k8s.io/v1. */
+const PLURAL: Readonly<Record<string, string>> = {
+  MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
+  ValidatingWebhookConfiguration: 'validatingwebhookconfigurations',
+  ValidatingAdmissionPolicy: 'validatingadmissionpolicies',
+  ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings',
+};
 
 /**
  * The webhooks' settings: the stack's, plus what this local endpoint decides (cluster id, token
@@ -44,10 +56,19 @@ function webhookSettings(env: Env, local: { identities: Identities; secret: stri
   };
 }
 
+/** The policy settings the webhook functions read from these settings (their cluster's entry). */
+async function policySettings(settings: Env): Promise<PolicySettings> {
+  const config = await loadConfig({ ...settings });
+  const id = readSetting(settings, 'clusterId');
+  return config.clusters.find((c) => c.id === id) ?? config.clusters[0]!;
+}
+
 interface Webhooks {
   server: Server;
   /** https://127.0.0.1:PORT (the registrations add the path secret). */
   url: string;
+  /** The server has in-tree policies: Furnish's were written, and the registrations carry matchConditions. */
+  inTree: boolean;
   /** Writes the registrations (again). */
   register(): Promise<void>;
   /** Removes the registrations; whether every one is gone. */
@@ -64,7 +85,7 @@ interface Webhooks {
  * `kube` is the installing admin's client: it only registers and unregisters the configurations,
  * each labelled with `runId`, whose watchdog removes them should this process be killed (watchdog.ts).
  */
-export async function serveWebhooks(kube: KubeClient, identities: Identities, port: number, env: Env, log: Logger, runId: string): Promise<Webhooks | null> {
+export async function serveWebhooks(kube: KubeClient, identities: Identities, port: number, env: Env, log: Logger, runId: string, variant: { inTreePolicies?: boolean } = {}): Promise<Webhooks | null> {
   const dir = mkdtempSync(join(tmpdir(), 'furnish-start-'));
   try {
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=furnish-local', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
@@ -115,20 +136,20 @@ export async function serveWebhooks(kube: KubeClient, identities: Identities, po
       router(req, res);
     });
   });
-  // The webhook engineer's configurations (infra/webhooks), rendered for this local endpoint.
-  const vars: Record<string, string> = { FURNISH_FUNCTIONS_URL: `${publicUrl}/${pathSecret}`, FURNISH_CA_BUNDLE: cert.toString('base64'), FURNISH_WEBHOOK_CREDENTIAL_PATH: '' };
-  const configs = loaded.flatMap((name) => {
-    const file = join(ROOT, 'infra/webhooks', `${name}.yaml`);
-    if (!existsSync(file)) return [];
-    const text = readFileSync(file, 'utf8').replace(/\$\{(FURNISH_[A-Z_]+)\}/g, (m, v: string) => vars[v] ?? m);
-    return parseAllDocuments(text).map((d) => d.toJS() as KubeObject).filter((o) => o?.kind?.endsWith('WebhookConfiguration'))
-      .map((o) => ({ ...o, metadata: { ...o.metadata, labels: { ...o.metadata.labels, [KEY.localRun]: runId } } }));
-  });
-  const pathOf = (c: KubeObject) => `/apis/admissionregistration.k8s.io/v1/${c.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations'}/${c.metadata.name}`;
+  // The webhook engineer's configurations (infra/webhooks), rendered for this local endpoint and
+  // this server (with in-tree policies: matchConditions, and Furnish's policies written first).
+  const inTree = variant.inTreePolicies !== false && await inTreePolicies(kube);
+  const policy = inTree ? await policySettings(webhookSettings(env, { identities, secret, publicUrl })) : undefined;
+  const ours = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, labels: { ...o.metadata.labels, [KEY.localRun]: runId } } });
+  const configs = [
+    ...(policy ? installedPolicies(policy) : []),
+    ...loaded.map((name) => webhookRegistration(name, { functionsUrl: `${publicUrl}/${pathSecret}`, caBundle: cert.toString('base64'), ...(policy ? { inTree: policy } : {}) }) as unknown as KubeObject),
+  ].map(ours);
   const register = async () => {
     for (const c of configs) {
-      const res = await kube.call({ method: 'PATCH', path: pathOf(c), query: { fieldManager: LOCAL_FIELD_MANAGER, force: true }, contentType: 'application/apply-patch+yaml', body: c });
-      log.log(res.ok ? 'INFO' : 'WARNING', res.ok ? 'webhook registered' : 'could not register webhook', { kind: c.kind, name: c.metadata.name, status: res.status, error: res.error });
+      const res = await kube.call({ method: 'PATCH', path: `/apis/admissionregistration.k8s.io/v1/${PLURAL[c.kind]}/${c.metadata.name}`, query: { fieldManager: LOCAL_FIELD_MANAGER, force: true }, contentType: 'application/apply-patch+yaml', body: c });
+      const what = c.kind.endsWith('WebhookConfiguration') ? 'webhook' : 'admission policy';
+      log.log(res.ok ? 'INFO' : 'WARNING', res.ok ? `${what} registered` : `could not register ${what}`, { kind: c.kind, name: c.metadata.name, status: res.status, error: res.error });
     }
   };
   // A webhook pointing at a server that does not answer would block namespace writes. Only this
@@ -145,10 +166,11 @@ export async function serveWebhooks(kube: KubeClient, identities: Identities, po
   await register();
   // Registered over any left by an earlier run (same names). Killed, this run's watchdog removes
   // them; should the machine stop with it (reboot, power loss), the next start does, or this command.
-  log.log('INFO', `webhooks served; should this machine stop before npm start does, remove their registrations with: ${removeRunCommand(runId)}`, { url: publicUrl, webhooks: loaded, runId });
+  log.log('INFO', `webhooks served; should this machine stop before npm start does, remove their registrations with: ${removeRunCommand(runId)}`, { url: publicUrl, webhooks: loaded, runId, inTreePolicies: inTree });
   return {
     server,
     url: publicUrl,
+    inTree,
     register,
     unregister,
     async stop() {

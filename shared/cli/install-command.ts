@@ -1,6 +1,6 @@
 // `furnish install` / `furnish uninstall`: the cluster side of a deployment in one command that
 // cannot lock anyone out (shared/install/install.ts says how).
-import { connect, createKubeClient, type Connection, type KubeClient } from '../kube/client.ts';
+import { createKubeClient, type Connection, type KubeClient } from '../kube/client.ts';
 import { install, InstallError, uninstall, type Installed } from '../install/install.ts';
 import { progressLogger, PROGRESS_FORMATS, type ProgressFormat } from '../install/progress.ts';
 import { imageReferenceProblem } from '../install/plan.ts';
@@ -8,12 +8,7 @@ import { PROBE_USER } from '../install/probes.ts';
 import type { InstallVars } from '../install/vars.ts';
 import { CliError, type CliIo, type Command, EXIT, type OptionSpec, type OptionValues, requiredString, stringOption, UsageError } from './command.ts';
 import { agreedOptions, readVarsOption, varsOption } from './vars-option.ts';
-import { REGISTRATION_OPTIONS, REGISTRATION_VARS, registrationOptions } from './webhooks-command.ts';
-
-const CLUSTER_OPTIONS = {
-  kubeconfig: { type: 'string', value: 'file', description: 'kubeconfig of the cluster (default: $KUBECONFIG, ~/.kube/config)' },
-  context: { type: 'string', value: 'name', description: 'context of the kubeconfig to use (default: its current context)' },
-} as const;
+import { CLUSTER_OPTIONS, clusterConnection, POLICY_CONFIG_OPTION, policySettingsOption, REGISTRATION_OPTIONS, REGISTRATION_VARS, registrationOptions } from './webhooks-command.ts';
 
 const DEFAULT_TIMEOUT_SECONDS = 120;
 
@@ -32,14 +27,6 @@ function relayImage(values: OptionValues): string {
   const problem = imageReferenceProblem(image);
   if (problem) throw new UsageError(`--relay-image: ${problem}`);
   return image;
-}
-
-async function clusterConnection(values: OptionValues): Promise<Connection> {
-  try {
-    return await connect({ kubeconfigPath: stringOption(values, 'kubeconfig'), context: stringOption(values, 'context') });
-  } catch (e) {
-    throw new CliError(`--kubeconfig/--context: ${(e as Error).message}`);
-  }
 }
 
 /** The same connection, impersonating PROBE_USER (the installer's identity must hold `impersonate`). */
@@ -92,11 +79,12 @@ export async function runInstall(values: OptionValues, io: CliIo): Promise<numbe
   const log = logTo(io, values);
   const { options, vars, where } = installValues(values, io);
   const registration = registrationOptions(options, io.env, { vars, where });
+  const settings = policySettingsOption(values);
   const timeoutMs = timeoutSeconds(values) * 1000;
   const conn = await clusterConnection(values);
   const kube = client(conn);
   const probeKube = client(impersonating(conn, PROBE_USER));
-  let ignored: Installed['ignored'];
+  let installed: Installed;
   // Ctrl-C: stop at the next step and undo; a second one ends the process at once (the default, once this listener is gone).
   const interrupt = new AbortController();
   const onInterrupt = () => {
@@ -105,7 +93,7 @@ export async function runInstall(values: OptionValues, io: CliIo): Promise<numbe
   };
   process.once('SIGINT', onInterrupt);
   try {
-    ({ ignored } = await install({ kube, probeKube, log }, { registration, vars, timeoutMs, skipReachability: values['skip-reachability'] === true, signal: interrupt.signal }));
+    installed = await install({ kube, probeKube, log }, { registration, settings, vars, timeoutMs, skipReachability: values['skip-reachability'] === true, signal: interrupt.signal });
   } catch (e) {
     if (e instanceof InstallError && progressFormat(values) === 'json') io.stdout(`${JSON.stringify({ installed: false, server: conn.server, error: e.message })}\n`);
     if (e instanceof InstallError) throw new CliError(e.message);
@@ -115,13 +103,17 @@ export async function runInstall(values: OptionValues, io: CliIo): Promise<numbe
     kube.close();
     probeKube.close();
   }
+  const { ignored, inTree } = installed;
   if (progressFormat(values) === 'json') {
-    io.stdout(`${JSON.stringify({ installed: true, server: conn.server, failOpen: ignored })}\n`);
+    io.stdout(`${JSON.stringify({ installed: true, server: conn.server, inTreePolicies: inTree, failOpen: ignored })}\n`);
     return EXIT.ok;
   }
   io.stdout([
     `Furnish is installed in ${conn.server}: every function answered, and the security webhooks now fail closed${ignored.length > 0 ? ', except:' : '.'}`,
     ...ignored.map(({ webhook, why }) => `  - ${webhook} stays failurePolicy Ignore (not enforced while its function does not answer): no probe, as ${why}`),
+    inTree
+      ? 'The API server evaluates Furnish\'s ValidatingAdmissionPolicies: their rules hold while the functions do not answer (mutate-namespace fails open, backed by them; docs/operate/enforcement.md).'
+      : 'The API server has no ValidatingAdmissionPolicies: every rule is the webhooks\' (docs/operate/enforcement.md).',
     'To remove it: furnish uninstall (registrations first).',
   ].join('\n') + '\n');
   return EXIT.ok;
@@ -149,19 +141,23 @@ export const installCommand: Command = {
   description: [
     'GET each function\'s liveness URL from this machine (a function that cannot be reached is named,',
     'with the layer that failed: DNS, TCP, TLS or HTTP status, and nothing is written). Then create',
-    'Furnish\'s namespace, CRDs, RBAC and relay (infra/), register every webhook with failurePolicy',
+    'Furnish\'s namespace, CRDs, RBAC and relay (infra/); where the API server evaluates',
+    'ValidatingAdmissionPolicies (found by discovery), Furnish\'s policies and bindings, rendered from',
+    '--config (those of an earlier install no longer rendered are removed), and matchConditions on the',
+    'webhooks. Then register every webhook with failurePolicy',
     'Ignore, and probe each function with server-side dry runs until it answers as it must; only then',
     'does each probed security webhook fail closed (an unprobed one stays Ignore, and the install says',
     'which and why). If anything fails, the install undoes itself: it deletes what it created and',
     'writes back what existed before (a failed upgrade leaves the previous install), and says so;',
     'so does an interrupt (Ctrl-C; a second one stops at once).',
     'Exit codes: 0 installed, 1 failed (and undone), 2 usage. Progress goes to stderr.',
-    'Needs cluster-admin (CRDs, RBAC, webhook registrations, impersonation of the probe user).',
+    'Needs cluster-admin (CRDs, RBAC, webhook registrations and policies, impersonation of the probe user).',
   ].join('\n'),
   options: {
     ...CLUSTER_OPTIONS,
     ...REGISTRATION_OPTIONS,
     vars: varsOption('cluster id, project, relay service account, topic names, functions URL, CA bundle, path credential (instead of --credential-env). Without it, the topics are furnish-* (Terraform\'s default name_prefix)'),
+    config: POLICY_CONFIG_OPTION,
     project: { type: 'string', value: 'id', description: 'the GCP project of the deployment (the relay publishes to its Pub/Sub; default: from --vars)' },
     'relay-image': { type: 'string', value: 'image@sha256:…', description: 'the relay image, by digest (a tag is refused)' },
     'relay-service-account': { type: 'string', value: 'e-mail', description: 'the relay\'s Google service account (default: from --vars, else furnish-relay@<project>.iam.gserviceaccount.com)' },
@@ -175,7 +171,7 @@ export const installCommand: Command = {
 export const uninstallCommand: Command = {
   name: 'uninstall',
   summary: 'Remove Furnish from a cluster, webhook registrations first',
-  description: 'Delete the webhook registrations first (nothing keeps calling functions that go away), then the relay, RBAC and namespace; the CRDs only with --crds.',
+  description: 'Delete the webhook registrations first (nothing keeps calling functions that go away), then Furnish\'s in-tree policies (where the server has them), the relay, RBAC and namespace; the CRDs only with --crds.',
   options: {
     ...CLUSTER_OPTIONS,
     crds: { type: 'boolean', description: 'also delete the CRDs, and with them every NamespaceTemplate, Organization and LNamespace' },

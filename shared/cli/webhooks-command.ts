@@ -1,8 +1,15 @@
-// `furnish webhooks`: the admission webhook registrations for one cluster, in either trust mode.
+// `furnish webhooks`: the admission webhook registrations for one cluster, in either trust mode,
+// and in the variant its API server supports (with in-tree policies: Furnish's policies first).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { stringify } from 'yaml';
 import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
-import { registrationYaml, webhookRegistrations, type RegistrationOptions } from '../webhooks/registration.ts';
+import { defaultPolicySettings } from '../config/types.ts';
+import { connect, createKubeClient, type Connection } from '../kube/client.ts';
+import { inTreePolicies } from '../kube/features.ts';
+import { installedPolicies } from '../install/policies.ts';
+import { webhookRegistrations, type RegistrationOptions } from '../webhooks/registration.ts';
+import { readPolicySettings } from './policy-settings.ts';
 import { PATH_CREDENTIAL_VAR, type Comparison } from '../install/vars.ts';
 import { CliError, type CliIo, type Command, EXIT, type OptionSpec, type OptionValues, requiredString, stringOption, UsageError } from './command.ts';
 import { agreedFlag, agreedOptions, readVarsOption, varsOption, type VarsFile } from './vars-option.ts';
@@ -66,14 +73,64 @@ export function registrationOptions(values: OptionValues, env: CliIo['env'], fil
 
 const FORMATS = ['yaml', 'json'] as const;
 
-export function runWebhooks(values: OptionValues, io: CliIo): number {
+export const CLUSTER_OPTIONS = {
+  kubeconfig: { type: 'string', value: 'file', description: 'kubeconfig of the cluster (default: $KUBECONFIG, ~/.kube/config)' },
+  context: { type: 'string', value: 'name', description: 'context of the kubeconfig to use (default: its current context)' },
+} as const satisfies Record<string, OptionSpec>;
+
+export async function clusterConnection(values: OptionValues): Promise<Connection> {
+  try {
+    return await connect({ kubeconfigPath: stringOption(values, 'kubeconfig'), context: stringOption(values, 'context') });
+  } catch (e) {
+    throw new CliError(`--kubeconfig/--context: ${(e as Error).message}`);
+  }
+}
+
+/** --config: the functions' policy settings (one cluster entry of their config file), as `furnish admit --config` reads them. */
+export const POLICY_CONFIG_OPTION = {
+  type: 'string',
+  value: 'file',
+  description: "policy settings (YAML or JSON): one cluster entry of the functions' config file, rendered into the in-tree policies and matchConditions (default: the functions' defaults)",
+} as const satisfies OptionSpec;
+
+/** What --config says, or the functions' defaults. */
+export const policySettingsOption = (values: OptionValues) => {
+  const file = stringOption(values, 'config');
+  return file === undefined ? defaultPolicySettings() : readPolicySettings(file);
+};
+
+/**
+ * Which variant to print: the cluster's (--kubeconfig/--context: discovery), --in-tree-policies
+ * offline, otherwise the webhook-only one. Both given, they must agree: printing a variant the
+ * cluster does not have would either lose the in-tree rules or be refused by its API server.
+ */
+async function inTreeVariant(values: OptionValues): Promise<boolean> {
+  const flag = values['in-tree-policies'] === true;
+  if (values.kubeconfig === undefined && values.context === undefined) return flag;
+  const kube = createKubeClient(await clusterConnection(values), { timeoutMs: 15_000, userAgent: 'furnish-webhooks' });
+  try {
+    const served = await inTreePolicies(kube).catch((e: unknown) => {
+      throw new CliError(`--kubeconfig/--context: ${(e as Error).message}`);
+    });
+    if (flag && !served) throw new UsageError('--in-tree-policies: the cluster serves no ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1); drop the flag to print its webhook-only registrations');
+    return served;
+  } finally {
+    kube.close();
+  }
+}
+
+export async function runWebhooks(values: OptionValues, io: CliIo): Promise<number> {
   const format = stringOption(values, 'output') ?? 'yaml';
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--output: "${format}" is not one of ${FORMATS.join(', ')}`);
   const file = readVarsOption(values, io);
   const options = registrationOptions(agreedOptions(values, file, REGISTRATION_VARS), io.env, file);
+  const settings = policySettingsOption(values);
+  const inTree = await inTreeVariant(values);
+  // The policies before the registrations they back up (kubectl apply writes in stream order).
+  const items = [...(inTree ? installedPolicies(settings) : []), ...webhookRegistrations({ ...options, ...(inTree ? { inTree: settings } : {}) })];
   io.stdout(format === 'json'
-    ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', metadata: {}, items: webhookRegistrations(options) }, null, 2)}\n`
-    : registrationYaml(options));
+    ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', metadata: {}, items }, null, 2)}\n`
+    : items.map((o) => stringify(o)).join('---\n'));
   return EXIT.ok;
 }
 
@@ -93,7 +150,15 @@ export const webhooksCommand: Command = {
     '/c/<cluster>/<credential>: the path credential, read from that environment variable so it never',
     'appears in a shell history; the output then holds a secret. Without it, the URLs carry nothing and',
     'kube-apiserver authenticates with the bearer JWT of its admission kubeconfig (infra/webhooks/apiserver).',
+    'For an API server that evaluates ValidatingAdmissionPolicies (Kubernetes 1.30+; --kubeconfig asks the',
+    'cluster, --in-tree-policies says so offline) the stream starts with Furnish\'s policies and bindings,',
+    'rendered from --config, and the registrations carry matchConditions; mutate-namespace then fails open.',
   ].join('\n'),
-  options: { ...REGISTRATION_OPTIONS, output: { type: 'string', short: 'o', value: FORMATS.join('|'), description: 'yaml (default: a stream for kubectl apply -f -) or json (a v1 List)' }, vars: varsOption('the functions URL, the cluster id, the CA bundle and the path credential (--url, --cluster and --credential-env are then not needed)') },
+  options: {
+    ...REGISTRATION_OPTIONS,
+    ...CLUSTER_OPTIONS,
+    'in-tree-policies': { type: 'boolean', description: 'print the variant for a server with in-tree policies without asking one (with --kubeconfig: the cluster must have them)' },
+    config: POLICY_CONFIG_OPTION,
+    output: { type: 'string', short: 'o', value: FORMATS.join('|'), description: 'yaml (default: a stream for kubectl apply -f -) or json (a v1 List)' }, vars: varsOption('the functions URL, the cluster id, the CA bundle and the path credential (--url, --cluster and --credential-env are then not needed)') },
   run: (values, io) => runWebhooks(values, io),
 };

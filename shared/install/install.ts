@@ -2,7 +2,9 @@
 // probes.ts and reachability.ts. Install first GETs each function's liveness URL from this machine
 // and stops, writing nothing, if one cannot be reached (naming the layer: DNS, TCP, TLS, HTTP).
 // It then reads what the cluster holds under the names it writes, writes Furnish's namespace,
-// CRDs, identities and relay (infra/), registers every webhook with failurePolicy Ignore, probes
+// CRDs, identities and relay (infra/), on a server with in-tree policies Furnish's
+// ValidatingAdmissionPolicies (policies.ts; those of an earlier install no longer rendered are
+// removed), then registers every webhook with failurePolicy Ignore, probes
 // each function with server-side dry runs until it answers as it must, and only then lets each
 // probed security webhook fail closed (an unprobed one stays Ignore, probes.ts says which and why).
 // If anything fails, the install undoes itself (plan.ts undoSteps): it deletes what it created and
@@ -13,7 +15,10 @@ import type { KubeClient } from '../kube/client.ts';
 import { ResourceResolver, resourcePath, type ResourceInfo } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
+import { inTreePolicies } from '../kube/features.ts';
+import { defaultPolicySettings, type PolicySettings } from '../config/types.ts';
 import { webhookRegistrations, type RegistrationOptions } from '../webhooks/registration.ts';
+import { installedPolicies, PART_OF, POLICY_API, POLICY_KINDS, stalePolicies } from './policies.ts';
 import { fillObject, isWebhookConfiguration, loadKustomization } from './manifests.ts';
 import { failClosedConfigurations, failurePolicies, functionOf, imageReferenceProblem, installOrder, undoSteps, uninstallOrder, withFailurePolicy, type FailurePolicy, type Prior, type Undo } from './plan.ts';
 import { isProbed, PROBE_RULES, PROBE_USER, PROBES, pendingNamespaceObject, unprobed, type Probe, type ProbeNames, type Unprobed } from './probes.ts';
@@ -37,7 +42,10 @@ export interface InstallTarget {
 }
 
 export interface InstallOptions {
-  registration: RegistrationOptions;
+  /** Where the functions are (its `inTree` is decided here, by discovery). */
+  registration: Omit<RegistrationOptions, 'inTree'>;
+  /** The policy settings the functions run with (rendered into the policies and matchConditions); default: the functions' defaults. */
+  settings?: PolicySettings;
   /** Values of the `${FURNISH_*}` variables of infra/ (relay image, cluster id, project). */
   vars: Record<string, string>;
   /** How long the functions have to answer every probe. */
@@ -55,6 +63,8 @@ export interface InstallOptions {
 export interface Installed {
   /** The webhooks whose manifest says Fail that no probe checks, left at Ignore, with why. */
   ignored: Unprobed[];
+  /** The server has in-tree policies: Furnish's were installed, and the registrations carry matchConditions. */
+  inTree: boolean;
 }
 
 /** The install stopped (and undid what it wrote, its message says how far). */
@@ -191,7 +201,13 @@ export async function install(t: InstallTarget, o: InstallOptions): Promise<Inst
   const image = o.vars.FURNISH_RELAY_IMAGE;
   const problem = image === undefined ? 'FURNISH_RELAY_IMAGE has no value' : imageReferenceProblem(image);
   if (problem) throw new InstallError(`relay image: ${problem}`);
-  const registrations = webhookRegistrations(o.registration) as KubeObject[];
+  const settings = o.settings ?? defaultPolicySettings();
+  const inTree = await inTreePolicies(t.kube).catch((e: unknown) => {
+    throw new InstallError(`${(e as Error).message}; nothing was written`);
+  });
+  t.log.log('INFO', inTree ? 'the server evaluates ValidatingAdmissionPolicies: installing Furnish\'s, and matchConditions on the webhooks' : 'the server has no ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1): webhooks only', {});
+  const registrations = webhookRegistrations({ ...o.registration, ...(inTree ? { inTree: settings } : {}) }) as KubeObject[];
+  const policies = inTree ? installedPolicies(settings) : [];
   if (!o.skipReachability) {
     const unreachable = await unreachableFunctions(t, registrations, o);
     if (unreachable.length > 0) {
@@ -204,11 +220,14 @@ export async function install(t: InstallTarget, o: InstallOptions): Promise<Inst
   }
   const resolver = new ResourceResolver(t.kube);
   const objects = clusterObjects(o.vars);
-  const priors = await readPriors(t, resolver, [...registrations, ...objects]);
+  const priors = await readPriors(t, resolver, [...registrations, ...objects, ...policies]);
+  // Furnish's policies of an earlier install no longer rendered: deleted, written back by the undo.
+  const stale = inTree ? stalePolicies(await livePolicies(t), policies) : [];
+  priors.push(...stale.map((object) => ({ object, before: object })));
   // What this install wrote (or sent a write for): all the undo may touch.
   const written = new Set<KubeObject>();
   try {
-    return await applyAndProbe(t, resolver, o, objects, registrations, priors, written);
+    return { ...await applyAndProbe(t, resolver, o, objects, { registrations, policies, stale }, priors, written), inTree };
   } catch (e) {
     const undone = await undo(t, resolver, priors.filter((p) => written.has(p.object)), o.skipReachability === true);
     if (e instanceof InstallError) throw new InstallError(`${e.message}\n${undone}`);
@@ -217,7 +236,26 @@ export async function install(t: InstallTarget, o: InstallOptions): Promise<Inst
   }
 }
 
-async function applyAndProbe(t: InstallTarget, resolver: ResourceResolver, o: InstallOptions, objects: readonly KubeObject[], registrations: readonly KubeObject[], priors: readonly Prior[], written: Set<KubeObject>): Promise<Installed> {
+/** Policies and bindings labelled Furnish's, as listed (each with its kind). */
+async function livePolicies(t: Pick<InstallTarget, 'kube'>): Promise<KubeObject[]> {
+  const all: KubeObject[] = [];
+  for (const { kind, plural } of POLICY_KINDS) {
+    const res = await t.kube.call<{ items?: KubeObject[] }>({ method: 'GET', path: `/apis/${POLICY_API}/${plural}`, query: { labelSelector: `${PART_OF.key}=${PART_OF.value}` } });
+    if (!res.ok) throw new InstallError(`could not list ${plural} before installing (HTTP ${res.status}: ${res.error ?? ''}); nothing was written`);
+    all.push(...(res.data?.items ?? []).map((o) => ({ ...o, apiVersion: POLICY_API, kind })));
+  }
+  return all;
+}
+
+interface Admission {
+  registrations: readonly KubeObject[];
+  /** Policies then bindings to apply (none on a server without in-tree policies). */
+  policies: readonly KubeObject[];
+  /** Furnish's policies and bindings no longer rendered: deleted. */
+  stale: readonly KubeObject[];
+}
+
+async function applyAndProbe(t: InstallTarget, resolver: ResourceResolver, o: InstallOptions, objects: readonly KubeObject[], { registrations, policies, stale }: Admission, priors: readonly Prior[], written: Set<KubeObject>): Promise<Omit<Installed, 'inTree'>> {
   const writing = (some: readonly KubeObject[]) => some.forEach((x) => written.add(x));
   const now = t.now ?? Date.now;
   const deadline = now() + o.timeoutMs;
@@ -234,6 +272,17 @@ async function applyAndProbe(t: InstallTarget, resolver: ResourceResolver, o: In
     if (object.kind === 'CustomResourceDefinition' && objects.at(objects.indexOf(object) + 1)?.kind !== 'CustomResourceDefinition') {
       await waitForCrds(t, objects.filter((x) => x.kind === 'CustomResourceDefinition'), deadline);
     }
+  }
+  // The in-tree rules hold before any webhook is registered (or relaxed by its matchConditions).
+  for (const object of policies) {
+    stopIfInterrupted(o.signal);
+    writing([object]);
+    await apply(t, resolver, object);
+  }
+  // Bindings first, so that no binding is left naming a policy that is gone.
+  for (const object of [...stale].reverse()) {
+    writing([object]);
+    await remove(t, resolver, object);
   }
   writing(registrations);
   await register(t, resolver, registrations, 'Ignore');
@@ -393,6 +442,8 @@ export async function uninstall(t: Pick<InstallTarget, 'kube' | 'log'>, o: { crd
   const resolver = new ResourceResolver(t.kube);
   // Only the names matter here: no URL nor variable is filled in.
   const registrations = webhookRegistrations({ functionsUrl: 'https://unused' }) as KubeObject[];
+  // Furnish's policies, whatever settings rendered them (after the registrations: a webhook relaxed by its matchConditions never runs without them).
+  const policies = (await inTreePolicies(t.kube).catch(() => false)) ? stalePolicies(await livePolicies(t), []) : [];
   // The probe identity too, should an install have been interrupted while probing.
-  for (const object of uninstallOrder([...registrations, ...clusterObjects(), ...probeRole()], { crds: o.crds })) await remove(t, resolver, object);
+  for (const object of uninstallOrder([...registrations, ...clusterObjects(), ...policies, ...probeRole()], { crds: o.crds })) await remove(t, resolver, object);
 }

@@ -44,8 +44,9 @@ export function failurePolicies(configs: readonly KubeObject[]): Record<string, 
 
 /**
  * Write order: the namespace first (before any webhook, so nobody claims it), CRDs (templates and
- * Organizations can follow), identities and their roles, then workloads. Registrations are not in
- * this list: they are written by the phases of the install.
+ * Organizations can follow), identities and their roles, then workloads, then the in-tree policies
+ * and their bindings (removed in reverse: a binding never outlives its policy). Registrations are
+ * not in this list: they are written by the phases of the install.
  */
 const INSTALL_RANK: Record<string, number> = {
   Namespace: 0,
@@ -55,6 +56,8 @@ const INSTALL_RANK: Record<string, number> = {
   Role: 3,
   ClusterRoleBinding: 4,
   RoleBinding: 4,
+  ValidatingAdmissionPolicy: 6,
+  ValidatingAdmissionPolicyBinding: 7,
 };
 const WORKLOAD_RANK = 5;
 

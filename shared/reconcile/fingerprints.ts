@@ -43,6 +43,6 @@ export function namespaceFingerprint(ns: KubeObject): string {
  * A namespace change is worth a reconcile when what it sees moved, or while it is not ready and
  * not being deleted (each step of a deletion is a change: the start, which moves the fingerprint, is enough).
  */
-export function namespaceChangeMatters(ns: KubeObject, before: string | undefined, now: string): boolean {
+export function namespaceChangeMatters<F>(ns: KubeObject, before: F | undefined, now: F): boolean {
   return before !== now || (ns.metadata.labels?.[KEY.phase] !== PHASE.ready && !ns.metadata.deletionTimestamp);
 }

@@ -7,9 +7,14 @@
 // that failed, and nothing is written. The functions are killed in the middle of an install: it
 // fails, undoes itself, and namespace writes keep working; a failed upgrade leaves the previous
 // install as it was. Once installed, the functions are killed again: every probed security
-// webhook, protect-objects' included, refuses (fail closed). Every
-// test ends with the registrations removed, even when it failed, so a real cluster is never left
-// refusing namespace writes.
+// webhook, protect-objects' included, refuses (fail closed). On a server with in-tree policies
+// (1.32, kube-sim) the install also writes Furnish's ValidatingAdmissionPolicies before any
+// registration, registers the webhooks with their matchConditions and mutate-namespace failing
+// open (an administrator's namespace create then works with the functions down), removes on an
+// upgrade the policies it no longer renders, and its undo deletes or writes back the policies as
+// it does every other object; on one without (1.26) it writes none. Every
+// test ends with the registrations (and policies) removed, even when it failed, so a real cluster
+// is never left refusing namespace writes.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { createServer, type Server } from 'node:https';
@@ -25,6 +30,9 @@ import { COMMANDS } from '../../shared/cli/commands.ts';
 import { WEBHOOKS } from '../../shared/config/types.ts';
 import { webhookRegistrations } from '../../shared/webhooks/registration.ts';
 import { clusterObjects } from '../../shared/install/install.ts';
+import { installedPolicies, PART_OF, POLICY_KINDS } from '../../shared/install/policies.ts';
+import { defaultPolicySettings } from '../../shared/config/types.ts';
+import { inTreePolicies } from '../../shared/kube/features.ts';
 import { keptIdentity } from '../../shared/install/plan.ts';
 import { ResourceResolver, resourcePath } from '../../shared/kube/resources.ts';
 import { createServer as createHttpServer } from 'node:http';
@@ -44,6 +52,8 @@ const NO_RETRY = { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 };
 
 let cluster: TestCluster;
 let admin: KubeClient;
+/** The server evaluates ValidatingAdmissionPolicies (shared/kube/features.ts). */
+let inTree = false;
 let tmp: string;
 let caFile: string;
 let port = 0;
@@ -133,8 +143,26 @@ async function registeredPolicies(): Promise<Record<string, string>> {
   return policies;
 }
 
+/** Furnish's policies and bindings an install wrote (its label, not a local run's), as `Kind/name`; none where the server has no such API. */
+async function installPolicies(): Promise<string[]> {
+  const found: string[] = [];
+  for (const { kind, plural } of POLICY_KINDS) {
+    const res = await admin.call<{ items: KubeObject[] }>({ method: 'GET', path: `${ADMISSION}/${plural}`, query: { labelSelector: `${PART_OF.key}=${PART_OF.value},!${KEY.localRun}` } });
+    found.push(...(res.ok ? res.data!.items : []).map((o) => `${kind}/${o.metadata.name}`));
+  }
+  return found.sort();
+}
+
+/** What `furnish install` writes on this server with these settings, as `Kind/name`. */
+const expectedPolicies = (organizations = false) => (inTree ? installedPolicies({ ...defaultPolicySettings(), organizations: { enabled: organizations } }).map((o) => `${o.kind}/${o.metadata.name}`).sort() : []);
+
 async function removeRegistrations(): Promise<void> {
   for (const c of REGISTRATIONS) await admin.call({ method: 'DELETE', path: registrationPath(c), retry: NO_RETRY });
+  // The policies after the registrations they back up, bindings first.
+  for (const name of (await installPolicies()).reverse()) {
+    const [kind, object] = name.split('/');
+    await admin.call({ method: 'DELETE', path: `${ADMISSION}/${POLICY_KINDS.find((k) => k.kind === kind)!.plural}/${object}`, retry: NO_RETRY });
+  }
 }
 
 /** A real namespace create (and delete) as cluster-admin: what a lockout would refuse. */
@@ -193,6 +221,7 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
     await startFunctions();
     cluster = await useTestCluster({ admissionKubeconfig: { users: [{ name: `127.0.0.1:${port}`, user: { token: await mintToken() } }] } });
     admin = createKubeClient(await connect({ kubeconfigPath: cluster.kubeconfigPath, context: 'admin' }));
+    inTree = await inTreePolicies(admin);
     Object.assign(process.env, testEnv({
       FURNISH_PATH_CREDENTIALS: PATH_CREDENTIAL,
       FURNISH_E2E_PATH_CREDENTIAL: PATH_CREDENTIAL,
@@ -278,6 +307,9 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       // The identities it created (none on a cluster that already had them) stay for a token minted meanwhile.
       if (!('ServiceAccount/furnish-webhook' in before)) expect(result.stderr).toMatch(/kept the identities it created \(\d+\), which grant nothing without the RBAC it deleted: .*ServiceAccount/);
       expect(await registeredPolicies()).toEqual({});
+      // In-tree: it had written its policies before the registrations; the undo deleted them.
+      if (inTree) expect(result.stderr).toMatch(/deleted what it had created \(\d+\): .*\d+ × ValidatingAdmissionPolicy/);
+      expect(await installPolicies()).toEqual([]);
       expect(Object.keys(await installState()).sort()).toEqual(afterUndo(before));
       expect((await createNamespace(`after-kill-${run}`)).status).toBe(201);
     } finally {
@@ -358,13 +390,21 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       const result = await furnish([...installArgs(60), '-o', 'json']);
       expect(result.stderr).not.toContain('"severity":"ERROR"');
       expect(result.code).toBe(0);
-      expect(JSON.parse(result.stdout)).toMatchObject({ installed: true, failOpen: expect.arrayContaining([expect.objectContaining({ webhook: 'protect-scale' })]) });
+      expect(JSON.parse(result.stdout)).toMatchObject({ installed: true, inTreePolicies: inTree, failOpen: expect.arrayContaining([expect.objectContaining({ webhook: 'protect-scale' })]) });
+      // In-tree: the policies, each named in the progress, written before any registration.
+      expect(await installPolicies()).toEqual(expectedPolicies());
+      const progress = result.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { message: string; kind?: string });
+      const firstRegistration = progress.findIndex((l) => l.message.startsWith('webhooks registered with failurePolicy Ignore'));
+      const applied = progress.map((l, i) => [l, i] as const).filter(([l]) => l.message === 'applied' && l.kind?.startsWith('ValidatingAdmissionPolicy'));
+      expect(applied.map(([l]) => l.kind).length).toBe(expectedPolicies().length);
+      expect(applied.every(([, i]) => i < firstRegistration)).toBe(true);
       const answered = result.stderr.split('\n').filter((l) => l.includes('"message":"function answers"')).map((l) => (JSON.parse(l) as { webhook: string }).webhook);
       expect(answered.sort()).toEqual([...WEBHOOKS.filter((w) => w !== 'mutate-pod'), 'protect-applyset'].sort());
       // Per webhook: protect-objects and protect-applyset were probed and fail closed; protect-scale, of the same configuration, was not.
       const policies = await registeredPolicies();
       expect(policies).toEqual({
-        'mutate-namespace.furnish.dev': 'Fail', 'validate-namespace.furnish.dev': 'Fail', 'validate-template.furnish.dev': 'Fail',
+        // In-tree, mutate-namespace fails open: the policies require what it records.
+        'mutate-namespace.furnish.dev': inTree ? 'Ignore' : 'Fail', 'validate-namespace.furnish.dev': 'Fail', 'validate-template.furnish.dev': 'Fail',
         'guard-initializing.furnish.dev': 'Fail', 'validate-organization.furnish.dev': 'Fail', 'mutate-lnamespace.furnish.dev': 'Fail',
         'mutate-pod.furnish.dev': 'Ignore', 'protect-objects.furnish.dev': 'Fail', 'protect-applyset.furnish.dev': 'Fail', 'protect-scale.furnish.dev': 'Ignore',
       });
@@ -389,12 +429,19 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       expect(await registeredPolicies()).toEqual(policies);
       const upgraded = await admin.call<{ spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } }>({ method: 'GET', path: '/apis/apps/v1/namespaces/furnish-system/deployments/furnish-relay' });
       expect(upgraded.data?.spec.template.spec.containers[0]?.env).toEqual(expect.arrayContaining(Object.entries(topics).map(([name, value]) => ({ name, value }))));
-      // Enforced: a namespace gets its creator; with the functions down, namespace writes are refused (closed).
+      // Enforced: a namespace gets its creator; with the functions down, namespace writes are refused
+      // (closed), but where the policies hold what mutate-namespace records: there the administrator's
+      // namespace is created, unmarked (docs/operate/enforcement.md).
       expect((await createNamespace(`installed-${run}`)).annotations?.['furnish.dev/creator']).toBeDefined();
       killFunctions();
       const closed = await createNamespace(`closed-${run}`);
-      expect(closed.status).toBeGreaterThanOrEqual(500);
-      expect(closed.error).toContain('failed calling webhook "mutate-namespace.furnish.dev"');
+      if (inTree) {
+        expect([closed.status, closed.error]).toEqual([201, undefined]);
+        expect(closed.annotations?.['furnish.dev/creator']).toBeUndefined();
+      } else {
+        expect(closed.status).toBeGreaterThanOrEqual(500);
+        expect(closed.error).toContain('failed calling webhook "mutate-namespace.furnish.dev"');
+      }
       // Issue 25 findings 8 and 13 hold with the function down too: neither detaching Furnish's object nor forging its ApplySet parent gets through.
       const detached = await detach();
       expect(detached.status).toBeGreaterThanOrEqual(500);
@@ -408,6 +455,7 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       const deleted = removed.stderr.split('\n').filter((l) => l.includes('"message":"deleted"')).map((l) => (JSON.parse(l) as { kind: string }).kind);
       expect(deleted.slice(0, REGISTRATIONS.length).every((k) => k.endsWith('WebhookConfiguration'))).toBe(true);
       expect(await registeredPolicies()).toEqual({});
+      expect(await installPolicies()).toEqual([]);
       expect((await createNamespace(`uninstalled-${run}`)).status).toBe(201);
       expect((await admin.call({ method: 'GET', path: '/apis/apps/v1/namespaces/furnish-system/deployments/furnish-relay' })).status).toBe(404);
       // CRDs (and every template in them) are kept unless --crds.
@@ -434,7 +482,9 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       const first = await furnish(installArgs(60));
       expect(first.code).toBe(0);
       const policies = await registeredPolicies();
-      expect(policies['mutate-namespace.furnish.dev']).toBe('Fail');
+      expect(policies['validate-namespace.furnish.dev']).toBe('Fail');
+      const previousPolicies = await installPolicies();
+      expect(previousPolicies).toEqual(expectedPolicies());
       // An upgrade to functions the cluster cannot reach, with another relay image (--skip-reachability: no check from this machine first).
       const closed = await closedPort();
       const upgrade = await furnish([...installArgs(3, `https://127.0.0.1:${closed}`, nextImage), '--skip-reachability']);
@@ -443,6 +493,7 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       expect(upgrade.stderr).toMatch(/wrote back as they were the \d+ objects that existed before it \(a previous install stays\): .*Deployment furnish-system\/furnish-relay/);
       expect(upgrade.stderr).not.toContain('NOT undone');
       expect(await registeredPolicies()).toEqual(policies);
+      expect(await installPolicies()).toEqual(previousPolicies);
       expect((await urls()).every((u) => u.startsWith(`https://127.0.0.1:${port}/`))).toBe(true);
       expect(await relayImageNow()).toBe(RELAY_IMAGE);
       // Enforced again by the previous functions.
@@ -452,6 +503,48 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       await furnish(['uninstall', '--kubeconfig', cluster.kubeconfigPath, '--context', 'admin']);
     }
   }, 180_000);
+
+  it('in-tree policies follow the settings (--config): an upgrade removes those no longer rendered, and a failed one writes them back; none on a server without them', async () => {
+    const config = (organizations: boolean) => {
+      const file = join(tmp, `policy-${organizations}.yaml`);
+      writeFileSync(file, `organizations:\n  enabled: ${organizations}\n`);
+      return ['--config', file];
+    };
+    try {
+      await furnishNamespaceGone();
+      const on = await furnish([...installArgs(60), ...config(true)]);
+      expect(on.code).toBe(0);
+      expect(await installPolicies()).toEqual(expectedPolicies(true));
+      if (!inTree) {
+        // 1.26: nothing of the in-tree variant, whatever the settings: today's registrations.
+        expect(on.stdout).toContain('The API server has no ValidatingAdmissionPolicies');
+        const hooks = await admin.call<{ webhooks: { matchConditions?: unknown }[] }>({ method: 'GET', path: `${ADMISSION}/validatingwebhookconfigurations/furnish-validate-namespace` });
+        expect(hooks.data!.webhooks[0]!.matchConditions).toBeUndefined();
+        return;
+      }
+      expect(expectedPolicies(true).length).toBeGreaterThan(expectedPolicies(false).length);
+      // The registrations carry the matchConditions rendered from the same settings.
+      const hooks = await admin.call<{ webhooks: { matchConditions?: { name: string }[] }[] }>({ method: 'GET', path: `${ADMISSION}/validatingwebhookconfigurations/furnish-validate-namespace` });
+      expect(hooks.data!.webhooks[0]!.matchConditions?.length).toBeGreaterThan(0);
+      // Organizations turned off: their policies go.
+      const off = await furnish([...installArgs(60), ...config(false)]);
+      expect(off.code).toBe(0);
+      expect(off.stderr).toContain('deleted ValidatingAdmissionPolicyBinding furnish-reserved-names');
+      expect(await installPolicies()).toEqual(expectedPolicies(false));
+      // On again, then an upgrade turning them off fails (functions unreachable): they come back.
+      expect((await furnish([...installArgs(60), ...config(true)])).code).toBe(0);
+      const closed = await closedPort();
+      const failed = await furnish([...installArgs(3, `https://127.0.0.1:${closed}`), '--skip-reachability', ...config(false)]);
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toContain('deleted ValidatingAdmissionPolicy furnish-reserved-names');
+      expect(failed.stderr).toMatch(/wrote back as they were the \d+ objects that existed before it .*ValidatingAdmissionPolicy/);
+      expect(failed.stderr).not.toContain('NOT undone');
+      expect(await installPolicies()).toEqual(expectedPolicies(true));
+    } finally {
+      await removeRegistrations();
+      await furnish(['uninstall', '--kubeconfig', cluster.kubeconfigPath, '--context', 'admin']);
+    }
+  }, 300_000);
 
   it('a failed upgrade whose functions now refuse: the previous registrations written back would lock the cluster, so they are removed, and it says so', async () => {
     try {

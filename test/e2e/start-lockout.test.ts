@@ -6,7 +6,8 @@
 // them. Suspended with Ctrl-Z (SIGTSTP): it removes them before it stops, and writes them again
 // when resumed. Either way the admin and a user allowed to create namespaces can create one. npm
 // start runs here as npm runs it (package.json's command, a child process) against the test
-// cluster: kube-sim, or a real API server.
+// cluster: kube-sim, or a real API server. Where the server has in-tree policies, npm start writes
+// Furnish's too, and its watchdog removes them with the registrations.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -15,6 +16,8 @@ import { join } from 'node:path';
 import { removeStaleLocalRegistrations } from '../../scripts/local-registrations.ts';
 import { KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
+import { inTreePolicies } from '../../shared/kube/features.ts';
+import { POLICY_KINDS } from '../../shared/install/policies.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { clientFor } from '../integration/helpers.ts';
@@ -30,6 +33,7 @@ const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 let cluster: TestCluster;
 let admin: KubeClient;
 let alice: KubeClient;
+let inTree = false;
 const children: ChildProcess[] = [];
 const namespaces: string[] = [];
 
@@ -100,6 +104,7 @@ beforeAll(async () => {
   cluster = await useTestCluster();
   admin = await clientFor(cluster.kubeconfigPath, 'admin');
   alice = await clientFor(cluster.kubeconfigPath, 'alice');
+  inTree = await inTreePolicies(admin);
   // alice may create namespaces, and nothing more.
   await admin.call({ method: 'POST', path: `${RBAC}/clusterroles`, body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: `ns-creator-${run}` }, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'get'] }] } });
   await admin.call({ method: 'POST', path: `${RBAC}/clusterrolebindings`, body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `alice-ns-${run}` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `ns-creator-${run}` }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }] } });
@@ -147,8 +152,11 @@ describe('npm start killed with SIGKILL leaves namespace creation working for ev
     const started = logLine(start.text(), 'furnish-local', 'watchdog started');
     const runId = String(started?.runId);
     await start.output(/ended without removing its webhook registrations: removed them/, UNLOCKED_WITHIN_MS);
-    expect((logLine(start.text(), 'furnish-local-watchdog', 'removed them')?.registrations as string[]).length).toBeGreaterThan(0);
-    for (const plural of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']) {
+    const removed = logLine(start.text(), 'furnish-local-watchdog', 'removed them')?.registrations as string[];
+    expect(removed.length).toBeGreaterThan(0);
+    // The policies, written before any registration, were removed with them.
+    if (inTree) expect(removed).toEqual(expect.arrayContaining(['furnish-namespace-marks', 'furnish-guard']));
+    for (const plural of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations', ...(inTree ? POLICY_KINDS.map((k) => k.plural) : [])]) {
       const left = await admin.call<{ items: KubeObject[] }>({ method: 'GET', path: `/apis/admissionregistration.k8s.io/v1/${plural}`, query: { labelSelector: `${KEY.localRun}=${runId}` } });
       expect(left.data?.items.map((o) => o.metadata.name)).toEqual([]);
     }

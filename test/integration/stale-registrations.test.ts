@@ -2,12 +2,15 @@
 // furnish-local, failing closed on a server that is gone) refuse even cluster-admin's namespace
 // creates until they are removed; the next start removes exactly those, and says how by hand.
 // Registrations written by anyone else (furnish install, an administrator) are left alone. A killed
-// run's watchdog (scripts/start/watchdog.ts) removes that run's only, by its label.
+// run's watchdog (scripts/start/watchdog.ts) removes that run's only, by its label. The same for
+// the ValidatingAdmissionPolicies npm start writes where the server has them; where it has none
+// (1.26), their lists answer 404 and nothing fails.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect, createKubeClient, type KubeClient } from '../../shared/kube/client.ts';
 import { collectingLogger } from '../../shared/log.ts';
 import { LOCAL_FIELD_MANAGER, removeRunRegistrations, removeStaleLocalRegistrations } from '../../scripts/local-registrations.ts';
 import { KEY } from '../../shared/keys.ts';
+import { inTreePolicies } from '../../shared/kube/features.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 
 const run = Math.random().toString(36).slice(2, 7);
@@ -76,6 +79,34 @@ describe('npm start removes the registrations a killed run left', () => {
     expect((await admin.call({ method: 'GET', path: `${PATH}/${local}-2` })).status).toBe(200);
     expect(await removeRunRegistrations(admin, later)).toEqual([`${local}-2`]);
     expect((await createNamespace(`unlocked-${run}-2`)).status).toBe(201);
+  });
+
+  it('removes a run\'s policies as its registrations (by its label, never an install\'s); where the server has none, it is not an error', async () => {
+    const policies = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies';
+    const policy = (name: string, fieldManager: string) => admin.call({
+      method: 'PATCH', path: `${policies}/${name}`, query: { fieldManager, force: true }, contentType: 'application/apply-patch+yaml',
+      body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name, labels: { [KEY.localRun]: `policy-${run}` } }, spec: { matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['CREATE'] }] }, validations: [{ expression: 'true' }] } },
+    });
+    const [ours, installs, stale] = [`run-policy-${run}`, `install-policy-${run}`, `stale-policy-${run}`];
+    try {
+      if (!(await inTreePolicies(admin))) {
+        expect(await removeRunRegistrations(admin, `policy-${run}`)).toEqual([]);
+        expect((await removeStaleLocalRegistrations(admin, collectingLogger())).map((o) => o.metadata.name)).not.toContain(ours);
+        return;
+      }
+      expect((await policy(ours, LOCAL_FIELD_MANAGER)).ok).toBe(true);
+      expect((await policy(installs, 'furnish-install')).ok).toBe(true);
+      expect(await removeRunRegistrations(admin, `policy-${run}`)).toEqual([ours]);
+      expect((await admin.call({ method: 'GET', path: `${policies}/${installs}` })).status).toBe(200);
+      // After a reboot, the next start removes every npm start policy left, as its registrations.
+      expect((await policy(stale, LOCAL_FIELD_MANAGER)).ok).toBe(true);
+      const log = collectingLogger();
+      expect((await removeStaleLocalRegistrations(admin, log)).map((o) => o.metadata.name)).toContain(stale);
+      expect(log.lines.find((l) => l.message.includes('left by an earlier npm start'))?.fields.byHand).toContain(`kubectl delete validatingadmissionpolicy ${stale}`);
+      expect((await admin.call({ method: 'GET', path: `${policies}/${installs}` })).status).toBe(200);
+    } finally {
+      for (const name of [ours, installs, stale]) await admin.call({ method: 'DELETE', path: `${policies}/${name}`, retry: once });
+    }
   });
 
   it('leaves a registration that furnish install (or anyone else) wrote', async () => {

@@ -178,6 +178,71 @@ describe('namespace deletion, as the namespace controller does it (fixture 039)'
   });
 });
 
+describe("the namespace controller's own writes (namespaces/status, namespaces/finalize), as on kube-apiserver 1.26.3 and 1.32.0-rc.0", () => {
+  const CONTROLLER = { username: 'system:serviceaccount:kube-system:namespace-controller', groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'] };
+  const ownWrites = () => hooks.reviews.filter((r) => r.path.startsWith('/hold')).map((r) => r.review.request);
+  const gone = async (name: string): Promise<boolean> => {
+    for (let i = 0; i < 200 && (await call(cluster, 'GET', `${NS}/${name}`)).status !== 404; i++) await new Promise((r) => setTimeout(r, 50));
+    return (await call(cluster, 'GET', `${NS}/${name}`)).status === 404;
+  };
+
+  it('a webhook refusing them holds the emptied namespace Terminating; the controller tries again, and once admitted the namespace goes', async () => {
+    await register(VWC, 'ValidatingWebhookConfiguration', 'hold-finalize', [webhook('hold-finalize.furnish.dev', '/hold', {
+      rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces/finalize', 'namespaces/status'], scope: '*' }],
+      objectSelector: { matchLabels: { hold: 'finalize' } },
+    })]);
+    holding = true;
+    try {
+      await call(cluster, 'POST', NS, { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'finalize-held', labels: { hold: 'finalize' } } } });
+      expect((await call(cluster, 'POST', `${NS}/finalize-held/configmaps`, { body: CONFIGMAP('inside', 'finalize-held') })).status).toBe(201);
+      hooks.reviews.length = 0;
+      expect((await call(cluster, 'DELETE', `${NS}/finalize-held`)).status).toBe(200);
+      for (let i = 0; i < 200 && ownWrites().filter((r) => r.subResource === 'finalize').length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+
+      // Each pass: the deletion conditions through namespaces/status (its refusal only logged), then namespaces/finalize.
+      const [status, finalize] = ownWrites();
+      expect(status).toMatchObject({ operation: 'UPDATE', subResource: 'status', name: 'finalize-held', resource: { group: '', version: 'v1', resource: 'namespaces' },
+        userInfo: CONTROLLER, object: { status: { phase: 'Terminating', conditions: [{ type: 'NamespaceDeletionDiscoveryFailure', status: 'False' }, {}, {}, {}, { type: 'NamespaceFinalizersRemaining' }] } } });
+      expect(finalize).toMatchObject({ operation: 'UPDATE', subResource: 'finalize', name: 'finalize-held', userInfo: CONTROLLER,
+        object: { spec: { finalizers: [] } }, oldObject: { spec: { finalizers: ['kubernetes'] } } });
+      expect(ownWrites().filter((r) => r.subResource === 'finalize').length).toBeGreaterThanOrEqual(3);
+      expect((await call(cluster, 'GET', `${NS}/finalize-held/configmaps/inside`)).status).toBe(404);
+      const held = (await call(cluster, 'GET', `${NS}/finalize-held`)).body;
+      expect([held.status.phase, held.spec]).toEqual(['Terminating', { finalizers: ['kubernetes'] }]);
+
+      holding = false;
+      expect(await gone('finalize-held')).toBe(true);
+    } finally {
+      holding = false;
+      await call(cluster, 'DELETE', `${VWC}/hold-finalize`);
+    }
+  });
+
+  it('a ValidatingAdmissionPolicy refusing namespaces/finalize holds it too, until its binding goes', async () => {
+    const VAP = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies';
+    const VAPB = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings';
+    expect((await call(cluster, 'POST', VAP, { body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'hold-finalize' }, spec: {
+      matchConstraints: { resourceRules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces/finalize'] }], objectSelector: { matchLabels: { hold: 'policy' } } },
+      validations: [{ expression: `request.userInfo.username != '${CONTROLLER.username}'`, message: 'held' }],
+    } } })).status).toBe(201);
+    expect((await call(cluster, 'POST', VAPB, { body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'hold-finalize' },
+      spec: { policyName: 'hold-finalize', validationActions: ['Deny'] } } })).status).toBe(201);
+    try {
+      await call(cluster, 'POST', NS, { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'policy-held', labels: { hold: 'policy' } } } });
+      expect((await call(cluster, 'DELETE', `${NS}/policy-held`)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 500));
+      const held = (await call(cluster, 'GET', `${NS}/policy-held`)).body;
+      expect([held.status.phase, held.spec]).toEqual(['Terminating', { finalizers: ['kubernetes'] }]);
+      expect(held.status.conditions).toContainEqual(expect.objectContaining({ type: 'NamespaceContentRemaining', status: 'False', reason: 'ContentRemoved' }));
+      expect((await call(cluster, 'DELETE', `${VAPB}/hold-finalize`)).status).toBe(200);
+      expect(await gone('policy-held')).toBe(true);
+    } finally {
+      await call(cluster, 'DELETE', `${VAPB}/hold-finalize`);
+      await call(cluster, 'DELETE', `${VAP}/hold-finalize`);
+    }
+  });
+});
+
 describe('matching', () => {
   beforeAll(async () => {
     await call(cluster, 'POST', NS, { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'captured', labels: { capture: 'yes' } } } });

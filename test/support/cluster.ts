@@ -75,6 +75,11 @@ export interface TestClusterOptions {
    * --authentication-token-webhook-config-file. A real cluster must have been started with it.
    */
   tokenWebhookConfigFile?: string;
+  /**
+   * kube-sim: false acts like kube-apiserver 1.26, without ValidatingAdmissionPolicies and webhook
+   * matchConditions (default: kube-sim's, KUBE_SIM_ADMISSION_POLICIES). A real cluster is what it is.
+   */
+  admissionPolicies?: boolean;
 }
 
 const DEFAULT_TEST_USERS = [
@@ -92,6 +97,7 @@ export async function useTestCluster(opts: TestClusterOptions = {}): Promise<Tes
     ...(opts.metadataNameLabel !== undefined ? { metadataNameLabel: opts.metadataNameLabel } : {}),
     ...(opts.admissionKubeconfig !== undefined ? { admissionKubeconfig: opts.admissionKubeconfig } : {}),
     ...(opts.tokenWebhookConfigFile !== undefined ? { tokenWebhookConfigFile: opts.tokenWebhookConfigFile } : {}),
+    ...(opts.admissionPolicies !== undefined ? { admissionPolicies: opts.admissionPolicies } : {}),
   });
   return {
     kubeconfigPath: cluster.kubeconfigPath,

@@ -15,14 +15,19 @@ export interface InitializerMutationInput extends NamespaceMutationInput {
   configured: readonly Initializer[];
 }
 
+/** The initializer list a new namespace gets (undefined: none), from the configured initializers whose selectors match it. */
+export function selectedInitializerList(input: NamespaceMutationInput, configured: readonly Initializer[]): string | undefined {
+  // Furnish's own namespace is never initialized: its reconciler and webhooks' identity live there.
+  const governed = optOutReason(input) === undefined && input.namespace.name !== input.settings.furnishNamespace;
+  const selected = selectInitializers(input.namespace.labels, !governed, configured);
+  return selected.length > 0 ? formatInitializers(selected) : undefined;
+}
+
 export function recordInitializers(input: InitializerMutationInput): MutationOutcome {
   const rule = 'record-initializers';
   if (input.operation !== 'CREATE') return { rule, skip: 'only at CREATE' };
-  // Furnish's own namespace is never initialized: its reconciler and webhooks' identity live there.
-  const governed = optOutReason(input) === undefined && input.namespace.name !== input.settings.furnishNamespace;
-  const selected = selectInitializers(input.namespace.labels, !governed, input.configured);
   const given = input.namespace.annotations[INITIALIZER_KEY.initializers];
-  const wanted = selected.length > 0 ? formatInitializers(selected) : undefined;
+  const wanted = selectedInitializerList(input, input.configured);
   if (given === wanted) return { rule, skip: wanted === undefined ? 'no initializer: opted out' : `initializers already "${wanted}"` };
   // Whatever the request carried is replaced: only Furnish decides who initializes a namespace.
   const reason = wanted === undefined ? `removed ${INITIALIZER_KEY.initializers} (opted out: no initializer)` : `${INITIALIZER_KEY.initializers}=${wanted}`;

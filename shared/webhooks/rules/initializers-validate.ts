@@ -3,8 +3,10 @@
 // working initializer's principals; Furnish's failure record needs `initialize`.
 import type { Initializer } from '../../initializers/config.ts';
 import { describePrincipals, principalOf } from '../../initializers/config.ts';
-import { findInitializer, listChange, newFailureReport, pendingInitializers } from '../../initializers/decide.ts';
-import { INITIALIZER_KEY } from '../../initializers/keys.ts';
+import { findInitializer, formatInitializers, listChange, newFailureReport, pendingInitializers } from '../../initializers/decide.ts';
+import { INIT_PHASE, INITIALIZER_KEY } from '../../initializers/keys.ts';
+import { KEY } from '../../keys.ts';
+import { selectedInitializerList } from './initializers-mutate.ts';
 import type { NamespaceMutationInput } from './mutate-namespace.ts';
 import { allowBecause, denyBecause } from './outcome.ts';
 import type { RuleOutcome } from './outcome.ts';
@@ -19,10 +21,31 @@ function initialize(input: InitializerValidationInput, rule: string, refused: st
   return { rule, refused, requires: { user: input.user, verb: 'initialize', group: '', resource: 'namespaces', name: input.namespace.name } };
 }
 
-/** Whether judging this UPDATE needs the configured initializers (their principals). */
+/** Whether judging this request needs the configured initializers: a CREATE's list (their selectors), an UPDATE's completion or report (their principals). */
 export function needsInitializers(input: NamespaceMutationInput): boolean {
-  if (input.operation !== 'UPDATE' || !input.old) return false;
+  if (input.operation === 'CREATE') return true;
+  if (!input.old) return false;
   return listChange(input.old.annotations, input.namespace.annotations).kind === 'completed' || newFailureReport(input.old.annotations, input.namespace.annotations) !== undefined;
+}
+
+/**
+ * At CREATE a list given is the one mutate-namespace records (selectedInitializerList). Where in-tree
+ * policies let mutate-namespace fail open, a requester could otherwise write a list that skips a
+ * configured initializer.
+ */
+export function initializersAsSelected(input: InitializerValidationInput): RuleOutcome {
+  const rule = 'initializers-as-selected';
+  if (input.operation !== 'CREATE') return allowBecause(rule, 'recorded at CREATE only');
+  const key = INITIALIZER_KEY.initializers;
+  const list = pendingInitializers(input.namespace.annotations);
+  const given = list?.length ? formatInitializers(list) : undefined;
+  const wanted = selectedInitializerList(input, input.known.filter((i) => i.source !== 'built-in'));
+  // Absent or empty: it waits for no initializer (furnish-namespace-marks lets only an administrator
+  // create it so). Not governed (opted out, exempt) or not pending: nothing reads a list there.
+  if (given === undefined) return allowBecause(rule, 'no initializer list given');
+  if (wanted === undefined || input.namespace.labels[KEY.phase] !== INIT_PHASE.pending) return allowBecause(rule, 'not pending: no initializer runs');
+  if (given === wanted) return allowBecause(rule, `initializers "${wanted}" as selected`);
+  return denyBecause(rule, `${who(input.user)} may not create namespace "${input.namespace.name}" with annotation ${key}=${JSON.stringify(input.namespace.annotations[key])}: its initializers are ${JSON.stringify(wanted)}, those whose selectors match its labels (mutate-namespace records them)`);
 }
 
 export function initializersRemoveThemselvesInOrder(input: InitializerValidationInput): RuleOutcome {
@@ -76,5 +99,5 @@ export function failureRecordNeedsInitialize(input: InitializerValidationInput):
 }
 
 export function initializerValidation(input: InitializerValidationInput): RuleOutcome[] {
-  return [initializersRemoveThemselvesInOrder(input), failureReportedByItsInitializer(input), failureRecordNeedsInitialize(input)];
+  return [initializersAsSelected(input), initializersRemoveThemselvesInOrder(input), failureReportedByItsInitializer(input), failureRecordNeedsInitialize(input)];
 }

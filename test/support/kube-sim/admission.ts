@@ -5,12 +5,14 @@
 // from the admission kubeconfig (webhook-auth.ts), as kube-apiserver's do.
 import { randomUUID } from 'node:crypto';
 import https from 'node:https';
-import type { KubeObject, StringMap } from '../../../shared/kube/types.ts';
+import type { KubeObject, LabelSelector, StringMap } from '../../../shared/kube/types.ts';
 import type { Authenticated } from './authn.ts';
-import { ApiError, badRequest, internalError } from './errors.ts';
+import { ApiError, badRequest, forbidden, internalError } from './errors.ts';
+import { isNamespaceType } from './operations/request.ts';
 import { applyJsonPatch } from './patch.ts';
-import type { ResourceType } from './resources.ts';
-import { fromLabelSelector, matchesLabels } from './selectors.ts';
+import { admitByPolicies, matchConditionsMatch, type Authorize, type MatchCondition, type PolicyAttributes } from './policies.ts';
+import { groupResource, type ResourceType } from './resources.ts';
+import { namespaceSelectorMatches, objectSelectorMatches, ruleMatches, type MatchRequest, type Rule } from './rules.ts';
 import type { WebhookAuthResolver, WebhookCredentials } from './webhook-auth.ts';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -39,14 +41,13 @@ export interface AdmissionEnvironment {
   record?(webhook: string, review: AdmissionReview): void;
   /** The admission kubeconfig's credentials; absent: every call is anonymous. */
   webhookAuth?: WebhookAuthResolver;
-}
-
-interface Rule {
-  operations?: string[];
-  apiGroups?: string[];
-  apiVersions?: string[];
-  resources?: string[];
-  scope?: 'Cluster' | 'Namespaced' | '*';
+  /** The stored namespace (a policy's `namespaceObject`). */
+  namespace?(name: string): KubeObject | undefined;
+  /**
+   * ValidatingAdmissionPolicies, their bindings and the authorizer their CEL asks; absent on a
+   * server without them (as 1.26): no policies, and webhook matchConditions are not evaluated.
+   */
+  policies?: { policies: KubeObject[]; bindings: KubeObject[]; authorize: Authorize };
 }
 
 interface Webhook {
@@ -56,9 +57,10 @@ interface Webhook {
   failurePolicy?: 'Fail' | 'Ignore';
   timeoutSeconds?: number;
   sideEffects?: string;
-  namespaceSelector?: Record<string, unknown>;
-  objectSelector?: Record<string, unknown>;
+  namespaceSelector?: LabelSelector;
+  objectSelector?: LabelSelector;
   admissionReviewVersions?: string[];
+  matchConditions?: MatchCondition[];
 }
 
 export interface AdmissionReview {
@@ -79,44 +81,63 @@ interface AdmissionResponse {
 /** kube-apiserver never sends the webhook configurations themselves (nor reviews) to webhooks. */
 const EXEMPT_KINDS = new Set(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
-function includesOrStar(list: string[] | undefined, value: string): boolean {
-  return (list ?? []).some((v) => v === '*' || v === value);
-}
-
-function resourceMatches(patterns: string[] | undefined, resource: string, subresource: string | undefined): boolean {
-  return (patterns ?? []).some((p) => {
-    const [res, sub] = p.split('/') as [string, string | undefined];
-    if (sub === undefined) return !subresource && (res === '*' || res === resource);
-    return (res === '*' || res === resource) && (sub === '*' || sub === subresource);
-  });
-}
-
-function ruleMatches(rule: Rule, a: AdmissionAttributes): boolean {
-  const scope = rule.scope ?? '*';
-  const namespacedRequest = a.type.namespaced;
-  if (scope === 'Cluster' && namespacedRequest) return false;
-  if (scope === 'Namespaced' && !namespacedRequest) return false;
-  return includesOrStar(rule.operations, a.operation) && includesOrStar(rule.apiGroups, a.type.group)
-    && includesOrStar(rule.apiVersions, a.type.version) && resourceMatches(rule.resources, a.type.plural, a.subresource);
-}
-
-/** For a Namespace its own labels; for namespaced objects their namespace's; cluster-scoped: always. */
-function namespaceSelectorMatches(webhook: Webhook, a: AdmissionAttributes, env: AdmissionEnvironment): boolean {
-  const selector = fromLabelSelector(webhook.namespaceSelector);
-  if (selector.length === 0) return true;
-  if (a.type.kind === 'Namespace' && !a.type.group) return matchesLabels(selector, (a.object ?? a.oldObject)?.metadata.labels);
-  if (!a.type.namespaced || !a.namespace) return true;
-  return matchesLabels(selector, env.namespaceLabels(a.namespace));
-}
-
-function objectSelectorMatches(webhook: Webhook, a: AdmissionAttributes): boolean {
-  const selector = fromLabelSelector(webhook.objectSelector);
-  if (selector.length === 0) return true;
-  return [a.object, a.oldObject].some((o) => o !== null && matchesLabels(selector, o.metadata.labels));
+function matchRequestOf(a: AdmissionAttributes): MatchRequest {
+  const namespace = isNamespaceType(a.type) ? a.name : a.namespace;
+  return {
+    operation: a.operation, group: a.type.group, version: a.type.version, resource: a.type.plural,
+    ...(a.subresource ? { subresource: a.subresource } : {}), ...(namespace ? { namespace } : {}),
+    object: a.object, oldObject: a.oldObject,
+  };
 }
 
 function matches(webhook: Webhook, a: AdmissionAttributes, env: AdmissionEnvironment): boolean {
-  return (webhook.rules ?? []).some((r) => ruleMatches(r, a)) && namespaceSelectorMatches(webhook, a, env) && objectSelectorMatches(webhook, a);
+  const r = matchRequestOf(a);
+  const namespace = r.namespace;
+  return (webhook.rules ?? []).some((rule) => ruleMatches(rule, r))
+    && namespaceSelectorMatches(webhook.namespaceSelector, r, () => (namespace === undefined ? undefined : env.namespaceLabels(namespace)))
+    && objectSelectorMatches(webhook.objectSelector, r)
+    && conditionsAllow(webhook, a, env);
+}
+
+// The metadata kube-apiserver's namespaceObject type declares (BuildNamespaceType; its `UID` never
+// matches the JSON `uid`, so no uid either).
+const NAMESPACE_OBJECT_METADATA = ['name', 'generateName', 'namespace', 'resourceVersion', 'generation', 'creationTimestamp',
+  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'finalizers'];
+
+/** `namespaceObject` as kube-apiserver makes it: spec, status and the declared metadata (no managedFields, no kind). */
+function namespaceObjectOf(namespace: KubeObject | undefined): KubeObject | null {
+  if (!namespace) return null;
+  const metadata = Object.fromEntries(NAMESPACE_OBJECT_METADATA.filter((k) => namespace.metadata[k] !== undefined).map((k) => [k, namespace.metadata[k]]));
+  return { metadata, spec: namespace.spec, status: namespace.status } as unknown as KubeObject;
+}
+
+/** The request as ValidatingAdmissionPolicies and matchConditions see it (policies.ts). */
+function policyAttributes(a: AdmissionAttributes, env: AdmissionEnvironment): PolicyAttributes {
+  const namespaceObject = a.type.namespaced && a.namespace ? namespaceObjectOf(env.namespace?.(a.namespace)) : null;
+  const { username, uid, groups, extra } = a.user;
+  return {
+    operation: a.operation as PolicyAttributes['operation'],
+    userInfo: { username, groups, ...(uid ? { uid } : {}), ...(extra ? { extra } : {}) },
+    object: a.object, oldObject: a.oldObject, namespaceObject,
+    resource: { group: a.type.group, version: a.type.version, resource: a.type.plural },
+    ...(a.subresource ? { subResource: a.subresource } : {}),
+    name: a.name ?? '',
+    ...(matchRequestOf(a).namespace ? { namespace: matchRequestOf(a).namespace } : {}),
+    kind: a.kind ?? { group: a.type.group, version: a.type.version, kind: a.type.kind },
+    dryRun: a.dryRun, options: a.options,
+  };
+}
+
+/**
+ * A webhook's matchConditions (where the server has them): all true, call it; one false, skip it;
+ * an evaluation error, its failurePolicy (Fail: 403, as kube-apiserver's ShouldCallHook).
+ */
+function conditionsAllow(webhook: Webhook, a: AdmissionAttributes, env: AdmissionEnvironment): boolean {
+  if (!env.policies || !webhook.matchConditions?.length) return true;
+  const result = matchConditionsMatch(webhook.matchConditions, policyAttributes(a, env), env.policies.authorize);
+  if (!(result instanceof Error)) return result;
+  if (webhook.failurePolicy === 'Ignore') return false;
+  throw forbidden(groupResource(a.type), a.name, result.message);
 }
 
 export function buildReview(a: AdmissionAttributes): AdmissionReview {
@@ -315,9 +336,21 @@ export async function admitMutating(a: AdmissionAttributes, env: AdmissionEnviro
   return object;
 }
 
-/** Runs the validating webhooks; the first denial wins. */
+/** ValidatingAdmissionPolicies (policies.ts), which kube-apiserver runs before the validating webhooks. */
+function admitByValidatingPolicies(a: AdmissionAttributes, env: AdmissionEnvironment): void {
+  if (!env.policies) return;
+  const decision = admitByPolicies(env.policies, policyAttributes(a, env), env.policies.authorize);
+  if (!decision.allowed) {
+    const { status, reason, message, details } = decision;
+    throw new ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, details, code: status });
+  }
+  for (const w of decision.warnings) env.warn(w);
+}
+
+/** Runs the ValidatingAdmissionPolicies, then the validating webhooks; the first denial wins. */
 export async function admitValidating(a: AdmissionAttributes, env: AdmissionEnvironment): Promise<void> {
   if (EXEMPT_KINDS.has(a.type.kind)) return;
+  admitByValidatingPolicies(a, env);
   for (const webhook of webhooksOf('ValidatingWebhookConfiguration', env)) {
     if (!matches(webhook, a, env)) continue;
     const response = await consult(webhook, a, env);

@@ -1,5 +1,5 @@
 // The few controllers whose effects clients observe through the API: CRDs becoming served kinds,
-// the namespace controller (terminating namespaces are emptied, then removed), the garbage
+// the namespace controller (terminating namespaces are emptied, then finalized through admission), the garbage
 // collector (ownerReferences), and the controllers that put the `default` ServiceAccount and the
 // `kube-root-ca.crt` ConfigMap into every new namespace; the resource quota controller is in
 // quota-controller.ts.
@@ -7,8 +7,9 @@ import type { KubeObject, ObjectMeta } from '../../../shared/kube/types.ts';
 import { withImplicitGroups } from './authn.ts';
 import { resourceTypeFromCrd } from './crd.ts';
 import { ApiError } from './errors.ts';
+import { deepEqual } from './fieldsets.ts';
 import { nowTime } from './managed-fields.ts';
-import { createObject, deleteCollection, type ApiRequest, type DeletionHooks } from './operations.ts';
+import { createObject, deleteCollection, updateObject, type ApiRequest, type DeletionHooks } from './operations.ts';
 import { QuotaController } from './quota-controller.ts';
 import { typeKey, type ResourceType } from './resources.ts';
 import type { Sim } from './sim.ts';
@@ -18,6 +19,55 @@ const CRD_KEY = typeKey('apiextensions.k8s.io', 'customresourcedefinitions');
 const NAMESPACE_KEY = typeKey('', 'namespaces');
 const RETRY_MS = 100;
 const MAX_RETRIES = 300;
+const MAX_CONFLICT_RETRIES = 5;
+/** The namespace controller's token in a namespace's spec.finalizers. */
+const FINALIZER_TOKEN = 'kubernetes';
+/**
+ * The namespace controller's backoff while admission refuses its writes: kube-controller-manager's
+ * per-namespace 5 ms, doubling at each refusal (capped there at 60 s; here at 5 s, so that a test
+ * sees a refusal lifted within seconds).
+ */
+const REFUSAL_BACKOFF_BASE_MS = 5;
+const REFUSAL_BACKOFF_MAX_MS = 5_000;
+
+export const refusalBackoffMs = (refusals: number): number => Math.min(REFUSAL_BACKOFF_BASE_MS * 2 ** Math.max(refusals - 1, 0), REFUSAL_BACKOFF_MAX_MS);
+
+interface NamespaceCondition {
+  type: string;
+  status: string;
+  lastTransitionTime?: string | null;
+  reason?: string;
+  message?: string;
+}
+
+/** What the namespace controller reports once a namespace's content is gone (the success form of each of its conditions, in its order). */
+const DELETION_CONDITIONS: ReadonlyArray<Omit<NamespaceCondition, 'lastTransitionTime'>> = [
+  { type: 'NamespaceDeletionDiscoveryFailure', status: 'False', reason: 'ResourcesDiscovered', message: 'All resources successfully discovered' },
+  { type: 'NamespaceDeletionGroupVersionParsingFailure', status: 'False', reason: 'ParsedGroupVersions', message: 'All legacy kube types successfully parsed' },
+  { type: 'NamespaceDeletionContentFailure', status: 'False', reason: 'ContentDeleted', message: 'All content successfully deleted, may be waiting on finalization' },
+  { type: 'NamespaceContentRemaining', status: 'False', reason: 'ContentRemoved', message: 'All content successfully removed' },
+  { type: 'NamespaceFinalizersRemaining', status: 'False', reason: 'ContentHasNoFinalizers', message: 'All content-preserving finalizers finished' },
+];
+
+/**
+ * A namespace's conditions with the deletion conditions set as the controller's condition updater
+ * sets them: other conditions first (kept), then its own in its order, an unchanged one keeping its
+ * lastTransitionTime.
+ */
+export function withDeletionConditions(current: NamespaceCondition[], now: string): NamespaceCondition[] {
+  const own = new Set(DELETION_CONDITIONS.map((c) => c.type));
+  const same = (a: Omit<NamespaceCondition, 'lastTransitionTime'>, b: NamespaceCondition | undefined): b is NamespaceCondition =>
+    b !== undefined && a.status === b.status && a.reason === b.reason && a.message === b.message;
+  return [
+    ...current.filter((c) => !own.has(c.type)),
+    ...DELETION_CONDITIONS.map(({ type, status, reason, message }) => {
+      const old = current.find((c) => c.type === type);
+      return { type, status, lastTransitionTime: same({ type, status, reason, message }, old) ? old.lastTransitionTime ?? null : now, reason, message };
+    }),
+  ];
+}
+
+const specFinalizers = (ns: KubeObject): string[] => ((ns.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []);
 
 interface OwnerReference {
   uid: string;
@@ -27,6 +77,8 @@ export class Controllers implements DeletionHooks {
   private readonly sim: Sim;
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
   private readonly orphaned = new Set<string>();
+  /** Terminating namespaces the namespace controller works on, with how many of its passes admission refused (its backoff; forgotten once done). */
+  private readonly terminating = new Map<string, number>();
   /** uids of stored objects (from the store's events), so that checking an owner costs no scan. */
   private readonly liveUids = new Set<string>();
   private readonly unsubscribe: () => void;
@@ -91,17 +143,46 @@ export class Controllers implements DeletionHooks {
   // --- namespaces ------------------------------------------------------------------------
 
   namespaceTerminating(name: string): void {
-    this.later(() => this.finalizeNamespace(name), this.sim.options.namespaceDeletionDelayMs);
+    // One queue entry per namespace, as the real controller's workqueue: a second DELETE adds none.
+    if (this.terminating.has(name)) return;
+    this.terminating.set(name, 0);
+    this.later(() => this.syncNamespace(name), this.sim.options.namespaceDeletionDelayMs);
+  }
+
+  /** One pass over a terminating namespace, then the next: soon while content remains, backing off while admission refuses. */
+  private async syncNamespace(name: string): Promise<void> {
+    const outcome = await this.deleteNamespace(name);
+    if (this.stopped) return;
+    if (outcome === 'done') {
+      this.terminating.delete(name);
+      return;
+    }
+    const refusals = (this.terminating.get(name) ?? 0) + (outcome === 'refused' ? 1 : 0);
+    this.terminating.set(name, refusals);
+    this.later(() => this.syncNamespace(name), outcome === 'refused' ? refusalBackoffMs(refusals) : RETRY_MS);
   }
 
   /**
-   * Empties the namespace as kube-controller-manager's namespace controller does: a deletecollection
-   * per kind, as system:serviceaccount:kube-system:namespace-controller, through admission (webhooks
-   * see a DELETE without a name, the object in oldObject). Refused deletes and objects with
-   * finalizers hold the namespace; the controller tries again until they go.
+   * kube-controller-manager's namespace deleter, as system:serviceaccount:kube-system:namespace-controller,
+   * every write through admission (the audit logs of 1.26.3 and 1.32.0-rc.0): a deletecollection per
+   * kind (webhooks see a DELETE without a name, the object in oldObject); once nothing is left, the
+   * deletion conditions through namespaces/status (a refusal there is only logged), then the
+   * `kubernetes` finalizer removed through namespaces/finalize, which deletes the namespace unless
+   * metadata.finalizers hold it. A refused write leaves it Terminating for the next pass.
    */
-  private async finalizeNamespace(name: string): Promise<void> {
+  private async deleteNamespace(name: string): Promise<'done' | 'remaining' | 'refused'> {
+    const ns = this.sim.store.get(NAMESPACE_KEY, undefined, name);
+    if (!ns?.metadata.deletionTimestamp || specFinalizers(ns).length === 0) return 'done';
+    const content = await this.deleteContent(name);
+    if (content !== 'empty') return content;
+    if (this.stopped) return 'done';
+    await this.writeDeletionConditions(name);
+    return this.finalizeNamespace(name);
+  }
+
+  private async deleteContent(name: string): Promise<'empty' | 'remaining' | 'refused'> {
     let remaining = 0;
+    let refused = false;
     for (const type of this.sim.registry.all().filter((t) => t.namespaced)) {
       const key = typeKey(type.group, type.plural);
       if (this.sim.store.list(key, name).length === 0) continue;
@@ -110,23 +191,47 @@ export class Controllers implements DeletionHooks {
         request.query.set('propagationPolicy', 'Background');
         await deleteCollection(this.sim, request, this);
       } catch {
-        // Refused by admission (or a webhook failed): retried, as the real controller does.
+        refused = true;
       }
       remaining += this.sim.store.list(key, name).length;
     }
-    if (this.stopped) return;
-    if (remaining > 0) {
-      this.later(() => this.finalizeNamespace(name), RETRY_MS);
-      return;
+    // Objects with finalizers of others hold the namespace until they go.
+    return refused ? 'refused' : remaining > 0 ? 'remaining' : 'empty';
+  }
+
+  private namespaceRequest(name: string, body: KubeObject, subresource: string): ApiRequest {
+    const type = this.sim.registry.get('', 'v1', 'namespaces')!;
+    return { ...this.controllerRequest('namespace-controller', type, undefined, body, 'update'), name, subresource };
+  }
+
+  private async writeDeletionConditions(name: string): Promise<void> {
+    const ns = this.sim.store.get(NAMESPACE_KEY, undefined, name);
+    const status = (ns?.status ?? {}) as { conditions?: NamespaceCondition[] };
+    const conditions = withDeletionConditions(status.conditions ?? [], nowTime());
+    if (!ns || deepEqual(conditions, status.conditions ?? [])) return;
+    try {
+      await updateObject(this.sim, this.namespaceRequest(name, { ...ns, status: { ...status, conditions } }, 'status'));
+    } catch {
+      // kube-controller-manager logs it ("couldn't update status condition for namespace") and goes on.
     }
-    // Finalizers of others (metadata.finalizers) hold it Terminating, as on kube-apiserver, until they go.
-    const held = this.sim.store.get(NAMESPACE_KEY, undefined, name);
-    if (!held) return;
-    if ((held.metadata.finalizers ?? []).length > 0) {
-      this.later(() => this.finalizeNamespace(name), RETRY_MS);
-      return;
+  }
+
+  /** The namespace with the `kubernetes` finalizer removed through namespaces/finalize; a conflict is retried at once with the fresh namespace, as retryOnConflictError does. */
+  private async finalizeNamespace(name: string): Promise<'done' | 'refused'> {
+    for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
+      const ns = this.sim.store.get(NAMESPACE_KEY, undefined, name);
+      if (!ns) return 'done';
+      const { status: _status, ...rest } = ns;
+      const finalizers = specFinalizers(ns).filter((f) => f !== FINALIZER_TOKEN).sort();
+      try {
+        await updateObject(this.sim, this.namespaceRequest(name, { ...rest, spec: { ...(ns.spec as object), finalizers } }, 'finalize'));
+        return 'done';
+      } catch (error) {
+        if (error instanceof ApiError && error.code === 404) return 'done';
+        if (!(error instanceof ApiError && error.code === 409)) return 'refused';
+      }
     }
-    this.sim.store.delete(NAMESPACE_KEY, undefined, name);
+    return 'refused';
   }
 
   // --- garbage collection ----------------------------------------------------------------
@@ -183,10 +288,10 @@ export class Controllers implements DeletionHooks {
 
   // --- the default ServiceAccount and root CA ConfigMap ----------------------------------
 
-  private controllerRequest(controller: string, type: ResourceType, namespace: string, body: KubeObject | undefined, verb = 'create'): ApiRequest {
+  private controllerRequest(controller: string, type: ResourceType, namespace: string | undefined, body: KubeObject | undefined, verb = 'create'): ApiRequest {
     const username = `system:serviceaccount:kube-system:${controller}`;
     return {
-      verb, type, namespace, ...(body ? { body } : {}), query: new URLSearchParams(), userAgent: 'kube-controller-manager/v1.32.0 (linux/amd64) kubernetes/kube-sim',
+      verb, type, ...(namespace ? { namespace } : {}), ...(body ? { body } : {}), query: new URLSearchParams(), userAgent: 'kube-controller-manager/v1.32.0 (linux/amd64) kubernetes/kube-sim',
       user: { username, uid: `${controller}-uid`, groups: withImplicitGroups(username, []) },
     };
   }

@@ -1,11 +1,11 @@
 // `npm run kube-sim -- [--user NAME[:GROUP,...]]... [--dir DIR] [--port N] [--no-metadata-name-label]
-//   [--no-namespace-default-objects] [--no-resource-quota-controller] [--admission-kubeconfig PATH]
-//   [--audit-log PATH]`
+//   [--no-namespace-default-objects] [--no-resource-quota-controller] [--no-admission-policies]
+//   [--admission-kubeconfig PATH] [--audit-log PATH]` (KUBE_SIM_ADMISSION_POLICIES=0 = --no-admission-policies)
 // Runs kube-sim in the foreground, prints `kubeconfig: PATH` and `server: URL` (one line each),
 // and stays up until interrupted.
 import { startCluster, type StartOptions, type UserSpec } from './index.ts';
 
-const USAGE = 'usage: npm run kube-sim -- [--user NAME[:GROUP,...]]... [--dir DIR] [--port N] [--no-metadata-name-label] [--no-namespace-default-objects] [--no-resource-quota-controller] [--admission-kubeconfig PATH] [--audit-log PATH]';
+const USAGE = 'usage: npm run kube-sim -- [--user NAME[:GROUP,...]]... [--dir DIR] [--port N] [--no-metadata-name-label] [--no-namespace-default-objects] [--no-resource-quota-controller] [--no-admission-policies] [--admission-kubeconfig PATH] [--audit-log PATH]';
 
 export function parseArgs(argv: string[]): StartOptions {
   const users: UserSpec[] = [];
@@ -32,6 +32,7 @@ export function parseArgs(argv: string[]): StartOptions {
       case '--no-metadata-name-label': options.metadataNameLabel = false; break;
       case '--no-namespace-default-objects': options.namespaceDefaultObjects = false; break;
       case '--no-resource-quota-controller': options.resourceQuotaController = false; break;
+      case '--no-admission-policies': options.admissionPolicies = false; break;
       case '--admission-kubeconfig': options.admissionKubeconfig = value(); break;
       case '--audit-log': options.auditLog = value(); break;
       case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(0); break;

@@ -106,8 +106,9 @@ const KIND_TABLES: Record<string, Table> = {
   Deployment: { ...POD_SPEC_TABLE('spec.template.spec'), 'status.conditions': byType },
   ServiceAccount: { secrets: byName, imagePullSecrets: byName },
   Namespace: { 'status.conditions': byType },
-  MutatingWebhookConfiguration: { webhooks: byName },
-  ValidatingWebhookConfiguration: { webhooks: byName },
+  MutatingWebhookConfiguration: { webhooks: byName, 'webhooks[].matchConditions': byName },
+  ValidatingWebhookConfiguration: { webhooks: byName, 'webhooks[].matchConditions': byName },
+  ValidatingAdmissionPolicy: { 'spec.matchConditions': byName, 'status.conditions': byType },
   CustomResourceDefinition: { 'status.conditions': byType },
 };
 
@@ -171,7 +172,15 @@ const RBAC = 'rbac.authorization.k8s.io';
 const ADMISSION = 'admissionregistration.k8s.io';
 const REVIEW_VERBS = ['create'];
 
-export function builtinTypes(): ResourceType[] {
+/** ValidatingAdmissionPolicies and their bindings (GA in 1.30); a server without them (1.26) serves neither. */
+function admissionPolicyTypes(): ResourceType[] {
+  return [
+    builtin({ group: ADMISSION, kind: 'ValidatingAdmissionPolicy', plural: 'validatingadmissionpolicies', namespaced: false, statusSubresource: true, generation: true }),
+    builtin({ group: ADMISSION, kind: 'ValidatingAdmissionPolicyBinding', plural: 'validatingadmissionpolicybindings', namespaced: false, generation: true }),
+  ];
+}
+
+export function builtinTypes(options: { admissionPolicies: boolean } = { admissionPolicies: true }): ResourceType[] {
   return [
     builtin({ kind: 'Namespace', plural: 'namespaces', namespaced: false, shortNames: ['ns'], statusSubresource: true,
       verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] }),
@@ -191,6 +200,7 @@ export function builtinTypes(): ResourceType[] {
     builtin({ group: 'networking.k8s.io', kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, shortNames: ['netpol'], generation: true }),
     builtin({ group: ADMISSION, kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations', namespaced: false, generation: true }),
     builtin({ group: ADMISSION, kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations', namespaced: false, generation: true }),
+    ...(options.admissionPolicies ? admissionPolicyTypes() : []),
     builtin({ group: 'apiextensions.k8s.io', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false,
       shortNames: ['crd', 'crds'], statusSubresource: true, generation: true }),
     builtin({ group: 'authorization.k8s.io', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews', namespaced: false, verbs: REVIEW_VERBS }),

@@ -32,6 +32,12 @@ export interface SimOptions {
   gitVersion: string;
   /** How long a list from the "watch cache" waits for a resourceVersion not reached yet before its 504 (kube-apiserver: 3 s). */
   listResourceVersionWaitMs: number;
+  /**
+   * Serve and enforce ValidatingAdmissionPolicies and evaluate webhook matchConditions, as 1.30+;
+   * false acts like 1.26 (neither served; matchConditions dropped from webhook configurations).
+   * Default: true unless the environment has KUBE_SIM_ADMISSION_POLICIES=0.
+   */
+  admissionPolicies: boolean;
 }
 
 export const DEFAULT_OPTIONS: SimOptions = {
@@ -43,6 +49,7 @@ export const DEFAULT_OPTIONS: SimOptions = {
   defaultWatchTimeoutSeconds: 1800,
   gitVersion: 'v1.32.0-kube-sim',
   listResourceVersionWaitMs: 3000,
+  admissionPolicies: process.env.KUBE_SIM_ADMISSION_POLICIES !== '0',
 };
 
 /** Namespaces every cluster starts with. */
@@ -56,7 +63,7 @@ export interface AdmissionRecord {
 }
 
 export class Sim {
-  readonly registry = new ResourceRegistry(builtinTypes());
+  readonly registry: ResourceRegistry;
   readonly store: Store;
   readonly rbac: RbacAuthorizer;
   readonly options: SimOptions;
@@ -71,6 +78,7 @@ export class Sim {
 
   constructor(options: SimOptions, users: SimUser[], caPem: string, historyLimit?: number, webhookAuth = new WebhookAuthResolver()) {
     this.options = options;
+    this.registry = new ResourceRegistry(builtinTypes({ admissionPolicies: options.admissionPolicies }));
     this.webhookAuth = webhookAuth;
     this.users = users;
     this.caPem = caPem;
@@ -107,6 +115,23 @@ export class Sim {
       warn: (message) => warnings.push(message),
       record: (webhook, review) => this.admissionLog.push({ webhook, review: structuredClone(review) }),
       webhookAuth: this.webhookAuth,
+      namespace: (name) => this.namespace(name),
+      ...(this.options.admissionPolicies ? { policies: this.admissionPolicies() } : {}),
+    };
+  }
+
+  /** The stored policies and bindings, with kube-sim's RBAC answering their `authorizer` (as its SubjectAccessReviews). */
+  private admissionPolicies(): NonNullable<AdmissionEnvironment['policies']> {
+    const list = (plural: string): KubeObject[] => this.store.list(typeKey('admissionregistration.k8s.io', plural));
+    return {
+      policies: list('validatingadmissionpolicies'),
+      bindings: list('validatingadmissionpolicybindings'),
+      authorize: (user, a) => this.rbac.authorize({
+        user: { username: user.username ?? '', groups: user.groups ?? [], ...(user.uid ? { uid: user.uid } : {}), ...(user.extra ? { extra: user.extra } : {}) },
+        verb: a.verb, resourceRequest: a.path === undefined, apiGroup: a.group, resource: a.resource,
+        ...(a.subresource ? { subresource: a.subresource } : {}), ...(a.namespace ? { namespace: a.namespace } : {}),
+        ...(a.name ? { name: a.name } : {}), ...(a.path !== undefined ? { path: a.path } : {}),
+      }),
     };
   }
 

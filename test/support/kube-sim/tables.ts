@@ -321,6 +321,20 @@ const PRINTERS: Record<string, Printer> = {
   'rbac.authorization.k8s.io/ClusterRoleBinding': bindingPrinter('clusterRoleBinding', 'RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error.'),
   'admissionregistration.k8s.io/ValidatingWebhookConfiguration': webhookPrinter(),
   'admissionregistration.k8s.io/MutatingWebhookConfiguration': webhookPrinter(),
+  'admissionregistration.k8s.io/ValidatingAdmissionPolicy': {
+    columns: [NAME, column('Validations', 'Validations indicates the number of validation rules defined in this configuration', { type: 'integer' }),
+      column('ParamKind', 'ParamKind specifies the kind of resources used to parameterize this policy'), AGE],
+    cells: (obj, now) => {
+      const paramKind = record(record(obj.spec).paramKind);
+      return [str(obj.metadata.name), list(record(obj.spec).validations).length, paramKind.kind ? `${str(paramKind.apiVersion)}/${str(paramKind.kind)}` : '<unset>', age(obj, now)];
+    },
+  },
+  'admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding': {
+    columns: [NAME, column('PolicyName', 'PolicyName indicates the policy definition which the policy binding binded to'),
+      column('ParamRef', 'ParamRef indicates the param resource which sets the configration param'), AGE],
+    // kube-sim takes no paramRef (policies.ts): always <unset>.
+    cells: (obj, now) => [str(obj.metadata.name), str(record(obj.spec).policyName), '<unset>', age(obj, now)],
+  },
   'apps/Deployment': {
     columns: [NAME, column('Ready', 'Number of the pod with ready state'),
       column('Up-to-date', 'Total number of non-terminated pods targeted by this deployment that have the desired template spec.'),

@@ -3,6 +3,7 @@
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { invalid, type FieldError } from './errors.ts';
 import { isObject } from './fieldsets.ts';
+import { admissionConfigurationErrors } from './policy-objects.ts';
 import type { ResourceType } from './resources.ts';
 
 const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
@@ -126,7 +127,7 @@ const KIND_RULES: Record<string, (obj: KubeObject) => FieldError[]> = {
 
 export function validateObject(type: ResourceType, obj: KubeObject): void {
   const rules = type.group === '' || type.group === RBAC_GROUP ? KIND_RULES[type.kind] : undefined;
-  const errors = [...metadataErrors(type, obj), ...(rules?.(obj) ?? [])];
+  const errors = [...metadataErrors(type, obj), ...(rules?.(obj) ?? []), ...admissionConfigurationErrors(type, obj)];
   if (errors.length > 0) throw invalid(type.group, type.kind, obj.metadata.name ?? '', errors);
 }
 

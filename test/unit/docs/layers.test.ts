@@ -19,9 +19,9 @@ export const LAYERS: readonly (readonly string[])[] = [
   // Population: reconciling namespaces and templates, and the reconcilers' runtime (push, pacing,
   // concurrency) the other reconcilers run on.
   ['shared/reconcile/'],
-  // Features: the webhooks and their rules, organizations, LNamespaces, billing (their reconcilers run on
+  // Features: the webhooks and their rules (and the in-tree policies mirroring them), organizations, LNamespaces, billing (their reconcilers run on
   // reconcile's runtime; the relay is handed their observers, functions/watch-relay/wiring.ts).
-  ['shared/webhooks/', 'shared/org/', 'shared/lnamespace/', 'shared/billing/'],
+  ['shared/webhooks/', 'shared/org/', 'shared/lnamespace/', 'shared/billing/', 'shared/policies/'],
   // What assembles features for a user: install, the CLI.
   ['shared/install/', 'shared/cli/'],
   // Deployed entry points (each function, the watch relay and what it is wired with).

@@ -13,9 +13,9 @@ describe('sweepRetryDelay', () => {
 });
 
 describe('removeRunCommand', () => {
-  it("names both kinds and this run's label, or any run's", () => {
-    expect(removeRunCommand('ab12')).toBe('kubectl delete mutatingwebhookconfigurations,validatingwebhookconfigurations -l furnish.dev/local-run=ab12');
-    expect(removeRunCommand()).toBe('kubectl delete mutatingwebhookconfigurations,validatingwebhookconfigurations -l furnish.dev/local-run');
+  it("names the registrations, then (a command of its own, which a server without them refuses alone) the policies and bindings, by this run's label or any run's", () => {
+    expect(removeRunCommand('ab12')).toBe('kubectl delete mutatingwebhookconfigurations,validatingwebhookconfigurations -l furnish.dev/local-run=ab12; kubectl delete validatingadmissionpolicybindings,validatingadmissionpolicies -l furnish.dev/local-run=ab12');
+    expect(removeRunCommand()).toBe('kubectl delete mutatingwebhookconfigurations,validatingwebhookconfigurations -l furnish.dev/local-run; kubectl delete validatingadmissionpolicybindings,validatingadmissionpolicies -l furnish.dev/local-run');
   });
 });
 

@@ -85,23 +85,23 @@ describe('infra/webhooks', () => {
 
 describe('furnish webhooks: the registrations for one cluster', () => {
   const credential = 'k'.repeat(48);
-  const run = (args: Record<string, string>, env: Record<string, string> = {}) => {
+  const run = async (args: Record<string, string>, env: Record<string, string> = {}) => {
     let out = '';
-    runWebhooks(args, { stdout: (t) => (out += t), stderr: () => {}, env, readStdin: () => '' });
+    await runWebhooks(args, { stdout: (t) => (out += t), stderr: () => {}, env, readStdin: () => '' });
     return parseAllDocuments(out).map((d) => d.toJS() as { kind: string; webhooks: Webhook[] });
   };
 
-  it('path mode: every URL ends in /c/<cluster>/<credential>, read from the environment', () => {
-    const docs = run({ url: 'https://europe-west1-p.cloudfunctions.net', cluster: 'gke-prod', 'credential-env': 'CRED' }, { CRED: credential });
+  it('path mode: every URL ends in /c/<cluster>/<credential>, read from the environment', async () => {
+    const docs = await run({ url: 'https://europe-west1-p.cloudfunctions.net', cluster: 'gke-prod', 'credential-env': 'CRED' }, { CRED: credential });
     expect(docs.map((d) => d.webhooks[0]!.clientConfig.url)).toEqual(WEBHOOKS.map((w) => `https://europe-west1-p.cloudfunctions.net/${w}/c/gke-prod/${credential}`));
     expect(docs.every((d) => d.webhooks[0]!.clientConfig.caBundle === undefined)).toBe(true);
   });
 
-  it('JWT mode: bare URLs; a bad credential or URL is refused without printing the secret', () => {
-    const docs = run({ url: 'https://f.example.com/' });
+  it('JWT mode: bare URLs; a bad credential or URL is refused without printing the secret', async () => {
+    const docs = await run({ url: 'https://f.example.com/' });
     expect(docs.map((d) => d.webhooks[0]!.clientConfig.url)).toEqual(WEBHOOKS.map((w) => `https://f.example.com/${w}`));
-    expect(() => run({ url: 'https://f.example.com', cluster: 'c', 'credential-env': 'CRED' }, { CRED: 'short-secret' })).toThrow(/^--credential-env: CRED must be 32 to 256/);
-    expect(() => run({ url: 'https://f.example.com', cluster: 'c', 'credential-env': 'CRED' }, { CRED: 'short-secret' })).not.toThrow(/short-secret/);
-    expect(() => run({ url: 'http://f.example.com' })).toThrow(/HTTPS only/);
+    await expect(run({ url: 'https://f.example.com', cluster: 'c', 'credential-env': 'CRED' }, { CRED: 'short-secret' })).rejects.toThrow(/^--credential-env: CRED must be 32 to 256/);
+    await expect(run({ url: 'https://f.example.com', cluster: 'c', 'credential-env': 'CRED' }, { CRED: 'short-secret' })).rejects.not.toThrow(/short-secret/);
+    await expect(run({ url: 'http://f.example.com' })).rejects.toThrow(/HTTPS only/);
   });
 });

@@ -9,7 +9,7 @@ import { furnishInitializer, mergeConfigurations } from '../../../shared/initial
 import { HANDLERS } from '../../../shared/webhooks/handlers/index.ts';
 import { staticInitializerLookups } from '../../../shared/webhooks/initializer-lookups.ts';
 import { failOnReport, pendingWhenRepaired, readyWhenInitialized, recordInitializers } from '../../../shared/webhooks/rules/initializers-mutate.ts';
-import { failureReportedByItsInitializer, initializersRemoveThemselvesInOrder } from '../../../shared/webhooks/rules/initializers-validate.ts';
+import { failureReportedByItsInitializer, initializersAsSelected, initializersRemoveThemselvesInOrder } from '../../../shared/webhooks/rules/initializers-validate.ts';
 import { writesWaitForInitializers } from '../../../shared/webhooks/rules/initializers-guard.ts';
 import type { NamespaceInfo } from '../../../shared/render/types.ts';
 import { fakeAuthorizer, testDeps, testSettings } from '../../support/fixtures.ts';
@@ -89,6 +89,21 @@ describe('validate-namespace initializer rules', () => {
     });
   });
 
+  // Issue 29: with in-tree policies mutate-namespace fails open, so a CREATE can arrive with a list
+  // the requester wrote; one that skips a configured initializer is refused.
+  it('at CREATE a list given is exactly the selected one; absent, or a namespace not governed, is left alone', () => {
+    const create = (namespace: NamespaceInfo) => initializersAsSelected({ operation: 'CREATE', user: alice, namespace, settings, known });
+    expect(create(ns({ [LIST]: 'furnish,secret-seeder,vault' }, 'pending', { vault: 'on' }))).toMatchObject({ allow: expect.any(String) });
+    expect(create(ns({ [LIST]: 'furnish' }, 'pending', { vault: 'on' }))).toMatchObject({
+      deny: 'user "alice" may not create namespace "team-a" with annotation furnish.dev/initializers="furnish": its initializers are "furnish,secret-seeder,vault", those whose selectors match its labels (mutate-namespace records them)',
+    });
+    expect(create(ns({ [LIST]: 'furnish,vault,secret-seeder' }, 'pending', { vault: 'on' }))).toMatchObject({ deny: expect.any(String) });
+    expect(create(ns({}, 'pending'))).toMatchObject({ allow: 'no initializer list given' });
+    expect(create(ns({ [LIST]: 'anything', 'furnish.dev/opt-out': 'true' }))).toMatchObject({ allow: 'not pending: no initializer runs' });
+    expect(create(ns({ [LIST]: 'anything' }, 'ready'))).toMatchObject({ allow: 'not pending: no initializer runs' });
+    expect(initializersAsSelected(update(alice, ns({ [LIST]: 'furnish' }), ns({ [LIST]: 'furnish' })))).toMatchObject({ allow: expect.any(String) });
+  });
+
   it('a failure is reported only by the working initializer\'s principals, in the right form', () => {
     const report = (user: UserInfo, value: string, list = 'secret-seeder') => failureReportedByItsInitializer(update(user, ns({ [LIST]: list }), ns({ [LIST]: list, 'furnish.dev/initializer-failed': value })));
     expect(report(seeder, 'secret-seeder: vault sealed')).toMatchObject({ requires: { verb: 'initialize' } });
@@ -162,6 +177,14 @@ describe('the namespace webhooks with initializers', () => {
     expect(ops).toContainEqual({ op: 'replace', path: '/metadata/annotations/furnish.dev~1initializers', value: 'furnish,secret-seeder,vault' });
     expect(ops).toContainEqual({ op: 'add', path: '/metadata/labels/furnish.dev~1phase', value: 'pending' });
     expect(response.auditAnnotations?.initializers).toBe('furnish.dev/initializers=furnish,secret-seeder,vault');
+  });
+
+  it('validate-namespace refuses a CREATE whose hand-written list skips a configured initializer (mutate-namespace did not run)', async () => {
+    const forged = await HANDLERS['validate-namespace'](namespaceRequest('CREATE', alice, { name: 'team-a', labels: { 'furnish.dev/phase': 'pending', vault: 'on' }, annotations: { [LIST]: 'furnish' } }), deps());
+    expect(forged).toMatchObject({ allowed: false, status: { code: 403 } });
+    expect(forged.status!.message).toContain('its initializers are "furnish,secret-seeder,vault"');
+    const recorded = await HANDLERS['validate-namespace'](namespaceRequest('CREATE', alice, { name: 'team-a', labels: { 'furnish.dev/phase': 'pending', vault: 'on' }, annotations: { [LIST]: 'furnish,secret-seeder,vault' } }), deps());
+    expect(recorded).toMatchObject({ allowed: true });
   });
 
   it('mutate-namespace refuses with 503 when the configurations cannot be read (fails closed)', async () => {

@@ -9,7 +9,7 @@ import { managersForWrite, nowTime, recordUpdate, setManagedFields } from '../ma
 import { groupResource, type ResourceType } from '../resources.ts';
 import type { Sim } from '../sim.ts';
 import { validateObject } from '../validation.ts';
-import { admissionAttributes, type ApiReply, type ApiRequest, applyDefaults, bodyObject, checkKind, checkQuantities, checkNamespaceLifecycle, checkNamespaceOfBody, dryRunOf, isCrdType, isNamespaceType, isQuotaType, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
+import { admissionAttributes, type ApiReply, type ApiRequest, applyDefaults, bodyObject, checkKind, checkQuantities, checkNamespaceLifecycle, checkNamespaceOfBody, dropUnknownWebhookFields, dryRunOf, isCrdType, isNamespaceType, isQuotaType, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 function generateName(prefix: string): string {
@@ -58,7 +58,7 @@ export async function createObject(sim: Sim, req: ApiRequest): Promise<ApiReply>
 /** The create pipeline from NamespaceLifecycle on; `obj` already carries its managedFields. */
 export async function commitCreate(sim: Sim, req: ApiRequest, obj: KubeObject, options: Record<string, unknown>): Promise<ApiReply> {
   const dryRun = dryRunOf(req);
-  const warnings: string[] = [];
+  const warnings = dropUnknownWebhookFields(sim, req, obj);
   const env = sim.admissionEnvironment(warnings);
   checkNamespaceLifecycle(sim, req, 'CREATE', obj.metadata.name ?? '');
   applyDefaults(sim, req.type, obj);

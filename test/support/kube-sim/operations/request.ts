@@ -6,6 +6,7 @@ import type { Authenticated } from '../authn.ts';
 import { ApiError, badRequest, forbidden, notFound, statusError } from '../errors.ts';
 import { isObject } from '../fieldsets.ts';
 import type { WriteContext } from '../managed-fields.ts';
+import { defaultAdmissionPolicy } from '../policy-objects.ts';
 import { hasInvalidQuantity, normaliseQuantities } from '../quantity.ts';
 import { sortQuotaLists } from '../quota-usage.ts';
 import { apiVersionOf, groupResource, type ResourceType } from '../resources.ts';
@@ -121,6 +122,7 @@ export function applyDefaults(sim: Sim, type: ResourceType, obj: KubeObject): vo
     normaliseQuantities(type.group, type.kind, obj);
     defaultSubjects(type, obj);
     defaultNetworkPolicy(type, obj);
+    defaultAdmissionPolicy(type, obj);
   }
   if (isQuotaType(type)) sortQuotaLists(obj);
   if (!isNamespaceType(type)) return;
@@ -128,6 +130,24 @@ export function applyDefaults(sim: Sim, type: ResourceType, obj: KubeObject): vo
   if (sim.options.metadataNameLabel && obj.metadata.name) obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name! };
   if (!isObject(obj.spec)) obj.spec = {};
   obj.status = { phase: 'Active', ...(isObject(obj.status) ? obj.status : {}) };
+}
+
+const WEBHOOK_CONFIGURATIONS = new Set(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+
+/**
+ * A server without in-tree policies (1.26) does not know webhooks' `matchConditions`: it drops
+ * them with a warning `unknown field "webhooks[0].matchConditions"` (none with
+ * fieldValidation=Ignore; 400 with Strict). Returns the warnings.
+ */
+export function dropUnknownWebhookFields(sim: Sim, req: ApiRequest, obj: KubeObject): string[] {
+  if (sim.options.admissionPolicies || req.type.group !== 'admissionregistration.k8s.io' || !WEBHOOK_CONFIGURATIONS.has(req.type.kind)) return [];
+  const webhooks = Array.isArray(obj.webhooks) ? (obj.webhooks as Record<string, unknown>[]) : [];
+  const unknown = webhooks.flatMap((w, i) => (isObject(w) && 'matchConditions' in w ? [`unknown field "webhooks[${i}].matchConditions"`] : []));
+  if (unknown.length === 0) return [];
+  const validation = req.query.get('fieldValidation');
+  if (validation === 'Strict') throw badRequest(`${req.type.kind} in version "${req.type.version}" cannot be handled as a ${req.type.kind}: strict decoding error: ${unknown.join(', ')}`);
+  for (const w of webhooks) if (isObject(w)) delete w.matchConditions;
+  return validation === 'Ignore' ? [] : unknown;
 }
 
 /** Custom resources are unstructured maps on the server, which encodes them with keys sorted. */

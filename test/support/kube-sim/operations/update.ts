@@ -6,10 +6,10 @@ import { applySchema } from '../crd.ts';
 import { staleConflict } from '../errors.ts';
 import { deepEqual, isObject } from '../fieldsets.ts';
 import { managersForWrite, recordUpdate, setManagedFields } from '../managed-fields.ts';
-import { groupResource, typeKey, type ResourceType } from '../resources.ts';
+import { groupResource, type ResourceType } from '../resources.ts';
 import type { Sim } from '../sim.ts';
 import { validateUpdate } from '../validation.ts';
-import { admissionAttributes, type ApiReply, type ApiRequest, bodyObject, checkKind, checkQuantities, checkNameOfBody, checkNamespaceLifecycle, checkNamespaceOfBody, dryRunOf, isNamespaceType, liveOrNotFound, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
+import { admissionAttributes, type ApiReply, type ApiRequest, bodyObject, checkKind, checkQuantities, checkNameOfBody, checkNamespaceLifecycle, checkNamespaceOfBody, dropUnknownWebhookFields, dryRunOf, isNamespaceType, liveOrNotFound, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
 
 /** Fields an update may not change, the status/main split, and generation (PrepareForUpdate). */
 export function prepareForUpdate(type: ResourceType, live: KubeObject, next: KubeObject, subresource: string | undefined): KubeObject {
@@ -38,7 +38,17 @@ export function prepareForUpdate(type: ResourceType, live: KubeObject, next: Kub
   }
   if (type.crdName && subresource !== 'status') prepared = applySchema(type, prepared);
   if (isNamespaceType(type) && !isObject(prepared.spec)) prepared.spec = live.spec;
+  // spec.finalizers change only through namespaces/finalize (the namespace strategy keeps them on other updates).
+  if (isNamespaceType(type) && subresource !== 'finalize') keepSpecFinalizers(prepared, live);
   return type.crdName ? sortedKeys(prepared) : prepared;
+}
+
+function keepSpecFinalizers(prepared: KubeObject, live: KubeObject): void {
+  const finalizers = (live.spec as { finalizers?: unknown } | undefined)?.finalizers;
+  const spec = { ...(prepared.spec as Record<string, unknown>) };
+  if (finalizers === undefined) delete spec.finalizers;
+  else spec.finalizers = structuredClone(finalizers);
+  prepared.spec = spec;
 }
 
 function specChanged(type: ResourceType, live: KubeObject, next: KubeObject): boolean {
@@ -76,9 +86,14 @@ export function retriedOnRace(once: (sim: Sim, req: ApiRequest) => Promise<ApiRe
   };
 }
 
-/** Whether any namespaced object is still in the namespace. */
-function holdsObjects(sim: Sim, namespace: string): boolean {
-  return sim.registry.all().some((t) => t.namespaced && sim.store.list(typeKey(t.group, t.plural), namespace).length > 0);
+/**
+ * An update that leaves a deleted object without finalizers deletes it (ShouldDeleteDuringUpdate),
+ * even when it changes nothing; a namespace also needs its spec.finalizers empty, which the
+ * namespace controller's namespaces/finalize does once the namespace's content is gone.
+ */
+function emptiedByUpdate(type: ResourceType, prepared: KubeObject): boolean {
+  if (!prepared.metadata.deletionTimestamp || (prepared.metadata.finalizers ?? []).length > 0) return false;
+  return !isNamespaceType(type) || ((prepared.spec as { finalizers?: unknown[] } | undefined)?.finalizers ?? []).length === 0;
 }
 
 export const updateObject = retriedOnRace(updateOnce);
@@ -99,23 +114,21 @@ async function updateOnce(sim: Sim, req: ApiRequest): Promise<ApiReply> {
 /** The update pipeline from mutating admission on; `next` already carries its managedFields. */
 export async function commitUpdate(sim: Sim, req: ApiRequest, live: KubeObject, next: KubeObject, options: Record<string, unknown>): Promise<ApiReply> {
   const dryRun = dryRunOf(req);
-  const warnings: string[] = [];
+  const warnings = dropUnknownWebhookFields(sim, req, next);
   const env = sim.admissionEnvironment(warnings);
   checkNamespaceLifecycle(sim, req, 'UPDATE', req.name!);
   next.metadata.resourceVersion = live.metadata.resourceVersion;
   const mutated = (await admitMutating(admissionAttributes(req, 'UPDATE', next, live, options, dryRun), env))!;
-  const prepared = withDefaults(sim, req.type, prepareForUpdate(req.type, live, mutated, undefined));
+  const prepared = withDefaults(sim, req.type, prepareForUpdate(req.type, live, mutated, req.subresource === 'finalize' ? 'finalize' : undefined));
   if (req.subresource === 'status') prepared.status = mutated.status;
   if (req.type.generation && specChanged(req.type, live, prepared)) prepared.metadata.generation = (live.metadata.generation ?? 0) + 1;
   validateUpdate(req.type, live, prepared);
   await admitValidating(admissionAttributes(req, 'UPDATE', prepared, live, options, dryRun), env);
-  if (deepEqual(prepared, live)) return { status: 200, body: live, warnings };
+  const emptied = emptiedByUpdate(req.type, prepared);
+  if (!emptied && deepEqual(prepared, live)) return { status: 200, body: live, warnings };
   if (dryRun) return { status: 200, body: prepared, warnings };
   const key = sim.keyOf(req.type);
   if (sim.store.get(key, live.metadata.namespace, live.metadata.name!)?.metadata.resourceVersion !== live.metadata.resourceVersion) throw new LostRace();
-  // The last finalizer gone deletes the object; a namespace, once the namespace controller has emptied it (it deletes it then).
-  if (prepared.metadata.deletionTimestamp && (prepared.metadata.finalizers ?? []).length === 0 && !(isNamespaceType(req.type) && holdsObjects(sim, prepared.metadata.name!))) {
-    return { status: 200, body: sim.store.delete(key, prepared.metadata.namespace, prepared.metadata.name!), warnings };
-  }
+  if (emptied) return { status: 200, body: sim.store.delete(key, prepared.metadata.namespace, prepared.metadata.name!), warnings };
   return { status: 200, body: sim.store.update(key, prepared), warnings };
 }

@@ -1,0 +1,55 @@
+// Furnish's ValidatingAdmissionPolicies as an install writes them (server with in-tree policies:
+// shared/kube/features.ts): shared/policies' rendering, each policy excepting the install's probe
+// user, and which live ones are Furnish's to replace or remove. Pure; install.ts does the I/O.
+import { str } from '../policies/cel.ts';
+import { admissionPolicies } from '../policies/index.ts';
+import { POLICY_API_VERSION, POLICY_LABELS } from '../policies/policy.ts';
+import type { PolicySettings } from '../config/types.ts';
+import { KEY } from '../keys.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { PROBE_USER } from './probes.ts';
+
+/** The two kinds, as they are listed and deleted. */
+export const POLICY_KINDS = [
+  { kind: 'ValidatingAdmissionPolicy', plural: 'validatingadmissionpolicies' },
+  { kind: 'ValidatingAdmissionPolicyBinding', plural: 'validatingadmissionpolicybindings' },
+] as const;
+
+export const POLICY_API = POLICY_API_VERSION;
+
+/** The label shared/policies sets on each policy and binding (every object of Furnish carries it). */
+const PART_OF_KEY = 'app.kubernetes.io/part-of';
+export const PART_OF = { key: PART_OF_KEY, value: POLICY_LABELS[PART_OF_KEY] } as const;
+
+/**
+ * The install's probes (probes.ts) must reach the webhooks they check, and the policies would
+ * refuse two of them first (an opt-out and a write into a pending namespace by PROBE_USER): so
+ * every policy leaves PROBE_USER's dry runs to the webhooks. Dry runs only: whoever else could
+ * authenticate under that name (an authenticator's choice, not Furnish's) stores nothing past a
+ * policy this way.
+ */
+export const PROBE_USER_CONDITION = { name: 'not-the-install-probe', expression: `!request.dryRun || !has(request.userInfo.username) || request.userInfo.username != ${str(PROBE_USER)}` };
+
+function exceptingProbeUser(o: KubeObject): KubeObject {
+  if (o.kind !== 'ValidatingAdmissionPolicy') return o;
+  const spec = (o as { spec?: { matchConditions?: { name: string; expression: string }[] } }).spec ?? {};
+  return { ...o, spec: { ...spec, matchConditions: [...(spec.matchConditions ?? []), PROBE_USER_CONDITION] } } as KubeObject;
+}
+
+/** What `furnish install` (and `npm start`, `furnish webhooks`) writes: the policies, then their bindings. */
+export function installedPolicies(settings: PolicySettings): KubeObject[] {
+  return admissionPolicies(settings).map(exceptingProbeUser);
+}
+
+const labels = (o: KubeObject): Record<string, string> => o.metadata.labels ?? {};
+
+/**
+ * Live policies and bindings that are Furnish's (its label) and an install's (not a local
+ * `npm start` run's, whose stop removes its own) but no longer rendered, e.g. the organization
+ * policies after organizations were turned off: an upgrade removes them.
+ */
+export function stalePolicies(live: readonly KubeObject[], rendered: readonly KubeObject[]): KubeObject[] {
+  const key = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;
+  const wanted = new Set(rendered.map(key));
+  return live.filter((o) => labels(o)[PART_OF.key] === PART_OF.value && labels(o)[KEY.localRun] === undefined && !wanted.has(key(o)));
+}
