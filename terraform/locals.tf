@@ -50,6 +50,8 @@ locals {
     # The cluster's path credential (secrets.tf): `furnish install` puts it in the webhooks' URLs,
     # so nobody copies it by hand; it makes the output sensitive.
     FURNISH_PATH_CREDENTIAL = random_password.path_credential[id].result
+    # The settings the webhooks decide with (secrets.tf), for the in-tree policies `furnish install` renders.
+    FURNISH_POLICY_SETTINGS = jsonencode(local.policy_settings[id])
     }, { for k, v in {
       FURNISH_RECONCILER_USER = contains(keys(var.gke_clusters), id) ? google_service_account.reconciler.email : null
       FURNISH_WEBHOOK_USER    = contains(keys(var.gke_clusters), id) ? google_service_account.webhook.email : null

@@ -55,27 +55,35 @@ locals {
   # Every cluster Furnish serves: GKE clusters (gke.tf) and the others (cluster_secrets).
   cluster_ids = toset(concat(keys(var.gke_clusters), keys(var.cluster_secrets)))
 
+  # What decides in each cluster's entry of the webhooks' configuration (below): on GKE the
+  # reconciler (guard, trusted creator) is the reconcilers' Google account, the user GKE names
+  # them; organizations as var.organizations. Also handed to `furnish install` (install_vars
+  # FURNISH_POLICY_SETTINGS), whose in-tree policies must name the principals the webhooks name.
+  # Nulls filtered out: a conditional between {} and an object is a type error in Terraform.
+  policy_settings = { for id in local.cluster_ids : id => { for k, v in {
+    organizations   = { enabled = var.organizations }
+    guard           = contains(keys(var.gke_clusters), id) ? { reconciler = [google_service_account.reconciler.email] } : null
+    trustedCreators = contains(keys(var.gke_clusters), id) ? [google_service_account.reconciler.email] : null
+  } : k => v if v != null } }
+
   # The webhooks' configuration file (README, Configuration), version 1. A later version, added
   # out of band, takes over (`latest`); `terraform apply` writes this one again only when its
   # inputs change.
   webhook_config = yamlencode({
     publicUrl = local.functions_url
     clusters = concat(
-      # GKE: the webhooks ask the API server as their Google service account, and the reconciler
-      # (guard, trusted creator) is the reconcilers' account, the user GKE names them.
-      [for id in keys(var.gke_clusters) : {
+      # GKE: the webhooks ask the API server as their Google service account.
+      [for id in keys(var.gke_clusters) : merge({
         id              = id
         jwt             = { secret = random_password.jwt_secret[id].result }
         pathCredentials = [random_password.path_credential[id].result]
         api             = merge(local.gke_api[id], { credential = "google" })
-        guard           = { reconciler = [google_service_account.reconciler.email] }
-        trustedCreators = [google_service_account.reconciler.email]
-        organizations   = { enabled = var.organizations }
-      }],
+      }, local.policy_settings[id])],
       # Optional keys are dropped by filtering out nulls: a conditional between {} and an object
       # with attributes is a type error in Terraform.
       [for id, c in var.cluster_secrets : merge(
-        { id = id, jwt = { secret = random_password.jwt_secret[id].result }, pathCredentials = [random_password.path_credential[id].result], organizations = { enabled = var.organizations } },
+        { id = id, jwt = { secret = random_password.jwt_secret[id].result }, pathCredentials = [random_password.path_credential[id].result] },
+        local.policy_settings[id],
         { for k, v in {
           api = c.api == null ? null : merge(
             { server = c.api.server, caPem = c.api.ca_pem },

@@ -79,7 +79,7 @@ export async function runInstall(values: OptionValues, io: CliIo): Promise<numbe
   const log = logTo(io, values);
   const { options, vars, where } = installValues(values, io);
   const registration = registrationOptions(options, io.env, { vars, where });
-  const settings = policySettingsOption(values);
+  const settings = policySettingsOption(values, { vars, where });
   const timeoutMs = timeoutSeconds(values) * 1000;
   const conn = await clusterConnection(values);
   const kube = client(conn);

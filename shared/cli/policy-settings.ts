@@ -18,9 +18,10 @@ const CONNECTION_KEYS = ['id', 'jwt', 'pathCredentials', 'pathCredentialsEnv', '
 
 type Fail = (path: string, problem: string) => never;
 
-function failFor(file: string): Fail {
+/** `where` names the source in every error: `--config FILE`, or the vars file's variable. */
+function failFor(where: string): Fail {
   return (path, problem) => {
-    throw new ConfigError(`--config ${file}${path ? `: ${path}` : ''}`, problem);
+    throw new ConfigError(`${where}${path ? `: ${path}` : ''}`, problem);
   };
 }
 
@@ -55,12 +56,18 @@ function checkKeys(obj: JsonRecord, known: readonly string[], path: string, fail
  * read by the functions' own reader (config/load.ts), so a file means the same to both.
  */
 export function readPolicySettings(file: string): PolicySettings {
+  const where = `--config ${file}`;
+  return policySettingsOf(readMapping(file, failFor(where)), where);
+}
+
+/** Policy settings from a mapping of a cluster entry's keys (a --config file's, Terraform's FURNISH_POLICY_SETTINGS), every default filled in. */
+export function policySettingsOf(raw: unknown, where: string): PolicySettings {
   // Annotated: TypeScript narrows after a call to a never-returning function only then.
-  const fail: Fail = failFor(file);
-  const raw = readMapping(file, fail);
+  const fail: Fail = failFor(where);
+  if (!isRecord(raw)) return fail('', 'must hold a mapping of policy settings');
   checkKeys(raw, [...POLICY_KEYS, ...CONNECTION_KEYS], '', fail);
   const guard = raw.guard ?? {};
   if (!isRecord(guard)) fail('guard', 'must be a mapping');
   checkKeys(guard, GUARD_KEYS, 'guard.', fail);
-  return policySettingsFrom(raw, `--config ${file}:`);
+  return policySettingsFrom(raw, `${where}:`);
 }

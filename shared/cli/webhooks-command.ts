@@ -2,15 +2,16 @@
 // and in the variant its API server supports (with in-tree policies: Furnish's policies first).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import { stringify } from 'yaml';
 import { PATH_CREDENTIAL_PATTERN, PATH_CREDENTIAL_RULE } from '../auth/path-credential.ts';
-import { defaultPolicySettings } from '../config/types.ts';
+import { defaultPolicySettings, type PolicySettings } from '../config/types.ts';
 import { connect, createKubeClient, type Connection } from '../kube/client.ts';
 import { inTreePolicies } from '../kube/features.ts';
 import { installedPolicies } from '../install/policies.ts';
 import { webhookRegistrations, type RegistrationOptions } from '../webhooks/registration.ts';
-import { readPolicySettings } from './policy-settings.ts';
-import { PATH_CREDENTIAL_VAR, type Comparison } from '../install/vars.ts';
+import { policySettingsOf, readPolicySettings } from './policy-settings.ts';
+import { PATH_CREDENTIAL_VAR, POLICY_SETTINGS_VAR, type Comparison } from '../install/vars.ts';
 import { CliError, type CliIo, type Command, EXIT, type OptionSpec, type OptionValues, requiredString, stringOption, UsageError } from './command.ts';
 import { agreedFlag, agreedOptions, readVarsOption, varsOption, type VarsFile } from './vars-option.ts';
 
@@ -93,11 +94,27 @@ export const POLICY_CONFIG_OPTION = {
   description: "policy settings (YAML or JSON): one cluster entry of the functions' config file, rendered into the in-tree policies and matchConditions (default: the functions' defaults)",
 } as const satisfies OptionSpec;
 
-/** What --config says, or the functions' defaults. */
-export const policySettingsOption = (values: OptionValues) => {
-  const file = stringOption(values, 'config');
-  return file === undefined ? defaultPolicySettings() : readPolicySettings(file);
-};
+/**
+ * The settings the cluster's webhooks run with: --config, or Terraform's (FURNISH_POLICY_SETTINGS in
+ * --vars: on GKE the reconciler is its Google service account, which the policies must name as the
+ * webhooks do), or the functions' defaults. Both given, they must agree.
+ */
+export function policySettingsOption(values: OptionValues, file: VarsFile = { vars: {}, where: '' }): PolicySettings {
+  const path = stringOption(values, 'config');
+  const fromFlag = path === undefined ? undefined : readPolicySettings(path);
+  const text = file.vars[POLICY_SETTINGS_VAR];
+  const fromVars = text === undefined ? undefined : policySettingsOf(parseJson(text, `--vars ${file.where}: ${POLICY_SETTINGS_VAR}`), `--vars ${file.where}: ${POLICY_SETTINGS_VAR}`);
+  if (fromFlag && fromVars && !isDeepStrictEqual(fromFlag, fromVars)) throw new UsageError(`--config ${path} contradicts ${POLICY_SETTINGS_VAR} in --vars ${file.where} (the settings Terraform gave the webhooks): drop --config, or give the vars of that deployment`);
+  return fromFlag ?? fromVars ?? defaultPolicySettings();
+}
+
+function parseJson(text: string, where: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`${where}: not JSON`);
+  }
+}
 
 /**
  * Which variant to print: the cluster's (--kubeconfig/--context: discovery), --in-tree-policies
@@ -124,7 +141,7 @@ export async function runWebhooks(values: OptionValues, io: CliIo): Promise<numb
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--output: "${format}" is not one of ${FORMATS.join(', ')}`);
   const file = readVarsOption(values, io);
   const options = registrationOptions(agreedOptions(values, file, REGISTRATION_VARS), io.env, file);
-  const settings = policySettingsOption(values);
+  const settings = policySettingsOption(values, file);
   const inTree = await inTreeVariant(values);
   // The policies before the registrations they back up (kubectl apply writes in stream order).
   const items = [...(inTree ? installedPolicies(settings) : []), ...webhookRegistrations({ ...options, ...(inTree ? { inTree: settings } : {}) })];

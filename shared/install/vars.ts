@@ -25,6 +25,13 @@ export type InstallVars = Record<string, string>;
  */
 export const PATH_CREDENTIAL_VAR = 'FURNISH_PATH_CREDENTIAL';
 
+/**
+ * The policy settings of the cluster's entry in the webhooks' configuration (JSON: guard,
+ * trustedCreators, organizations, ...), which Terraform also writes there: the in-tree policies and
+ * matchConditions `furnish install` renders must name the principals the webhooks name.
+ */
+export const POLICY_SETTINGS_VAR = 'FURNISH_POLICY_SETTINGS';
+
 const VARIABLE = /^FURNISH_[A-Z0-9_]+$/;
 /** The e-mail of a user-managed Google service account: what GKE names a Google-token caller. */
 const GOOGLE_SERVICE_ACCOUNT = /^[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com$/;

@@ -16,7 +16,7 @@ import { SETTINGS, type Setting } from '../../shared/config/settings.ts';
 import { defaultPolicySettings, DEFAULT_FURNISH_NAMESPACE, WEBHOOKS } from '../../shared/config/types.ts';
 import { clusterObjects } from '../../shared/install/install.ts';
 import { loadKustomization } from '../../shared/install/manifests.ts';
-import { parseInstallVars, PATH_CREDENTIAL_VAR } from '../../shared/install/vars.ts';
+import { parseInstallVars, PATH_CREDENTIAL_VAR, POLICY_SETTINGS_VAR } from '../../shared/install/vars.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { reconcileConfig, type Topics } from '../../shared/reconcile/config.ts';
 import { relayConfig } from '../../functions/watch-relay/lib/config.ts';
@@ -146,7 +146,7 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
     const used = new Set(JSON.stringify(loadKustomization()).match(/\$\{FURNISH_[A-Z_]+\}/g)!.map((p) => p.slice(2, -1)));
     const ownedByInstaller = ['FURNISH_RELAY_IMAGE', 'FURNISH_WEBHOOK_CREDENTIAL_PATH'];
     // Not a template variable: install builds FURNISH_WEBHOOK_CREDENTIAL_PATH from it.
-    const forInstaller = [PATH_CREDENTIAL_VAR];
+    const forInstaller = [PATH_CREDENTIAL_VAR, POLICY_SETTINGS_VAR];
     expect([...used].filter((v) => !(v in installVars) && !ownedByInstaller.includes(v))).toEqual([]);
     expect(Object.keys(installVars).filter((v) => !used.has(v) && !forInstaller.includes(v))).toEqual([]);
     expect(JSON.stringify(objects)).not.toMatch(/\$\{/);

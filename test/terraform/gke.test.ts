@@ -13,9 +13,11 @@ import { join } from 'node:path';
 import { TerraformModel, unknownsIn, type Applied } from '../../scripts/terraform-eval.ts';
 import { loadConfig } from '../../shared/config/load.ts';
 import { WEBHOOKS } from '../../shared/config/types.ts';
+import { policySettingsOption } from '../../shared/cli/webhooks-command.ts';
 import { clusterObjects } from '../../shared/install/install.ts';
+import { installedPolicies } from '../../shared/install/policies.ts';
 import { IDENTITY_VARS, loadKustomization } from '../../shared/install/manifests.ts';
-import { parseInstallVars, PATH_CREDENTIAL_VAR } from '../../shared/install/vars.ts';
+import { parseInstallVars, PATH_CREDENTIAL_VAR, POLICY_SETTINGS_VAR } from '../../shared/install/vars.ts';
 import { credentialsFor } from '../../shared/kube/credentials.ts';
 import { reconcileConfig } from '../../shared/reconcile/config.ts';
 
@@ -65,7 +67,7 @@ describe('one apply: nothing waits on the cluster side', () => {
     const used = new Set(JSON.stringify(loadKustomization()).match(/\$\{FURNISH_[A-Z_]+\}/g)!.map((p) => p.slice(2, -1)));
     const ownedByInstaller = ['FURNISH_RELAY_IMAGE', 'FURNISH_WEBHOOK_CREDENTIAL_PATH'];
     // Not a template variable: install builds FURNISH_WEBHOOK_CREDENTIAL_PATH from it.
-    const forInstaller = [PATH_CREDENTIAL_VAR];
+    const forInstaller = [PATH_CREDENTIAL_VAR, POLICY_SETTINGS_VAR];
     expect(Object.keys(installVars).sort()).toEqual(['edge', 'legacy', 'prod']);
     for (const [id, vars] of Object.entries(installVars)) {
       const parsed = parseInstallVars(JSON.stringify(vars), `install_vars.${id}`);
@@ -99,12 +101,16 @@ describe('GKE clusters reached with the functions\' Google service accounts', ()
     expect(await credentialsFor('prod', config.clusters, () => Promise.reject(new Error('no secret is read')))).toEqual({ google: { server: `https://${DNS_ENDPOINT}` } });
   });
 
-  it('configures every webhook to ask a GKE cluster as its Google account, with the reconcilers\' account as the guard\'s reconciler and the trusted creator', async () => {
-    const text = String(await tf.attribute('google_secret_manager_secret_version', 'webhook_config', '', ['secret_data']));
+  /** The webhooks' configuration file as Terraform writes it, read as webhook `fn` reads it. */
+  async function webhookConfig(fn: string) {
     const dir = mkdtempSync(join(tmpdir(), 'furnish-gke-config-'));
-    writeFileSync(join(dir, 'config.yaml'), text);
+    writeFileSync(join(dir, 'config.yaml'), String(await tf.attribute('google_secret_manager_secret_version', 'webhook_config', '', ['secret_data'])));
+    return loadConfig({ ...(await fnEnv(fn)), FURNISH_CONFIG_FILE: join(dir, 'config.yaml') });
+  }
+
+  it('configures every webhook to ask a GKE cluster as its Google account, with the reconcilers\' account as the guard\'s reconciler and the trusted creator', async () => {
     for (const fn of WEBHOOKS) {
-      const config = await loadConfig({ ...(await fnEnv(fn)), FURNISH_CONFIG_FILE: join(dir, 'config.yaml') });
+      const config = await webhookConfig(fn);
       expect(config.clusters.map((c) => c.id)).toEqual(['legacy', 'prod', 'edge']);
       const prod = config.clusters.find((c) => c.id === 'prod')!;
       expect(prod.api).toEqual({ server: `https://${DNS_ENDPOINT}`, credential: 'google', timeoutMs: 2000 });
@@ -112,6 +118,20 @@ describe('GKE clusters reached with the functions\' Google service accounts', ()
       expect({ fn, reconciler: prod.guard.reconciler, trusted: prod.trustedCreators }).toEqual({ fn, reconciler: [RECONCILER], trusted: [RECONCILER] });
       expect(config.clusters.find((c) => c.id === 'edge')!.guard.reconciler).toEqual(['system:serviceaccount:furnish-system:furnish-reconciler']);
     }
+  });
+
+  // Issue 29: the in-tree policies furnish install renders must name the principals the webhooks
+  // name; on GKE the reconciler is its Google account (with the defaults, no namespace would become ready).
+  it('hands furnish install the policy settings the webhooks decide with (install_vars FURNISH_POLICY_SETTINGS)', async () => {
+    const config = await webhookConfig('validate-namespace');
+    for (const cluster of config.clusters) {
+      const settings = policySettingsOption({}, { vars: installVars[cluster.id]!, where: `install_vars.${cluster.id}` });
+      const asWebhooks = Object.fromEntries(Object.keys(settings).map((k) => [k, cluster[k as keyof typeof cluster]]));
+      expect({ id: cluster.id, settings }).toEqual({ id: cluster.id, settings: asWebhooks });
+    }
+    const prod = policySettingsOption({}, { vars: installVars.prod!, where: 'install_vars.prod' });
+    expect(prod.guard.reconciler).toEqual([RECONCILER]);
+    expect(JSON.stringify(installedPolicies(prod))).toContain(`request.userInfo.username == \\"${RECONCILER}\\"`);
   });
 
   it('lets GKE authenticate the two accounts in each project holding a GKE cluster (roles/container.clusterViewer), and reads each cluster by name and location', async () => {

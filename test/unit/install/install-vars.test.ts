@@ -11,6 +11,8 @@ import { COMMANDS } from '../../../shared/cli/commands.ts';
 import { billingTapConfig } from '../../../shared/billing/tap.ts';
 import { relayConfig } from '../../../functions/watch-relay/lib/config.ts';
 import { agreedValue, defaultTopicVars, parseInstallVars, TOPIC_VARS } from '../../../shared/install/vars.ts';
+import { policySettingsOption } from '../../../shared/cli/webhooks-command.ts';
+import { defaultPolicySettings } from '../../../shared/config/types.ts';
 
 const DIGEST = `europe-docker.pkg.dev/p/furnish/relay@sha256:${'0f'.repeat(32)}`;
 const TOPICS = Object.fromEntries(Object.keys(TOPIC_VARS).map((name) => [name, `acme-${name.slice('FURNISH_TOPIC_'.length).toLowerCase()}`]));
@@ -199,5 +201,33 @@ describe('furnish webhooks --vars', () => {
     const r = await cli([]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('missing --url');
+  });
+});
+
+// Issue 29: the in-tree policies name the principals the webhooks name; on GKE Terraform's
+// FURNISH_POLICY_SETTINGS carries them (the reconciler is its Google account).
+describe('policy settings from --vars (FURNISH_POLICY_SETTINGS) and --config', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'furnish-policy-settings-'));
+  const vars = (settings: string) => ({ vars: { FURNISH_POLICY_SETTINGS: settings }, where: 'vars.json' });
+  const GKE = JSON.stringify({ guard: { reconciler: ['r@p.iam.gserviceaccount.com'] }, trustedCreators: ['r@p.iam.gserviceaccount.com'], organizations: { enabled: true } });
+
+  it('reads the webhooks\' settings from the vars file, defaults filled in as the functions fill them', () => {
+    const settings = policySettingsOption({}, vars(GKE));
+    expect(settings.guard.reconciler).toEqual(['r@p.iam.gserviceaccount.com']);
+    expect(settings.trustedCreators).toEqual(['r@p.iam.gserviceaccount.com']);
+    expect(settings.organizations).toMatchObject({ enabled: true });
+    expect(settings.systemNamespaces).toEqual(defaultPolicySettings().systemNamespaces);
+    expect(policySettingsOption({})).toEqual(defaultPolicySettings());
+  });
+
+  it('refuses a --config that says otherwise, and names what is wrong in the variable', () => {
+    const file = join(dir, 'other.yaml');
+    writeFileSync(file, 'guard: { reconciler: [someone-else] }\n');
+    expect(() => policySettingsOption({ config: file }, vars(GKE))).toThrow(`--config ${file} contradicts FURNISH_POLICY_SETTINGS in --vars vars.json`);
+    const same = join(dir, 'same.yaml');
+    writeFileSync(same, GKE);
+    expect(policySettingsOption({ config: same }, vars(GKE)).guard.reconciler).toEqual(['r@p.iam.gserviceaccount.com']);
+    expect(() => policySettingsOption({}, vars('{'))).toThrow('--vars vars.json: FURNISH_POLICY_SETTINGS: not JSON');
+    expect(() => policySettingsOption({}, vars('{"gaurd":{}}'))).toThrow(/FURNISH_POLICY_SETTINGS: gaurd.*is not a policy setting/);
   });
 });
