@@ -6,12 +6,14 @@
 // every `furnish-local` one (never registrations written by `furnish install` or by hand) before
 // it writes anything (docs/adr/0010).
 import type { KubeClient } from '../shared/kube/client.ts';
-import { POLICY_KINDS as INSTALLED_POLICY_KINDS } from '../shared/install/policies.ts';
-import { INSTALL_FIELD_MANAGER, KEY } from '../shared/keys.ts';
+import { isPolicyObject } from '../shared/install/plan.ts';
+import { isLocalRegistration, LOCAL_FIELD_MANAGER, POLICY_KINDS as INSTALLED_POLICY_KINDS } from '../shared/install/policies.ts';
+import { KEY } from '../shared/keys.ts';
 import type { KubeObject } from '../shared/kube/types.ts';
 import type { Logger } from '../shared/log.ts';
 
-export const LOCAL_FIELD_MANAGER = 'furnish-local';
+// Which objects are a run's alone is also what `furnish install` leaves to it (shared/install/policies.ts).
+export { isLocalRegistration, LOCAL_FIELD_MANAGER };
 
 const REGISTRATION_KINDS = [
   { kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations' },
@@ -22,15 +24,30 @@ const POLICY_KINDS = [...INSTALLED_POLICY_KINDS].reverse();
 /** Removal order: registrations first (a webhook relaxed by its matchConditions never runs without the policies). */
 const KINDS = [...REGISTRATION_KINDS, ...POLICY_KINDS];
 
-const managersOf = (o: KubeObject): (string | undefined)[] => ((o.metadata.managedFields ?? []) as { manager?: string }[]).map((f) => f.manager);
+const pluralOf = (kind: string): string | undefined => KINDS.find((k) => k.kind === kind)?.plural;
 
 /**
- * Written by `npm start` and by nobody since: one of its field managers is ours, none is `furnish
- * install`'s (an install over the same names made the registration its own: never removed here).
+ * Writes a run's policies, then (once `enforced` finds them in force) its registrations, with
+ * server-side apply as `furnish-local`. A policy that cannot be written, or policies not in force,
+ * stop it before any registration, and it returns why: the in-tree variant's registrations fail
+ * open where only the policies back them (mutate-namespace). A registration that cannot be written
+ * is a WARNING (it is not there; the others guard what they guard).
  */
-export function isLocalRegistration(o: KubeObject): boolean {
-  const managers = managersOf(o);
-  return managers.includes(LOCAL_FIELD_MANAGER) && !managers.includes(INSTALL_FIELD_MANAGER);
+export async function writeRunAdmission(kube: KubeClient, configs: readonly KubeObject[], log: Logger, enforced: () => Promise<string | undefined>): Promise<string | undefined> {
+  const write = (c: KubeObject) => kube.call({ method: 'PATCH', path: `/apis/admissionregistration.k8s.io/v1/${pluralOf(c.kind)}/${c.metadata.name}`, query: { fieldManager: LOCAL_FIELD_MANAGER, force: true }, contentType: 'application/apply-patch+yaml', body: c });
+  const policies = configs.filter(isPolicyObject);
+  for (const c of policies) {
+    const res = await write(c);
+    if (!res.ok) return `could not write ${c.kind} ${c.metadata.name}: ${res.error ?? `HTTP ${res.status}`}`;
+    log.log('INFO', 'admission policy written', { kind: c.kind, name: c.metadata.name });
+  }
+  const problem = policies.length > 0 ? await enforced() : undefined;
+  if (problem !== undefined) return problem;
+  for (const c of configs.filter((o) => !isPolicyObject(o))) {
+    const res = await write(c);
+    log.log(res.ok ? 'INFO' : 'WARNING', res.ok ? 'webhook registered' : 'could not register webhook', { kind: c.kind, name: c.metadata.name, status: res.status, error: res.error });
+  }
+  return undefined;
 }
 
 /** The kubectl command that deletes these webhook registrations (and policies). */

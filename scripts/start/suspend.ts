@@ -32,7 +32,7 @@ export function unregisterWhileSuspended(registrations: Registrations, log: Logg
     chain = chain.then(async () => {
       await registrations.register();
       log.log('INFO', 'resumed: webhooks registered again', {});
-    });
+    }).catch((e: unknown) => log.log('ERROR', 'resumed, but the webhooks could not be registered again: namespace writes are not guarded by this run (restart npm start)', { error: (e as Error).message }));
   };
   process.on('SIGTSTP', stop);
   process.on('SIGCONT', resume);

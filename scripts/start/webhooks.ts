@@ -22,19 +22,12 @@ import type { Logger } from '../../shared/log.ts';
 import { webhookRegistration } from '../../shared/webhooks/registration.ts';
 import { webhookFunction } from '../../shared/webhooks/serve.ts';
 import { KEY } from '../../shared/keys.ts';
-import { LOCAL_FIELD_MANAGER, removeRunCommand, removeRunRegistrations } from '../local-registrations.ts';
+import { enforcementProblem } from '../../shared/install/install.ts';
+import { LOCAL_FIELD_MANAGER, removeRunCommand, removeRunRegistrations, writeRunAdmission } from '../local-registrations.ts';
 import { close, functionRouter, listen, serverTimeouts } from './http.ts';
 import type { Identities } from './identities.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-/** The resource of each kind npm start writes in admissionregistration.k8s.io/v1. */
-const PLURAL: Readonly<Record<string, string>> = {
-  MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
-  ValidatingWebhookConfiguration: 'validatingwebhookconfigurations',
-  ValidatingAdmissionPolicy: 'validatingadmissionpolicies',
-  ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings',
-};
 
 /**
  * The webhooks' settings: the stack's, plus what this local endpoint decides (cluster id, token
@@ -63,13 +56,16 @@ async function policySettings(settings: Env): Promise<PolicySettings> {
   return config.clusters.find((c) => c.id === id) ?? config.clusters[0]!;
 }
 
+/** How long policies just written may take to be enforced (kube-apiserver loads them from its informer). */
+const ENFORCEMENT_WAIT_MS = 30_000;
+
 interface Webhooks {
   server: Server;
   /** https://127.0.0.1:PORT (the registrations add the path secret). */
   url: string;
-  /** The server has in-tree policies: Furnish's were written, and the registrations carry matchConditions. */
-  inTree: boolean;
-  /** Writes the registrations (again). */
+  /** The server enforces in-tree policies: Furnish's were written, and the registrations carry matchConditions. */
+  readonly inTree: boolean;
+  /** Writes the policies and registrations (again). */
   register(): Promise<void>;
   /** Removes the registrations; whether every one is gone. */
   unregister(): Promise<boolean>;
@@ -138,19 +134,35 @@ export async function serveWebhooks(kube: KubeClient, identities: Identities, po
   });
   // The webhook engineer's configurations (infra/webhooks), rendered for this local endpoint and
   // this server (with in-tree policies: matchConditions, and Furnish's policies written first).
-  const inTree = variant.inTreePolicies !== false && await inTreePolicies(kube);
+  let inTree = variant.inTreePolicies !== false && await inTreePolicies(kube);
   const policy = inTree ? await policySettings(webhookSettings(env, { identities, secret, publicUrl })) : undefined;
   const ours = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, labels: { ...o.metadata.labels, [KEY.localRun]: runId } } });
-  const configs = [
-    ...(policy ? installedPolicies(policy) : []),
-    ...loaded.map((name) => webhookRegistration(name, { functionsUrl: `${publicUrl}/${pathSecret}`, caBundle: cert.toString('base64'), ...(policy ? { inTree: policy } : {}) }) as unknown as KubeObject),
+  const rendered = (settings: PolicySettings | undefined) => [
+    ...(settings ? installedPolicies(settings) : []),
+    ...loaded.map((name) => webhookRegistration(name, { functionsUrl: `${publicUrl}/${pathSecret}`, caBundle: cert.toString('base64'), ...(settings ? { inTree: settings } : {}) }) as unknown as KubeObject),
   ].map(ours);
-  const register = async () => {
-    for (const c of configs) {
-      const res = await kube.call({ method: 'PATCH', path: `/apis/admissionregistration.k8s.io/v1/${PLURAL[c.kind]}/${c.metadata.name}`, query: { fieldManager: LOCAL_FIELD_MANAGER, force: true }, contentType: 'application/apply-patch+yaml', body: c });
-      const what = c.kind.endsWith('WebhookConfiguration') ? 'webhook' : 'admission policy';
-      log.log(res.ok ? 'INFO' : 'WARNING', res.ok ? `${what} registered` : `could not register ${what}`, { kind: c.kind, name: c.metadata.name, status: res.status, error: res.error });
+  let configs = rendered(policy);
+  // Discovery lists the policies even where the server does not evaluate them: a dry run proves it does.
+  const enforced = async () => {
+    const name = `start-check-${runId}`;
+    try {
+      return await enforcementProblem(kube, name, { fieldManager: LOCAL_FIELD_MANAGER, until: Date.now() + ENFORCEMENT_WAIT_MS });
+    } finally {
+      await kube.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` });
     }
+  };
+  // Policies not written or not in force: the webhook-only variant, as on a server without them (every
+  // rule the webhooks', mutate-namespace failing closed), rather than registrations that fail open
+  // with nothing behind them; the stack says so (inTreePolicies false) and suites that need the
+  // in-tree rules fail on it.
+  const register = async () => {
+    const problem = await writeRunAdmission(kube, configs, log, enforced);
+    if (problem === undefined) return;
+    log.log('WARNING', 'in-tree policies not in force: registering the webhooks as on a server without them (webhook-only, mutate-namespace failing closed)', { problem });
+    inTree = false;
+    configs = rendered(undefined);
+    await removeRunRegistrations(kube, runId);
+    await writeRunAdmission(kube, configs, log, enforced);
   };
   // A webhook pointing at a server that does not answer would block namespace writes. Only this
   // run's, as the watchdog removes them: another run's, or an install's since, are left alone.
@@ -170,7 +182,9 @@ export async function serveWebhooks(kube: KubeClient, identities: Identities, po
   return {
     server,
     url: publicUrl,
-    inTree,
+    get inTree() {
+      return inTree;
+    },
     register,
     unregister,
     async stop() {

@@ -8,7 +8,7 @@ import { PROBE_USER } from '../install/probes.ts';
 import type { InstallVars } from '../install/vars.ts';
 import { CliError, type CliIo, type Command, EXIT, type OptionSpec, type OptionValues, requiredString, stringOption, UsageError } from './command.ts';
 import { agreedOptions, readVarsOption, varsOption } from './vars-option.ts';
-import { CLUSTER_OPTIONS, clusterConnection, POLICY_CONFIG_OPTION, policySettingsOption, REGISTRATION_OPTIONS, REGISTRATION_VARS, registrationOptions } from './webhooks-command.ts';
+import { CLUSTER_OPTIONS, clusterConnection, POLICY_CONFIG_OPTION, policySettingsOption, policySettingsSource, REGISTRATION_OPTIONS, REGISTRATION_VARS, registrationOptions } from './webhooks-command.ts';
 
 const DEFAULT_TIMEOUT_SECONDS = 120;
 
@@ -93,7 +93,7 @@ export async function runInstall(values: OptionValues, io: CliIo): Promise<numbe
   };
   process.once('SIGINT', onInterrupt);
   try {
-    installed = await install({ kube, probeKube, log }, { registration, settings, vars, timeoutMs, skipReachability: values['skip-reachability'] === true, signal: interrupt.signal });
+    installed = await install({ kube, probeKube, log }, { registration, settings, settingsSource: policySettingsSource(values, { vars, where }), vars, timeoutMs, skipReachability: values['skip-reachability'] === true, signal: interrupt.signal });
   } catch (e) {
     if (e instanceof InstallError && progressFormat(values) === 'json') io.stdout(`${JSON.stringify({ installed: false, server: conn.server, error: e.message })}\n`);
     if (e instanceof InstallError) throw new CliError(e.message);
@@ -143,8 +143,10 @@ export const installCommand: Command = {
     'with the layer that failed: DNS, TCP, TLS or HTTP status, and nothing is written). Then create',
     'Furnish\'s namespace, CRDs, RBAC and relay (infra/); where the API server evaluates',
     'ValidatingAdmissionPolicies (found by discovery), Furnish\'s policies and bindings, rendered from',
-    '--config (those of an earlier install no longer rendered are removed), and matchConditions on the',
-    'webhooks. Then register every webhook with failurePolicy',
+    '--config or FURNISH_POLICY_SETTINGS in --vars (it says which; those of an earlier install no longer',
+    'rendered are removed), written before any registration and proven enforced by a dry run the',
+    'policies must refuse (discovery alone does not say so; if not, the install fails and undoes itself),',
+    'and matchConditions on the webhooks. Then register every webhook with failurePolicy',
     'Ignore, and probe each function with server-side dry runs until it answers as it must; only then',
     'does each probed security webhook fail closed (an unprobed one stays Ignore, and the install says',
     'which and why). If anything fails, the install undoes itself: it deletes what it created and',

@@ -9,6 +9,10 @@ import { defaultPolicySettings, type PolicySettings } from '../config/types.ts';
 import { connect, createKubeClient, type Connection } from '../kube/client.ts';
 import { inTreePolicies } from '../kube/features.ts';
 import { installedPolicies } from '../install/policies.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { isPolicyObject } from '../install/plan.ts';
+import { progressLine } from '../install/progress.ts';
+import type { Severity } from '../log.ts';
 import { webhookRegistrations, type RegistrationOptions } from '../webhooks/registration.ts';
 import { policySettingsOf, readPolicySettings } from './policy-settings.ts';
 import { PATH_CREDENTIAL_VAR, POLICY_SETTINGS_VAR, type Comparison } from '../install/vars.ts';
@@ -108,6 +112,18 @@ export function policySettingsOption(values: OptionValues, file: VarsFile = { va
   return fromFlag ?? fromVars ?? defaultPolicySettings();
 }
 
+/**
+ * Which settings the in-tree variant is rendered from, as a progress line (`furnish install`,
+ * `furnish webhooks`): a WARNING for the functions' defaults, since policies that name other
+ * principals than the webhooks do would refuse what the webhooks allow (or the reverse).
+ */
+export function policySettingsSource(values: OptionValues, file: VarsFile = { vars: {}, where: '' }): { severity: Severity; message: string } {
+  const path = stringOption(values, 'config');
+  if (path !== undefined) return { severity: 'INFO', message: `in-tree policies rendered from --config ${path}` };
+  if (file.vars[POLICY_SETTINGS_VAR] !== undefined) return { severity: 'INFO', message: `in-tree policies rendered from ${POLICY_SETTINGS_VAR} in --vars ${file.where}` };
+  return { severity: 'WARNING', message: 'in-tree policies rendered from the functions\' defaults: pass --config with the cluster\'s entry of the functions\' configuration if they run with other settings: the policies and matchConditions must name the same principals and organizations as the webhooks' };
+}
+
 function parseJson(text: string, where: string): unknown {
   try {
     return JSON.parse(text);
@@ -117,34 +133,41 @@ function parseJson(text: string, where: string): unknown {
 }
 
 /**
- * Which variant to print: the cluster's (--kubeconfig/--context: discovery), --in-tree-policies
- * offline, otherwise the webhook-only one. Both given, they must agree: printing a variant the
- * cluster does not have would either lose the in-tree rules or be refused by its API server.
+ * Which variant to print: with --kubeconfig/--context, the cluster's (discovery); otherwise the
+ * webhook-only one. Never the in-tree variant offline: a server without v1 policies (1.28, 1.29
+ * have matchConditions) would take its fail-open registrations and refuse the policies behind them.
  */
 async function inTreeVariant(values: OptionValues): Promise<boolean> {
-  const flag = values['in-tree-policies'] === true;
-  if (values.kubeconfig === undefined && values.context === undefined) return flag;
+  if (values.kubeconfig === undefined && values.context === undefined) return false;
   const kube = createKubeClient(await clusterConnection(values), { timeoutMs: 15_000, userAgent: 'furnish-webhooks' });
   try {
-    const served = await inTreePolicies(kube).catch((e: unknown) => {
+    return await inTreePolicies(kube).catch((e: unknown) => {
       throw new CliError(`--kubeconfig/--context: ${(e as Error).message}`);
     });
-    if (flag && !served) throw new UsageError('--in-tree-policies: the cluster serves no ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1); drop the flag to print its webhook-only registrations');
-    return served;
   } finally {
     kube.close();
   }
 }
 
+const PARTS = ['policies', 'registrations'] as const;
+
 export async function runWebhooks(values: OptionValues, io: CliIo): Promise<number> {
   const format = stringOption(values, 'output') ?? 'yaml';
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--output: "${format}" is not one of ${FORMATS.join(', ')}`);
+  const only = stringOption(values, 'only');
+  if (only !== undefined && !(PARTS as readonly string[]).includes(only)) throw new UsageError(`--only: "${only}" is not one of ${PARTS.join(', ')}`);
   const file = readVarsOption(values, io);
   const options = registrationOptions(agreedOptions(values, file, REGISTRATION_VARS), io.env, file);
   const settings = policySettingsOption(values, file);
   const inTree = await inTreeVariant(values);
+  if (only === 'policies' && !inTree) throw new UsageError('--only policies: only for a cluster that evaluates ValidatingAdmissionPolicies, asked with --kubeconfig/--context (this one was not asked, or has none)');
+  if (inTree) {
+    const source = policySettingsSource(values, file);
+    io.stderr(progressLine(source.severity, source.message));
+  }
   // The policies before the registrations they back up (kubectl apply writes in stream order).
-  const items = [...(inTree ? installedPolicies(settings) : []), ...webhookRegistrations({ ...options, ...(inTree ? { inTree: settings } : {}) })];
+  const all: KubeObject[] = [...(inTree ? installedPolicies(settings) : []), ...(webhookRegistrations({ ...options, ...(inTree ? { inTree: settings } : {}) }) as KubeObject[])];
+  const items = only === undefined ? all : all.filter((o) => isPolicyObject(o) === (only === 'policies'));
   io.stdout(format === 'json'
     ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', metadata: {}, items }, null, 2)}\n`
     : items.map((o) => stringify(o)).join('---\n'));
@@ -167,14 +190,19 @@ export const webhooksCommand: Command = {
     '/c/<cluster>/<credential>: the path credential, read from that environment variable so it never',
     'appears in a shell history; the output then holds a secret. Without it, the URLs carry nothing and',
     'kube-apiserver authenticates with the bearer JWT of its admission kubeconfig (infra/webhooks/apiserver).',
-    'For an API server that evaluates ValidatingAdmissionPolicies (Kubernetes 1.30+; --kubeconfig asks the',
-    'cluster, --in-tree-policies says so offline) the stream starts with Furnish\'s policies and bindings,',
-    'rendered from --config, and the registrations carry matchConditions; mutate-namespace then fails open.',
+    'Only for a cluster asked with --kubeconfig/--context that evaluates ValidatingAdmissionPolicies',
+    '(Kubernetes 1.30+, found by discovery) the stream starts with Furnish\'s policies and bindings, rendered',
+    'from --config (or FURNISH_POLICY_SETTINGS in --vars), and the registrations carry matchConditions;',
+    'mutate-namespace then fails open, backed by the policies alone. kubectl apply does not stop at an object',
+    'the server refuses (it applies the rest, then exits 1), so apply that variant in two steps, the',
+    'registrations only once every policy is in: --only policies | kubectl apply --server-side -f - &&',
+    '--only registrations | kubectl apply --server-side -f -. furnish install does this, and also proves',
+    'that the server enforces the policies (discovery alone does not say so).',
   ].join('\n'),
   options: {
     ...REGISTRATION_OPTIONS,
     ...CLUSTER_OPTIONS,
-    'in-tree-policies': { type: 'boolean', description: 'print the variant for a server with in-tree policies without asking one (with --kubeconfig: the cluster must have them)' },
+    only: { type: 'string', value: PARTS.join('|'), description: 'print only the policies and bindings (in-tree variant), or only the registrations' },
     config: POLICY_CONFIG_OPTION,
     output: { type: 'string', short: 'o', value: FORMATS.join('|'), description: 'yaml (default: a stream for kubectl apply -f -) or json (a v1 List)' }, vars: varsOption('the functions URL, the cluster id, the CA bundle and the path credential (--url, --cluster and --credential-env are then not needed)') },
   run: (values, io) => runWebhooks(values, io),

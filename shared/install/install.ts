@@ -3,8 +3,8 @@
 // and stops, writing nothing, if one cannot be reached (naming the layer: DNS, TCP, TLS, HTTP).
 // It then reads what the cluster holds under the names it writes, writes Furnish's namespace,
 // CRDs, identities and relay (infra/), on a server with in-tree policies Furnish's
-// ValidatingAdmissionPolicies (policies.ts; those of an earlier install no longer rendered are
-// removed), then registers every webhook with failurePolicy Ignore, probes
+// ValidatingAdmissionPolicies first (policies.ts; proven enforced by a dry run; those of an earlier
+// install no longer rendered are removed), then registers every webhook with failurePolicy Ignore, probes
 // each function with server-side dry runs until it answers as it must, and only then lets each
 // probed security webhook fail closed (an unprobed one stays Ignore, probes.ts says which and why).
 // If anything fails, the install undoes itself (plan.ts undoSteps): it deletes what it created and
@@ -14,13 +14,13 @@ import { applyObject, createObject, deleteObject } from '../kube/api.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { ResourceResolver, resourcePath, type ResourceInfo } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
-import type { Logger } from '../log.ts';
+import type { Logger, Severity } from '../log.ts';
 import { inTreePolicies } from '../kube/features.ts';
 import { defaultPolicySettings, type PolicySettings } from '../config/types.ts';
 import { webhookRegistrations, type RegistrationOptions } from '../webhooks/registration.ts';
-import { installedPolicies, PART_OF, POLICY_API, POLICY_KINDS, stalePolicies } from './policies.ts';
+import { ENFORCEMENT_CHECK, installedPolicies, notEnforced, PART_OF, POLICY_API, POLICY_KINDS, stalePolicies } from './policies.ts';
 import { fillObject, isWebhookConfiguration, loadKustomization } from './manifests.ts';
-import { failClosedConfigurations, failurePolicies, functionOf, imageReferenceProblem, installOrder, undoSteps, uninstallOrder, withFailurePolicy, type FailurePolicy, type Prior, type Undo } from './plan.ts';
+import { admissionWrittenBack, failClosedConfigurations, failurePolicies, functionOf, imageReferenceProblem, INSTALL_PHASES, installOrder, isPolicyObject, keepsPolicies, undoSteps, uninstallOrder, withFailurePolicy, type FailurePolicy, type InstallPhase, type Prior, type Undo } from './plan.ts';
 import { isProbed, PROBE_RULES, PROBE_USER, PROBES, pendingNamespaceObject, unprobed, type Probe, type ProbeNames, type Unprobed } from './probes.ts';
 import { attemptGet, reachFunctions } from './reach.ts';
 import { calledFunctions } from './reachability.ts';
@@ -46,6 +46,8 @@ export interface InstallOptions {
   registration: Omit<RegistrationOptions, 'inTree'>;
   /** The policy settings the functions run with (rendered into the policies and matchConditions); default: the functions' defaults. */
   settings?: PolicySettings;
+  /** Where `settings` came from, said as a progress line when they are rendered (the CLI's --config or --vars). */
+  settingsSource?: { severity: Severity; message: string };
   /** Values of the `${FURNISH_*}` variables of infra/ (relay image, cluster id, project). */
   vars: Record<string, string>;
   /** How long the functions have to answer every probe. */
@@ -206,6 +208,7 @@ export async function install(t: InstallTarget, o: InstallOptions): Promise<Inst
     throw new InstallError(`${(e as Error).message}; nothing was written`);
   });
   t.log.log('INFO', inTree ? 'the server evaluates ValidatingAdmissionPolicies: installing Furnish\'s, and matchConditions on the webhooks' : 'the server has no ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1): webhooks only', {});
+  if (inTree && o.settingsSource) t.log.log(o.settingsSource.severity, o.settingsSource.message, {});
   const registrations = webhookRegistrations({ ...o.registration, ...(inTree ? { inTree: settings } : {}) }) as KubeObject[];
   const policies = inTree ? installedPolicies(settings) : [];
   if (!o.skipReachability) {
@@ -237,11 +240,11 @@ export async function install(t: InstallTarget, o: InstallOptions): Promise<Inst
 }
 
 /** Policies and bindings labelled Furnish's, as listed (each with its kind). */
-async function livePolicies(t: Pick<InstallTarget, 'kube'>): Promise<KubeObject[]> {
+async function livePolicies(t: Pick<InstallTarget, 'kube'>, when = 'before installing (nothing was written)'): Promise<KubeObject[]> {
   const all: KubeObject[] = [];
   for (const { kind, plural } of POLICY_KINDS) {
     const res = await t.kube.call<{ items?: KubeObject[] }>({ method: 'GET', path: `/apis/${POLICY_API}/${plural}`, query: { labelSelector: `${PART_OF.key}=${PART_OF.value}` } });
-    if (!res.ok) throw new InstallError(`could not list ${plural} before installing (HTTP ${res.status}: ${res.error ?? ''}); nothing was written`);
+    if (!res.ok) throw new InstallError(`could not list ${plural} ${when}: HTTP ${res.status}: ${res.error ?? ''}`);
     all.push(...(res.data?.items ?? []).map((o) => ({ ...o, apiVersion: POLICY_API, kind })));
   }
   return all;
@@ -259,45 +262,66 @@ async function applyAndProbe(t: InstallTarget, resolver: ResourceResolver, o: In
   const writing = (some: readonly KubeObject[]) => some.forEach((x) => written.add(x));
   const now = t.now ?? Date.now;
   const deadline = now() + o.timeoutMs;
-  // Registrations left by an earlier install or a killed `npm start` may fail closed on functions
-  // that are gone, and would refuse the writes below: Ignore first.
-  const existing = registrations.filter((c) => priors.some((p) => p.object === c && p.before));
-  stopIfInterrupted(o.signal);
-  writing(existing);
-  if (existing.length > 0) await register(t, resolver, existing, 'Ignore');
-  for (const object of objects) {
-    stopIfInterrupted(o.signal);
-    writing([object]);
-    await apply(t, resolver, object);
-    if (object.kind === 'CustomResourceDefinition' && objects.at(objects.indexOf(object) + 1)?.kind !== 'CustomResourceDefinition') {
-      await waitForCrds(t, objects.filter((x) => x.kind === 'CustomResourceDefinition'), deadline);
-    }
-  }
-  // The in-tree rules hold before any webhook is registered (or relaxed by its matchConditions).
-  for (const object of policies) {
-    stopIfInterrupted(o.signal);
-    writing([object]);
-    await apply(t, resolver, object);
-  }
-  // Bindings first, so that no binding is left naming a policy that is gone.
-  for (const object of [...stale].reverse()) {
-    writing([object]);
-    await remove(t, resolver, object);
-  }
-  writing(registrations);
-  await register(t, resolver, registrations, 'Ignore');
-  const manifest = failurePolicies(registrations);
-  const webhooks = Object.keys(manifest).map(functionOf);
   const id = o.probeId ?? Math.random().toString(36).slice(2, 8);
   // Not furnish-*: Furnish reserves those names, and the probes must not be refused for their name.
   const names: ProbeNames = { dryRun: `install-dry-run-${id}`, pendingNamespace: `install-probe-${id}`, furnishNamespace: objects.find((x) => x.kind === 'Namespace')!.metadata.name! };
   const rbac = probeRole();
-  for (const object of rbac) await apply(t, resolver, object);
-  let failing: Map<string, string>;
+  const checkNamespace: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `install-check-${id}` } };
+  const manifest = failurePolicies(registrations);
+  let failing = new Map<string, string>();
+  const phases: Record<InstallPhase, () => Promise<void>> = {
+    // The in-tree rules hold before any webhook is registered or relaxed by its matchConditions.
+    policies: async () => {
+      for (const object of policies) {
+        stopIfInterrupted(o.signal);
+        writing([object]);
+        await apply(t, resolver, object);
+      }
+    },
+    // Registrations left by an earlier install or a killed `npm start` may fail closed on functions
+    // that are gone, and would refuse the writes below: Ignore first.
+    'previous-registrations': async () => {
+      const existing = registrations.filter((c) => priors.some((p) => p.object === c && p.before));
+      stopIfInterrupted(o.signal);
+      writing(existing);
+      if (existing.length > 0) await register(t, resolver, existing, 'Ignore');
+    },
+    enforced: async () => {
+      if (policies.length === 0) return;
+      const problem = await enforcementProblem(t.kube, checkNamespace.metadata.name!, { sleep: t.sleep, now: t.now, until: Math.min(deadline, now() + ENFORCEMENT_WAIT_MS) });
+      if (problem) throw new InstallError(`Furnish's ValidatingAdmissionPolicies are written but not enforced: ${problem}`);
+      t.log.log('INFO', 'in-tree policies enforced', { policy: ENFORCEMENT_CHECK.policy });
+    },
+    infra: async () => {
+      for (const object of objects) {
+        stopIfInterrupted(o.signal);
+        writing([object]);
+        await apply(t, resolver, object);
+        if (object.kind === 'CustomResourceDefinition' && objects.at(objects.indexOf(object) + 1)?.kind !== 'CustomResourceDefinition') {
+          await waitForCrds(t, objects.filter((x) => x.kind === 'CustomResourceDefinition'), deadline);
+        }
+      }
+    },
+    registrations: async () => {
+      writing(registrations);
+      await register(t, resolver, registrations, 'Ignore');
+    },
+    // After the registrations that no longer need them; bindings first, so that no binding is left naming a policy that is gone.
+    'stale-policies': async () => {
+      for (const object of [...stale].reverse()) {
+        writing([object]);
+        await remove(t, resolver, object);
+      }
+    },
+    probes: async () => {
+      for (const object of rbac) await apply(t, resolver, object);
+      failing = await probeUntilAnswered(t, resolver, Object.keys(manifest).map(functionOf), names, deadline, o.intervalMs ?? 1000, o.signal);
+    },
+  };
   try {
-    failing = await probeUntilAnswered(t, resolver, webhooks, names, deadline, o.intervalMs ?? 1000, o.signal);
+    for (const phase of INSTALL_PHASES) await phases[phase]();
   } finally {
-    for (const object of [...rbac, pendingNamespaceObject(names.pendingNamespace)]) await remove(t, resolver, object).catch((e: unknown) => t.log.log('WARNING', 'could not remove a probe object', { error: (e as Error).message }));
+    for (const object of [...rbac, pendingNamespaceObject(names.pendingNamespace), checkNamespace]) await remove(t, resolver, object).catch((e: unknown) => t.log.log('WARNING', 'could not remove a probe object', { error: (e as Error).message }));
   }
   if (failing.size > 0) {
     throw new InstallError([
@@ -390,10 +414,16 @@ async function undo(t: InstallTarget, resolver: ResourceResolver, priors: readon
   const kept: string[] = [];
   const identities: KubeObject[] = [];
   const failed: string[] = [];
+  const failedObjects: KubeObject[] = [];
   t.log.log('WARNING', 'undoing the install', { steps: steps.length });
   for (const step of steps) {
     if (step.action === 'keep') {
       identities.push(step.object);
+      continue;
+    }
+    // Registrations come first: one left as the install wrote it keeps the policies it relies on.
+    if (isPolicyObject(step.object) && keepsPolicies(failedObjects)) {
+      failed.push(`${shown(step.object)}: kept as the install wrote it, since a registration above was not taken back and relies on it`);
       continue;
     }
     try {
@@ -405,6 +435,7 @@ async function undo(t: InstallTarget, resolver: ResourceResolver, priors: readon
       else await apply(t, resolver, step.object);
       done.push(step);
     } catch (e) {
+      failedObjects.push(step.object);
       failed.push(`${shown(step.object)}: ${(e as Error).message}`);
     }
   }
@@ -414,13 +445,14 @@ async function undo(t: InstallTarget, resolver: ResourceResolver, priors: readon
   const downgraded = restored.flatMap((s) => (s.action === 'restore' ? s.downgraded : []));
   // Unknown when the check itself cannot reach the API server (the steps above then say NOT undone).
   const lockout = restored.some((s) => isWebhookConfiguration(s.object)) ? await namespaceCreateRefused(t, resolver).catch(() => undefined) : undefined;
-  if (lockout !== undefined) for (const c of restored.filter((s) => isWebhookConfiguration(s.object))) await remove(t, resolver, c.object).catch((e: unknown) => failed.push(`${shown(c.object)}: ${(e as Error).message}`));
+  const removedAgain = lockout === undefined ? [] : admissionWrittenBack(restored.map((s) => s.object));
+  for (const o of removedAgain) await remove(t, resolver, o).catch((e: unknown) => failed.push(`${shown(o)}: ${(e as Error).message}`));
   const lines = [
     failed.length === 0 && kept.length === 0 ? 'The install was undone:' : 'The install was undone, except as said below:',
     deleted.length > 0 ? `  - deleted what it had created (${deleted.length}): ${summary(deleted)}` : undefined,
     restored.length > 0 ? `  - wrote back as they were the ${restored.length} objects that existed before it (a previous install stays): ${summary(restored.map((s) => s.object))}` : undefined,
     downgraded.length > 0 ? `  - except that ${downgraded.join(', ')} now fail${downgraded.length === 1 ? 's' : ''} open (failurePolicy Ignore): this machine does not reach ${downgraded.length === 1 ? 'its' : 'their'} previous function, and failing closed on a function that is gone locks the cluster` : undefined,
-    lockout !== undefined ? `  - then a namespace create was refused (${lockout}): a webhook that answers with a refusal refuses whatever its failurePolicy, so the registrations written back were removed again (nothing is enforced)` : undefined,
+    lockout !== undefined ? `  - then a namespace create was refused (${lockout}): a webhook that answers with a refusal refuses whatever its failurePolicy, so what was written back of admission was removed again (${summary(removedAgain)}): nothing of Furnish is enforced until furnish install succeeds` : undefined,
     identities.length > 0 ? `  - kept the identities it created (${identities.length}), which grant nothing without the RBAC it deleted: ${summary(identities)} (a token minted for them meanwhile stays valid; furnish uninstall removes them)` : undefined,
     ...kept.map((k) => `  - kept ${k}: furnish uninstall --crds removes it`),
     ...terminating.map((o) => `  - ${shown(o)} is still being deleted: wait for it before installing again`),
@@ -437,13 +469,39 @@ async function namespaceCreateRefused(t: InstallTarget, resolver: ResourceResolv
   return res.ok ? undefined : `HTTP ${res.status}: ${res.error ?? ''}`;
 }
 
+/** How long a policy just written may take to be enforced (kube-apiserver loads policies from its informer). */
+const ENFORCEMENT_WAIT_MS = 30_000;
+
+/**
+ * Proves Furnish's policies are enforced (policies.ts ENFORCEMENT_CHECK): writes namespace `name`
+ * unmarked (as an administrator may while mutate-namespace is not registered; the caller removes
+ * it), then dry-runs its phase label to ready until a policy refuses it or `until`; why they are
+ * not, or undefined. Shared with `npm start`.
+ */
+export async function enforcementProblem(kube: KubeClient, name: string, o: { fieldManager?: string; sleep?: (ms: number) => Promise<void>; now?: () => number; until: number }): Promise<string | undefined> {
+  const sleep = o.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
+  const now = o.now ?? Date.now;
+  const fieldManager = o.fieldManager ?? INSTALL_FIELD_MANAGER;
+  const path = `/api/v1/namespaces/${name}`;
+  const written = await kube.call({ method: 'PATCH', path, query: { fieldManager, force: true }, contentType: 'application/apply-patch+yaml', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { 'furnish.dev/install-probe': 'true' } } } });
+  if (!written.ok) return `could not write namespace ${name} to check them: HTTP ${written.status}: ${written.error ?? ''}`;
+  for (;;) {
+    const problem = notEnforced(await kube.call({ method: 'PATCH', path, query: { dryRun: 'All', fieldManager }, contentType: 'application/merge-patch+json', body: ENFORCEMENT_CHECK.patch }));
+    if (problem === undefined || now() >= o.until) return problem;
+    await sleep(500);
+  }
+}
+
 /** Removes the registrations first, then the rest of infra/ (CRDs, and with them every custom resource, only if `crds`). */
 export async function uninstall(t: Pick<InstallTarget, 'kube' | 'log'>, o: { crds: boolean }): Promise<void> {
   const resolver = new ResourceResolver(t.kube);
   // Only the names matter here: no URL nor variable is filled in.
   const registrations = webhookRegistrations({ functionsUrl: 'https://unused' }) as KubeObject[];
   // Furnish's policies, whatever settings rendered them (after the registrations: a webhook relaxed by its matchConditions never runs without them).
-  const policies = (await inTreePolicies(t.kube).catch(() => false)) ? stalePolicies(await livePolicies(t), []) : [];
+  const inTree = await inTreePolicies(t.kube).catch((e: unknown) => {
+    throw new InstallError(`${(e as Error).message}; nothing was removed (whether Furnish's in-tree policies are there is unknown)`);
+  });
+  const policies = inTree ? stalePolicies(await livePolicies(t, 'to remove them (nothing was removed)'), []) : [];
   // The probe identity too, should an install have been interrupted while probing.
   for (const object of uninstallOrder([...registrations, ...clusterObjects(), ...policies, ...probeRole()], { crds: o.crds })) await remove(t, resolver, object);
 }

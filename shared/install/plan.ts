@@ -78,6 +78,34 @@ export function uninstallOrder(objects: readonly KubeObject[], options: { crds: 
   return [...registrations, ...rest];
 }
 
+/**
+ * The phases of an install, in order (install.ts runs each): Furnish's in-tree policies before any
+ * registration is written, even the previous install's set to Ignore (which already carry the new
+ * matchConditions: mutate-namespace fails open with them, and only the policies back it up); then
+ * the check that the server enforces them, infra/, every registration (Ignore), the removal of
+ * policies no longer rendered, and the probes. Letting the probed webhooks fail closed follows.
+ */
+export const INSTALL_PHASES = ['policies', 'previous-registrations', 'enforced', 'infra', 'registrations', 'stale-policies', 'probes'] as const;
+export type InstallPhase = (typeof INSTALL_PHASES)[number];
+
+export const isPolicyObject = (o: KubeObject): boolean => o.kind === 'ValidatingAdmissionPolicy' || o.kind === 'ValidatingAdmissionPolicyBinding';
+
+/**
+ * What goes again when the lockout check after an undo refuses: every registration written back,
+ * and with them the policies written back (registrations first, bindings before policies). The
+ * registrations rely on the policies (mutate-namespace fails open), and the policies without
+ * mutate-namespace refuse tenants' namespace creates it would have marked: both or neither.
+ */
+export function admissionWrittenBack(restored: readonly KubeObject[]): KubeObject[] {
+  return uninstallOrder(restored.filter((o) => isWebhookConfiguration(o) || isPolicyObject(o)), { crds: true });
+}
+
+/**
+ * Whether the undo leaves the policies as the install wrote them: a registration it could not
+ * take back may be mutate-namespace on Ignore with matchConditions, which only the policies back.
+ */
+export const keepsPolicies = (failed: readonly KubeObject[]): boolean => failed.some(isWebhookConfiguration);
+
 /** `registry/path@sha256:<64 hex>`, optionally with a tag before the digest (ignored by the runtime). */
 const BY_DIGEST = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:\/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)+(?::[\w][\w.-]{0,127})?@sha256:[0-9a-f]{64}$/;
 

@@ -5,7 +5,7 @@ import { str } from '../policies/cel.ts';
 import { admissionPolicies } from '../policies/index.ts';
 import { POLICY_API_VERSION, POLICY_LABELS } from '../policies/policy.ts';
 import type { PolicySettings } from '../config/types.ts';
-import { KEY } from '../keys.ts';
+import { INSTALL_FIELD_MANAGER, KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { PROBE_USER } from './probes.ts';
 
@@ -43,13 +43,50 @@ export function installedPolicies(settings: PolicySettings): KubeObject[] {
 
 const labels = (o: KubeObject): Record<string, string> => o.metadata.labels ?? {};
 
+/** The field manager of `npm start` (scripts/local-registrations.ts). */
+export const LOCAL_FIELD_MANAGER = 'furnish-local';
+
+const managersOf = (o: KubeObject): (string | undefined)[] => ((o.metadata.managedFields ?? []) as { manager?: string }[]).map((f) => f.manager);
+
 /**
- * Live policies and bindings that are Furnish's (its label) and an install's (not a local
- * `npm start` run's, whose stop removes its own) but no longer rendered, e.g. the organization
+ * Written by `npm start` and by nobody since: one of its field managers is ours, none is `furnish
+ * install`'s (an install over the same names made the object its own, whatever labels it kept).
+ */
+export function isLocalRegistration(o: KubeObject): boolean {
+  const managers = managersOf(o);
+  return managers.includes(LOCAL_FIELD_MANAGER) && !managers.includes(INSTALL_FIELD_MANAGER);
+}
+
+/**
+ * Live policies and bindings that are Furnish's (its label) and not a local `npm start` run's
+ * alone (whose stop removes its own; one an install took over is the install's, by its field
+ * manager, not by the run label it still carries) but no longer rendered, e.g. the organization
  * policies after organizations were turned off: an upgrade removes them.
  */
 export function stalePolicies(live: readonly KubeObject[], rendered: readonly KubeObject[]): KubeObject[] {
   const key = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;
   const wanted = new Set(rendered.map(key));
-  return live.filter((o) => labels(o)[PART_OF.key] === PART_OF.value && labels(o)[KEY.localRun] === undefined && !wanted.has(key(o)));
+  return live.filter((o) => labels(o)[PART_OF.key] === PART_OF.value && !isLocalRegistration(o) && !wanted.has(key(o)));
+}
+
+/**
+ * Discovery lists the policies whether or not the server evaluates them (kube-apiserver started
+ * with --disable-admission-plugins=ValidatingAdmissionPolicy still serves the resource), so after
+ * writing them the installer proves one holds: a server-side dry run, as the installer (not a
+ * reconciler principal), of a pending namespace's phase label set to ready, which
+ * furnish-phase-and-ready refuses. (The probe user's dry runs pass every policy: not it.)
+ */
+export const ENFORCEMENT_CHECK = {
+  policy: 'furnish-phase-and-ready',
+  patch: { metadata: { labels: { [KEY.phase]: PHASE.ready } } },
+} as const;
+
+/** Why this answer to the enforcement check's dry run does not prove the policies are enforced; undefined when it does. */
+export function notEnforced(answer: { ok: boolean; status: number; error?: string }): string | undefined {
+  const by = `ValidatingAdmissionPolicy '${ENFORCEMENT_CHECK.policy}'`;
+  if (!answer.ok && (answer.error ?? '').includes(by)) return undefined;
+  const problem = answer.ok
+    ? `the server admitted a dry run that ${by} refuses (its phase label set to ${PHASE.ready} by the installer): it lists ValidatingAdmissionPolicies but does not evaluate them (is the ValidatingAdmissionPolicy admission plugin disabled?)`
+    : `the dry run that ${by} refuses was answered HTTP ${answer.status} without naming it: ${answer.error ?? ''}`;
+  return `${problem}; the installer's own identity must not be one of guard.reconciler's principals`;
 }

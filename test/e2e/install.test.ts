@@ -515,6 +515,12 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       const on = await furnish([...installArgs(60), ...config(true)]);
       expect(on.code).toBe(0);
       expect(await installPolicies()).toEqual(expectedPolicies(true));
+      if (inTree) {
+        expect(on.stderr).toContain(`in-tree policies rendered from --config ${config(true)[1]}`);
+        expect(on.stderr).toContain('in-tree policies enforced (policy furnish-phase-and-ready)');
+        // Written, and proven, before any registration.
+        expect(on.stderr.indexOf('in-tree policies enforced')).toBeLessThan(on.stderr.indexOf('applied MutatingWebhookConfiguration'));
+      }
       if (!inTree) {
         // 1.26: nothing of the in-tree variant, whatever the settings: today's registrations.
         expect(on.stdout).toContain('The API server has no ValidatingAdmissionPolicies');
@@ -555,8 +561,11 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       expect(upgrade.code).toBe(1);
       expect(upgrade.stderr).toContain('wrote back as they were');
       expect(upgrade.stderr).toContain('then a namespace create was refused (HTTP ');
-      expect(upgrade.stderr).toContain('so the registrations written back were removed again (nothing is enforced)');
+      expect(upgrade.stderr).toContain('so what was written back of admission was removed again (');
+      expect(upgrade.stderr).toContain('nothing of Furnish is enforced until furnish install succeeds');
       expect(await registeredPolicies()).toEqual({});
+      // The policies written back went with them: without mutate-namespace they refuse tenants' creates it would have marked.
+      expect(await installPolicies()).toEqual([]);
       expect((await createNamespace(`after-refused-upgrade-${run}`)).status).toBe(201);
       // The rest of the previous install stays.
       expect(await relayImageNow()).toBe(RELAY_IMAGE);

@@ -45,7 +45,7 @@ describe('inTreePolicies', () => {
     await expect(inTreePolicies(broken)).rejects.toThrow('could not read API discovery of admissionregistration.k8s.io/v1: unavailable');
   });
 
-  it('`furnish webhooks --kubeconfig` prints the variant the cluster supports; --in-tree-policies against one without them is refused', async () => {
+  it('`furnish webhooks --kubeconfig` prints the variant the cluster supports, says which settings it rendered, and prints its parts alone with --only', async () => {
     const webhooks = async (...args: string[]) => {
       let stdout = '';
       let stderr = '';
@@ -56,8 +56,11 @@ describe('inTreePolicies', () => {
     const printed = await webhooks();
     expect(printed.code).toBe(0);
     expect(printed.kinds.includes('ValidatingAdmissionPolicy')).toBe(want);
-    const flagged = await webhooks('--in-tree-policies');
-    expect(flagged.code).toBe(want ? 0 : 2);
-    if (!want) expect(flagged.stderr).toContain('--in-tree-policies: the cluster serves no ValidatingAdmissionPolicies');
+    expect(printed.stderr).toEqual(want ? expect.stringContaining('warning: in-tree policies rendered from the functions\' defaults') : '');
+    const policies = await webhooks('--only', 'policies');
+    expect(policies.code).toBe(want ? 0 : 2);
+    if (want) expect(policies.kinds.every((k) => k.startsWith('ValidatingAdmissionPolicy'))).toBe(true);
+    const registrations = await webhooks('--only', 'registrations');
+    expect(registrations.kinds.every((k) => k.endsWith('WebhookConfiguration'))).toBe(true);
   });
 });

@@ -203,7 +203,7 @@ describe.each(Object.keys(sinks))('a late event after a snapshot that lacked its
         expect(after.jobs).toBe(1);
       }
       expect(await deletions()).toEqual([]);
-    });
+    }, 90_000); // 300 namespaces through the real BigQuery client: 3 s alone, past 30 s on a loaded 2-core machine
 
     /**
      * `new`, created while the relay was down, is first seen (and its created published) by the

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { parse, parseAllDocuments } from 'yaml';
 import { runCli } from '../../../shared/cli/command.ts';
+import { policySettingsSource } from '../../../shared/cli/webhooks-command.ts';
 import { COMMANDS } from '../../../shared/cli/commands.ts';
 import { defaultPolicySettings, WEBHOOKS, type PolicySettings } from '../../../shared/config/types.ts';
 import { clusterObjects } from '../../../shared/install/install.ts';
@@ -132,17 +133,21 @@ describe('installedPolicies', () => {
 describe('stalePolicies', () => {
   const policy = (name: string, labels: Record<string, string>, kind = 'ValidatingAdmissionPolicy') => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind, metadata: { name, labels } }) as KubeObject;
   const furnish = { 'app.kubernetes.io/part-of': 'furnish' };
-  it('are an install\'s Furnish policies and bindings no longer rendered: never a local run\'s, nobody else\'s, nor one still rendered', () => {
+  it('are Furnish policies and bindings no longer rendered, but a local run\'s alone (by field manager): nobody else\'s, nor one still rendered', () => {
     const rendered = installedPolicies(settings);
     const kept = rendered[0]!;
+    const managed = (o: KubeObject, ...managers: string[]) => ({ ...o, metadata: { ...o.metadata, managedFields: managers.map((manager) => ({ manager })) } }) as KubeObject;
+    const local = { ...furnish, [KEY.localRun]: 'ab12' };
     const live = [
       { ...kept, metadata: { ...kept.metadata, labels: furnish } } as KubeObject,
       policy('furnish-reserved-names', furnish),
       policy('furnish-reserved-names', furnish, 'ValidatingAdmissionPolicyBinding'),
-      policy('furnish-guard-local', { ...furnish, [KEY.localRun]: 'ab12' }),
+      managed(policy('furnish-guard-local', local), 'furnish-local'),
+      // npm start wrote it, then furnish install took it over: the install's, whatever label it kept.
+      managed(policy('furnish-taken-over', local), 'furnish-local', 'furnish-install'),
       policy('someone-elses', {}),
     ];
-    expect(stalePolicies(live, rendered).map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['ValidatingAdmissionPolicy/furnish-reserved-names', 'ValidatingAdmissionPolicyBinding/furnish-reserved-names']);
+    expect(stalePolicies(live, rendered).map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['ValidatingAdmissionPolicy/furnish-reserved-names', 'ValidatingAdmissionPolicyBinding/furnish-reserved-names', 'ValidatingAdmissionPolicy/furnish-taken-over']);
   });
 
   it('turning organizations off makes their policies stale', () => {
@@ -150,6 +155,16 @@ describe('stalePolicies', () => {
     const off = installedPolicies(settings);
     expect(on.length).toBeGreaterThan(off.length);
     expect(stalePolicies(on, off).map((o) => o.metadata.name)).toEqual(on.filter((o) => !off.some((x) => x.kind === o.kind && x.metadata.name === o.metadata.name)).map((o) => o.metadata.name));
+  });
+});
+
+describe('policySettingsSource: which settings the in-tree variant is rendered from', () => {
+  it('names --config, else FURNISH_POLICY_SETTINGS in --vars; warns for the functions\' defaults', () => {
+    expect(policySettingsSource({ config: 'c.yaml' }, { vars: { FURNISH_POLICY_SETTINGS: '{}' }, where: 'v.json' })).toEqual({ severity: 'INFO', message: 'in-tree policies rendered from --config c.yaml' });
+    expect(policySettingsSource({}, { vars: { FURNISH_POLICY_SETTINGS: '{}' }, where: 'v.json' })).toEqual({ severity: 'INFO', message: 'in-tree policies rendered from FURNISH_POLICY_SETTINGS in --vars v.json' });
+    const defaults = policySettingsSource({}, { vars: {}, where: 'v.json' });
+    expect(defaults.severity).toBe('WARNING');
+    expect(defaults.message).toContain('in-tree policies rendered from the functions\' defaults: pass --config with the cluster\'s entry of the functions\' configuration if they run with other settings: the policies and matchConditions must name the same principals and organizations as the webhooks');
   });
 });
 
@@ -168,23 +183,22 @@ describe('furnish webhooks, offline', () => {
     expect(r.items).toEqual(webhookOnly);
   });
 
-  it('with --in-tree-policies: the policies first (kubectl apply writes them before the registrations they back up), then the in-tree registrations, from --config', async () => {
-    const r = await cli(['--in-tree-policies']);
-    expect(r.code).toBe(0);
-    const policies = installedPolicies(settings);
-    expect(r.items.slice(0, policies.length)).toEqual(policies);
-    expect(r.items.slice(policies.length)).toEqual(inTree);
-    const file = join(dir, 'org.yaml');
-    writeFileSync(file, 'organizations:\n  enabled: true\n');
-    const withConfig = await cli(['--in-tree-policies', '--config', file]);
-    expect(withConfig.items.map((o) => o.metadata.name)).toContain('furnish-reserved-names');
-    expect(withConfig.items.slice(-webhookOnly.length)).toEqual(webhookRegistrations({ functionsUrl: URL, inTree: withOrganizations }));
+  it('never prints the in-tree variant without asking the cluster: --in-tree-policies is gone, --only policies is refused', async () => {
+    const flag = await cli(['--in-tree-policies']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('--in-tree-policies');
+    const policies = await cli(['--only', 'policies']);
+    expect(policies.code).toBe(2);
+    expect(policies.stderr).toContain('--only policies: only for a cluster that evaluates ValidatingAdmissionPolicies, asked with --kubeconfig/--context');
+    const registrations = await cli(['--only', 'registrations']);
+    expect([registrations.code, registrations.items]).toEqual([0, webhookOnly]);
+    expect((await cli(['--only', 'both'])).code).toBe(2);
   });
 
   it('names a --config it cannot use', async () => {
     const file = join(dir, 'typo.yaml');
     writeFileSync(file, 'organisations: {}\n');
-    const r = await cli(['--in-tree-policies', '--config', file]);
+    const r = await cli(['--config', file]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`--config ${file}: organisations: is not a policy setting`);
   });
