@@ -1,4 +1,4 @@
-// Settings rendered into CEL text: principal patterns, organization wildcards and string lists
+// Settings rendered into CEL text: principal patterns and string lists
 // become constants of the expressions `furnish install` writes (no params objects). Every value
 // goes through `str`, so a setting can hold quotes, backslashes or newlines without breaking out
 // of its literal. Only the CEL subset kube-sim evaluates (docs/architecture.md "In-tree policies").
@@ -69,25 +69,6 @@ export function text(...parts: readonly (string | Cel)[]): string {
 
 /** The requester as messages name it: `user "alice"`, as `who` in shared/kube/sar.ts. */
 export const WHO: readonly (string | Cel)[] = ['user "', cel(`has(${USERNAME}) ? ${USERNAME} : ''`), '"'];
-
-/** RE2 metacharacters, escaped with a backslash (valid in RE2 and in JavaScript alike). */
-const RE2_META = /[\\^$.|?*+()[\]{}]/g;
-
-/**
- * Whether the string `value` (a CEL expression) matches an organization wildcard, as
- * matchesWildcard does: `*` anywhere is any run of characters (newlines too), the rest literal.
- */
-export function wildcard(value: string, pattern: string): string {
-  if (!pattern.includes('*')) return `${value} == ${str(pattern)}`;
-  const parts = pattern.split('*');
-  if (parts.length === 2 && parts[1] === '') return `${value}.startsWith(${str(parts[0]!)})`;
-  return `${value}.matches(${str(`^${parts.map((p) => p.replace(RE2_META, '\\$&')).join('[\\s\\S]*')}$`)})`;
-}
-
-/** Whether `value` matches any of the wildcards. */
-export function anyWildcard(value: string, patterns: readonly string[]): string {
-  return anyOf(patterns.map((p) => wildcard(value, p)));
-}
 
 /** A string map of metadata (`labels`, `annotations`) of `object` (`object`, `oldObject`), `{}` when absent or the object is null. */
 export function metadataMap(object: string, field: 'labels' | 'annotations'): string {

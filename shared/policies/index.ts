@@ -4,20 +4,21 @@
 // webhooks that also judge them may fail open or be asked less (match-conditions.ts).
 import type { PolicySettings } from '../config/types.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { organizationSettings } from '../org/settings.ts';
 import { guard } from './guard.ts';
 import { initializerKeys } from './initializers.ts';
 import { creatorImmutable, namespaceMarks, optOut, phaseAndReady } from './namespace.ts';
-import { metadataAllowlist, reservedNames } from './organization.ts';
 import { bindingObject, policyObject, type PolicySpec } from './policy.ts';
 
 export type { PolicySpec } from './policy.ts';
 export { webhookMatchConditions } from './match-conditions.ts';
 
-/** Every policy for these settings, in order; the organization ones only when organizations are enabled. */
+/**
+ * Every policy for these settings, in order. None for the organization rules: they turn on with
+ * the first Organization (shared/webhooks/organizations.ts), state no policy can see; they stay in
+ * validate-namespace, which matchConditions send every request they judge.
+ */
 export function policySpecs(settings: PolicySettings): PolicySpec[] {
-  const organizations = organizationSettings(settings).enabled ? [reservedNames(settings), metadataAllowlist(settings)] : [];
-  return [namespaceMarks(settings), creatorImmutable(), phaseAndReady(settings), guard(settings), optOut(settings), initializerKeys(), ...organizations];
+  return [namespaceMarks(settings), creatorImmutable(), phaseAndReady(settings), guard(settings), optOut(settings), initializerKeys()];
 }
 
 /** The ValidatingAdmissionPolicies, then their bindings (a binding names its policy, so it goes second). */

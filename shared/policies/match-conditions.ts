@@ -47,17 +47,19 @@ const USE_EVERY_TEMPLATE = mayOnEveryTemplate('use');
  * (its spelling is validate-namespace's to judge: CEL cannot urlencode) nor an initializer list
  * (which initializers select it is state): mutate-namespace records both, so without it, as when
  * the functions are unreachable, there is none. An UPDATE is kept out when it changes no
- * label, opt-out, creator, requester or initializer key. Everything else it judges, the policies
- * hold too.
+ * label, opt-out, creator, requester or initializer key, nor (organizations on, an unprivileged
+ * requester: the allowlist) any annotation. Everything else it judges, the policies hold too.
  */
 function validateNamespace(settings: PolicySettings): MatchCondition[] {
   const organizations = organizationSettings(settings);
   const privileged = organizations.enabled ? anyPrincipal(organizations.privileged) : 'true';
   const carriesNeither = [...REQUESTER_ANNOTATIONS, CREATOR_IDENTITY, INITIALIZER_KEY.initializers].map((k) => `!(${str(k)} in ${ANNOTATIONS})`).join(' && ');
   const judgedKeys = [KEY.optOut, KEY.creator, CREATOR_IDENTITY, ...REQUESTER_ANNOTATIONS, ...INITIALIZER_KEYS].map(annotationChanged);
+  // With organizations, the allowlist judges every annotation an unprivileged requester changes.
+  const allowlisted = organizations.enabled ? [`!(${privileged}) && ${ANNOTATIONS} != ${OLD_ANNOTATIONS}`] : [];
   return [{
     name: 'needs-state',
-    expression: `${CREATE} ? !(${carriesNeither} && (${privileged}) && ${USE_EVERY_TEMPLATE}) : ${anyOf([`${LABELS} != ${OLD_LABELS}`, ...judgedKeys])}`,
+    expression: `${CREATE} ? !(${carriesNeither} && (${privileged}) && ${USE_EVERY_TEMPLATE}) : ${anyOf([`${LABELS} != ${OLD_LABELS}`, ...judgedKeys, ...allowlisted])}`,
   }];
 }
 

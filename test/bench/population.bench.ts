@@ -53,6 +53,7 @@ import { listEach } from '../../shared/kube/api.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
 import { NODE_MEMORY_FLAGS } from '../../shared/reconcile/memory-flags.ts';
+import { RELAY_MALLOC_ENV } from '../../functions/watch-relay/lib/malloc-env.ts';
 import { APPLYSET_PARENT_NAME } from '../../shared/render/applyset.ts';
 import { auditLog, type AuditLog } from '../support/audit.ts';
 import { startKubeSimProcess } from './kube-sim-process.ts';
@@ -533,7 +534,7 @@ function rehashed(shape: QuotaShape): QuotaShape {
 const memoryLine = (s: Sample) => `RSS ${s.rssMb} MB (max ${s.maxRssMb} MB), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB)`;
 
 async function main(): Promise<void> {
-  console.log(`population bench: ${N} namespaces × 5 objects, default settings, burst and direct applies at concurrency ${CONCURRENCY}, latency over ${LATENCY_N} at ${LATENCY_RATE}/s, relay and reconciler with the deployed V8 flags (${NODE_MEMORY_FLAGS.join(' ')}), against ${EXTERNAL ? `the real cluster ${EXTERNAL}` : 'kube-sim'}`);
+  console.log(`population bench: ${N} namespaces × 5 objects, default settings, burst and direct applies at concurrency ${CONCURRENCY}, latency over ${LATENCY_N} at ${LATENCY_RATE}/s, relay and reconciler with the deployed V8 flags (${NODE_MEMORY_FLAGS.join(' ')}), the relay with its container's malloc settings (${process.env.BENCH_RELAY_MALLOC === '0' ? "glibc's defaults: BENCH_RELAY_MALLOC=0" : Object.entries(RELAY_MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(' ')}), against ${EXTERNAL ? `the real cluster ${EXTERNAL}` : 'kube-sim'}`);
   // kube-sim writes an audit log as kube-apiserver does: the server's count of writes on both.
   const simDir = EXTERNAL ? undefined : mkdtempSync(join(tmpdir(), 'furnish-bench-population-'));
   const sim = simDir === undefined ? { kubeconfigPath: EXTERNAL!, adminContext: undefined, stop: async () => {} } : await startKubeSimProcess(['--audit-log', join(simDir, 'audit.log')]);
@@ -562,7 +563,9 @@ async function main(): Promise<void> {
     // the relay in back-to-back full GCs for most of a burst).
     const reconciler = await spawnRole(import.meta.filename, 'reconciler', env, [...NODE_MEMORY_FLAGS]);
     children.push(reconciler);
-    const relay = await spawnRole(import.meta.filename, 'relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') }, [...NODE_MEMORY_FLAGS]);
+    // The relay with its container's malloc settings too (BENCH_RELAY_MALLOC=0: glibc's defaults).
+    const relayMalloc = process.env.BENCH_RELAY_MALLOC === '0' ? {} : RELAY_MALLOC_ENV;
+    const relay = await spawnRole(import.meta.filename, 'relay', { ...env, ...relayMalloc, RECONCILER_URL: await reconciler.ask<string>('url') }, [...NODE_MEMORY_FLAGS]);
     children.push(relay);
     const serverPids = 'pid' in sim ? [sim.pid] : (process.env.BENCH_SERVER_PIDS ?? '').split(',').filter((p) => p !== '').map(Number);
     const cpu = cpuSampler(serverPids, relay, reconciler);

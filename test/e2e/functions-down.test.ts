@@ -36,7 +36,7 @@ const INITIALIZATIONS = '/apis/furnish.dev/v1alpha1/namespaceinitializationconfi
 const LNAMESPACES = '/apis/furnish.dev/v1alpha1/lnamespaces';
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 /** The policies whose refusals this suite sees. */
-const POLICIES_ATTACKED = ['furnish-namespace-marks', 'furnish-creator-immutable', 'furnish-phase-and-ready', 'furnish-guard', 'furnish-opt-out', 'furnish-initializer-keys', 'furnish-reserved-names', 'furnish-metadata-allowlist'];
+const POLICIES_ATTACKED = ['furnish-namespace-marks', 'furnish-creator-immutable', 'furnish-phase-and-ready', 'furnish-guard', 'furnish-opt-out', 'furnish-initializer-keys'];
 
 /** On kube-sim, both servers; on a real cluster, the one it is. */
 const VARIANTS: { title: string; simPolicies?: boolean }[] = process.env.FURNISH_TEST_KUBECONFIG
@@ -222,13 +222,16 @@ describe.each(VARIANTS.map((v, i) => [v.title, v, i] as const))('every function 
       refused(await patchNamespace(alice, n.initializing, { metadata: { annotations: { [INITIALIZER_KEY.initializers]: null } } }), inTree ? byPolicy('furnish-initializer-keys') : unanswered('mutate-namespace'));
     });
 
-    it('with organizations on, alice creating a reserved name: furnish-reserved-names', async () => {
+    // The organization rules turn on with the first Organization (state): validate-namespace holds them, fail-closed,
+    // and its matchConditions send it every request they judge.
+    it('with organizations on, alice creating a reserved name, with the marks mutate-namespace would add: validate-namespace', async () => {
       const [labels, annotations] = marks();
-      refused(await createNamespace(alice, n.reserved, labels, annotations), inTree ? byPolicy('furnish-reserved-names') : unanswered('mutate-namespace'));
+      refused(await createNamespace(alice, n.reserved, labels, annotations), unanswered(inTree ? 'validate-namespace' : 'mutate-namespace'));
     });
 
-    it('with organizations on, alice adding a label outside the allowlist: furnish-metadata-allowlist', async () => {
-      refused(await patchNamespace(alice, n.victim, { metadata: { labels: { costcenter: 'elsewhere' } } }), inTree ? byPolicy('furnish-metadata-allowlist') : unanswered('mutate-namespace'));
+    it('with organizations on, alice adding a label, or only an annotation, outside the allowlist: validate-namespace', async () => {
+      refused(await patchNamespace(alice, n.victim, { metadata: { labels: { costcenter: 'elsewhere' } } }), unanswered(inTree ? 'validate-namespace' : 'mutate-namespace'));
+      refused(await patchNamespace(alice, n.victim, { metadata: { annotations: { costcenter: 'elsewhere' } } }), unanswered(inTree ? 'validate-namespace' : 'mutate-namespace'));
     });
 
     it('left every attacked namespace as it was', async () => {

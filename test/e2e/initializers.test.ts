@@ -117,9 +117,7 @@ beforeAll(async () => {
   const context = cluster.isSimulated ? cluster.users.admin!.context : undefined;
   admin = await clientFor(cluster.kubeconfigPath, context);
   // A resync every 2 s: how the reconciler notices a timeout with nothing else happening.
-  // Organizations off: alice labels her namespaces `secrets` (the example initializer's selector),
-  // which the organizations' metadata allowlist keeps to privileged principals.
-  stack = await startLocalStack({ kubeconfigPath: cluster.kubeconfigPath, context, port: 0, relayPort: 0, webhookPort: 0, resyncSeconds: 2, log: silentLogger, env: { FURNISH_ORGANIZATIONS: 'false' } });
+  stack = await startLocalStack({ kubeconfigPath: cluster.kubeconfigPath, context, port: 0, relayPort: 0, webhookPort: 0, resyncSeconds: 2, log: silentLogger });
   await ok('admin', ['apply', '-f', join(EXAMPLE, 'secret-seeder.yaml')]);
   await ok('admin', ['apply', '-f', '-'], yaml(STALL_TEMPLATE, SLOW_CONFIG, ...USERS_RBAC));
 }, 120_000);

@@ -31,6 +31,7 @@ import { WEBHOOKS } from '../../shared/config/types.ts';
 import { webhookRegistrations } from '../../shared/webhooks/registration.ts';
 import { clusterObjects } from '../../shared/install/install.ts';
 import { installedPolicies, PART_OF, POLICY_KINDS } from '../../shared/install/policies.ts';
+import { INSTALL_FIELD_MANAGER } from '../../shared/keys.ts';
 import { defaultPolicySettings } from '../../shared/config/types.ts';
 import { inTreePolicies } from '../../shared/kube/features.ts';
 import { keptIdentity } from '../../shared/install/plan.ts';
@@ -504,12 +505,15 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
     }
   }, 180_000);
 
-  it('in-tree policies follow the settings (--config): an upgrade removes those no longer rendered, and a failed one writes them back; none on a server without them', async () => {
+  it('in-tree policies follow the settings (--config): an upgrade removes one an earlier version wrote and this one no longer renders, and a failed one writes it back; none on a server without them', async () => {
     const config = (organizations: boolean) => {
       const file = join(tmp, `policy-${organizations}.yaml`);
       writeFileSync(file, `organizations:\n  enabled: ${organizations}\n`);
       return ['--config', file];
     };
+    // What an earlier version of furnish install wrote and this one does not render (its label, its field manager).
+    const retired = { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: `furnish-retired-${run}`, labels: { [PART_OF.key]: PART_OF.value } }, spec: { failurePolicy: 'Fail', matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['CREATE'] }] }, validations: [{ expression: 'true' }] } };
+    const writeRetired = () => admin.call({ method: 'PATCH', path: `${ADMISSION}/validatingadmissionpolicies/${retired.metadata.name}`, query: { fieldManager: INSTALL_FIELD_MANAGER, force: 'true' }, body: retired, contentType: 'application/apply-patch+yaml' });
     try {
       await furnishNamespaceGone();
       const on = await furnish([...installArgs(60), ...config(true)]);
@@ -528,25 +532,30 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
         expect(hooks.data!.webhooks[0]!.matchConditions).toBeUndefined();
         return;
       }
-      expect(expectedPolicies(true).length).toBeGreaterThan(expectedPolicies(false).length);
-      // The registrations carry the matchConditions rendered from the same settings.
-      const hooks = await admin.call<{ webhooks: { matchConditions?: { name: string }[] }[] }>({ method: 'GET', path: `${ADMISSION}/validatingwebhookconfigurations/furnish-validate-namespace` });
-      expect(hooks.data!.webhooks[0]!.matchConditions?.length).toBeGreaterThan(0);
-      // Organizations turned off: their policies go.
+      // The registrations carry the matchConditions rendered from the same settings: with
+      // organizations, validate-namespace is also sent an unprivileged requester's annotation changes.
+      const conditions = async () => JSON.stringify((await admin.call<{ webhooks: { matchConditions?: unknown }[] }>({ method: 'GET', path: `${ADMISSION}/validatingwebhookconfigurations/furnish-validate-namespace` })).data!.webhooks[0]!.matchConditions);
+      const withOrganizations = await conditions();
+      expect(withOrganizations).toContain('group:system:masters'.slice('group:'.length));
+      // An upgrade removes the policy this version no longer renders.
+      expect((await writeRetired()).ok).toBe(true);
       const off = await furnish([...installArgs(60), ...config(false)]);
       expect(off.code).toBe(0);
-      expect(off.stderr).toContain('deleted ValidatingAdmissionPolicyBinding furnish-reserved-names');
+      expect(off.stderr).toContain(`deleted ValidatingAdmissionPolicy ${retired.metadata.name}`);
       expect(await installPolicies()).toEqual(expectedPolicies(false));
-      // On again, then an upgrade turning them off fails (functions unreachable): they come back.
-      expect((await furnish([...installArgs(60), ...config(true)])).code).toBe(0);
+      expect(await conditions()).not.toEqual(withOrganizations);
+      // Written again, then an upgrade fails (functions unreachable): it comes back as it was.
+      expect((await writeRetired()).ok).toBe(true);
       const closed = await closedPort();
-      const failed = await furnish([...installArgs(3, `https://127.0.0.1:${closed}`), '--skip-reachability', ...config(false)]);
+      const failed = await furnish([...installArgs(3, `https://127.0.0.1:${closed}`), '--skip-reachability', ...config(true)]);
       expect(failed.code).toBe(1);
-      expect(failed.stderr).toContain('deleted ValidatingAdmissionPolicy furnish-reserved-names');
+      expect(failed.stderr).toContain(`deleted ValidatingAdmissionPolicy ${retired.metadata.name}`);
       expect(failed.stderr).toMatch(/wrote back as they were the \d+ objects that existed before it .*ValidatingAdmissionPolicy/);
       expect(failed.stderr).not.toContain('NOT undone');
-      expect(await installPolicies()).toEqual(expectedPolicies(true));
+      expect(await installPolicies()).toEqual([...expectedPolicies(false), `ValidatingAdmissionPolicy/${retired.metadata.name}`].sort());
+      expect(await conditions()).not.toEqual(withOrganizations);
     } finally {
+      await admin.call({ method: 'DELETE', path: `${ADMISSION}/validatingadmissionpolicies/furnish-retired-${run}` });
       await removeRegistrations();
       await furnish(['uninstall', '--kubeconfig', cluster.kubeconfigPath, '--context', 'admin']);
     }

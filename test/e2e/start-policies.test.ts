@@ -78,7 +78,7 @@ describe('npm start: policies and registrations as furnish install writes them',
     const settings = (await loadConfig({ FURNISH_ORGANIZATIONS: 'true', ...process.env, FURNISH_CLUSTER_ID: 'local', FURNISH_JWT_SECRET: 'x'.repeat(32) })).clusters[0]!;
     const expected = inTree ? installedPolicies(settings).map((o) => `${o.kind}/${o.metadata.name}`).sort() : [];
     expect(await policies(`${KEY.localRun}=${runId}`)).toEqual(expected);
-    if (inTree) expect(expected).toContain('ValidatingAdmissionPolicy/furnish-reserved-names');
+    if (inTree) expect(expected).toContain('ValidatingAdmissionPolicy/furnish-namespace-marks');
     const mutate = await hooks('mutatingwebhookconfigurations', 'furnish-mutate-namespace');
     const validate = await hooks('validatingwebhookconfigurations', 'furnish-validate-namespace');
     expect(mutate[0]!.failurePolicy).toBe(inTree ? 'Ignore' : 'Fail');

@@ -16,6 +16,7 @@ import { SETTINGS, type Setting } from '../../shared/config/settings.ts';
 import { defaultPolicySettings, DEFAULT_FURNISH_NAMESPACE, WEBHOOKS } from '../../shared/config/types.ts';
 import { clusterObjects } from '../../shared/install/install.ts';
 import { loadKustomization } from '../../shared/install/manifests.ts';
+import { RELAY_MALLOC_ENV } from '../../functions/watch-relay/lib/malloc-env.ts';
 import { parseInstallVars, PATH_CREDENTIAL_VAR, POLICY_SETTINGS_VAR } from '../../shared/install/vars.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import { reconcileConfig, type Topics } from '../../shared/reconcile/config.ts';
@@ -137,7 +138,8 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
 
   it('sets only variables the relay reads, and every value Terraform decides comes from Terraform', () => {
     // GOOGLE_CLOUD_PROJECT: for Google's client libraries (and the Pub/Sub project's fallback).
-    const read = new Set([...settingsUsedBy(['relay']), 'GOOGLE_CLOUD_PROJECT']);
+    // MALLOC_*: glibc's, for the relay's RSS (functions/watch-relay/lib/malloc-env.ts).
+    const read = new Set([...settingsUsedBy(['relay']), 'GOOGLE_CLOUD_PROJECT', ...Object.keys(RELAY_MALLOC_ENV)]);
     expect(Object.keys(relayEnv).filter((name) => !read.has(name))).toEqual([]);
     for (const [name, value] of Object.entries(installVars)) if (read.has(name)) expect({ name, value: relayEnv[name] }).toEqual({ name, value });
   });

@@ -20,7 +20,7 @@ import { APPLYSET_PARENT_NAME } from '../../../shared/render/applyset.ts';
 import type { RelayConfig } from './config.ts';
 import { watchDrift, type DriftWatch } from './drift-watch.ts';
 import { createPublisher } from './relay-publish.ts';
-import { RelayState, seenOf, type Fingerprint } from './relay-state.ts';
+import { RelayState, type Fingerprint } from './relay-state.ts';
 import { WatchStream, type StreamSink } from './relay-stream.ts';
 import type { Change, Seen } from './versions.ts';
 
@@ -119,8 +119,12 @@ export interface Relay {
 /** At most this many re-publishes per redrive tick: a backlog (every namespace pending behind a slow API) must not be doubled. */
 export const REDRIVE_BATCH = 100;
 
-/** A parent's entry in the parents' index: every parent has the same name, its namespace tells them apart. */
-const parentSeen = (obj: KubeObject): Seen => ({ ...seenOf(obj), name: obj.metadata.namespace ?? '' });
+/**
+ * A parent's entry in the parents' index: every parent has the same name, its namespace tells them
+ * apart; its resourceVersion alone says it changed (its message names the namespace, not the
+ * parent), so its uid is not kept.
+ */
+export const parentSeen = (obj: KubeObject): Seen => ({ name: obj.metadata.namespace ?? '', uid: '', resourceVersion: obj.metadata.resourceVersion ?? '' });
 
 /**
  * The message a write of a namespace's ApplySet parent sends: a reconcile of its namespace at the

@@ -15,6 +15,12 @@ export interface Change extends Seen {
   organizations?: string[];
 }
 
+/**
+ * An object's entry, one flat string: a template literal would leave a cons string holding the
+ * uid and the resourceVersion as three more objects (about 100 bytes more per object).
+ */
+const entryOf = (uid: string, resourceVersion: string): string => [uid, resourceVersion].join(' ');
+
 export class VersionIndex {
   private readonly byName = new Map<string, string>();
 
@@ -42,7 +48,7 @@ export class VersionIndex {
       return { ...s, type };
     }
     if (known && known.uid === s.uid && known.resourceVersion === s.resourceVersion) return null;
-    this.byName.set(s.name, `${s.uid} ${s.resourceVersion}`);
+    this.byName.set(s.name, entryOf(s.uid, s.resourceVersion));
     return { ...s, type: known && known.uid === s.uid ? 'MODIFIED' : 'ADDED' };
   }
 

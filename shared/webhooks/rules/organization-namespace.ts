@@ -247,18 +247,6 @@ export function reservedName(input: OrganizationRuleInput): RuleOutcome {
 
 export const ORGANIZATION_NAMESPACE_RULES = [reservedName, organizationRequired, organizationExists, actorIsMember, serviceAccountConfined, transferNeedsBothMemberships, metadataAllowlist, requesterSetByTrustedCreator] as const;
 
-/**
- * Rules that hold from the moment organizations are enabled, before any Organization exists, as
- * the in-tree policies furnish-reserved-names and furnish-metadata-allowlist hold them. The others
- * wait for the first Organization: without one, no namespace could satisfy them.
- */
-export const RULES_BEFORE_ANY_ORGANIZATION: ReadonlySet<string> = new Set(['reserved-name', 'metadata-allowlist']);
-
-/** The denials that stand in a cluster where no Organization exists yet. */
-export function denialsBeforeAnyOrganization(outcomes: readonly RuleOutcome[]): string[] {
-  return outcomes.flatMap((o) => ('deny' in o && RULES_BEFORE_ANY_ORGANIZATION.has(o.rule) ? [o.deny] : []));
-}
-
 export function organizationOutcomes(input: OrganizationRuleInput): RuleOutcome[] {
   return ORGANIZATION_NAMESPACE_RULES.map((rule) => rule(input));
 }

@@ -149,13 +149,6 @@ describe('stalePolicies', () => {
     ];
     expect(stalePolicies(live, rendered).map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['ValidatingAdmissionPolicy/furnish-reserved-names', 'ValidatingAdmissionPolicyBinding/furnish-reserved-names', 'ValidatingAdmissionPolicy/furnish-taken-over']);
   });
-
-  it('turning organizations off makes their policies stale', () => {
-    const on = installedPolicies(withOrganizations);
-    const off = installedPolicies(settings);
-    expect(on.length).toBeGreaterThan(off.length);
-    expect(stalePolicies(on, off).map((o) => o.metadata.name)).toEqual(on.filter((o) => !off.some((x) => x.kind === o.kind && x.metadata.name === o.metadata.name)).map((o) => o.metadata.name));
-  });
 });
 
 describe('policySettingsSource: which settings the in-tree variant is rendered from', () => {

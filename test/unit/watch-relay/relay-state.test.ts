@@ -3,7 +3,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { topicFor } from '../../../functions/watch-relay/lib/relay-publish.ts';
-import { redriveAfter, RelayState } from '../../../functions/watch-relay/lib/relay-state.ts';
+import { compactFingerprint, redriveAfter, RelayState } from '../../../functions/watch-relay/lib/relay-state.ts';
+import { parentSeen } from '../../../functions/watch-relay/lib/relay.ts';
 
 
 const ns = (name: string, phase?: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: '1', labels: phase ? { 'furnish.dev/phase': phase } : {}, ...extra } });
@@ -115,5 +116,27 @@ describe('topicFor', () => {
     expect(topicFor(topics, 'Namespace')).toBe('ns');
     expect(topicFor(topics, 'NamespaceTemplate')).toBe('tpl');
     expect(topicFor(topics, 'LNamespace')).toBe('lns');
+  });
+});
+
+describe('what the relay keeps per object (memory flat in the number of namespaces)', () => {
+  it('keeps 48 bits of a hex fingerprint as a number, and any other fingerprint as it is', () => {
+    const digest = 'a1b2c3d4e5f60718';
+    expect(compactFingerprint(digest)).toBe(0xa1b2c3d4e5f6);
+    expect(compactFingerprint('a1b2c3d4e5f69999')).toBe(compactFingerprint(digest));
+    expect(compactFingerprint('a1b2c3d4e5f7ffff')).not.toBe(compactFingerprint(digest));
+    expect(compactFingerprint('{"a":1}')).toBe('{"a":1}');
+  });
+
+  it('still tells a namespace change its reconciler sees from one it does not', () => {
+    const s = new RelayState(() => 0);
+    expect(s.observe('Namespace', ns('a', 'ready'), 'ADDED')).toBe(true);
+    expect(s.observe('Namespace', ns('a', 'ready', { resourceVersion: '2' }), 'MODIFIED')).toBe(false);
+    expect(s.observe('Namespace', ns('a', 'ready', { resourceVersion: '3', annotations: { team: 'x' } }), 'MODIFIED')).toBe(true);
+  });
+
+  it("indexes an ApplySet parent by its namespace and resourceVersion, without its uid", () => {
+    const parent: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'furnish-applyset', namespace: 'team-a', uid: 'uid-parent', resourceVersion: '7', generation: 1 } };
+    expect(parentSeen(parent)).toEqual({ name: 'team-a', uid: '', resourceVersion: '7' });
   });
 });
