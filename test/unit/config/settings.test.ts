@@ -35,8 +35,8 @@ function filesUnder(dir: string, exts: readonly string[]): string[] {
 
 /** FURNISH_* names that are not settings: a constant, the test harness's variables, placeholders of infra/ templates. */
 const NOT_SETTINGS = new Set(['FURNISH_INITIALIZER', 'FURNISH_TEST_KUBECONFIG', 'FURNISH_TEST_AUDIT_LOG', 'FURNISH_FUNCTIONS_URL', 'FURNISH_FUNCTIONS_HOST', 'FURNISH_CA_BUNDLE', 'FURNISH_WEBHOOK_CREDENTIAL_PATH', 'FURNISH_WEBHOOK_TOKEN', 'FURNISH_RELAY_IMAGE',
-  // Placeholders of the manifests `furnish install` fills in, and a variable the install docs' example names.
-  'FURNISH_PROJECT', 'FURNISH_RELAY_SERVICE_ACCOUNT', 'FURNISH_RECONCILER_USER', 'FURNISH_WEBHOOK_USER', 'FURNISH_X', 'FURNISH_PATH_CREDENTIAL']);
+  // Placeholders of the manifests `furnish install` fills in, what else install_vars hands it, and a variable the install docs' example names.
+  'FURNISH_PROJECT', 'FURNISH_RELAY_SERVICE_ACCOUNT', 'FURNISH_RECONCILER_USER', 'FURNISH_WEBHOOK_USER', 'FURNISH_X', 'FURNISH_PATH_CREDENTIAL', 'FURNISH_POLICY_SETTINGS']);
 
 describe('the settings table', () => {
   it('docs/reference/settings.md lists exactly the settings of the table (npm run settings:docs regenerates it)', () => {
