@@ -10,7 +10,7 @@
 // counts and the share of the baseline's requests kept in the cluster. Organizations off, as the
 // functions' default (the population bench's settings).
 // Needs a server that evaluates matchConditions: kube-sim (in a process of its own, by default) or
-// a real one, FURNISH_TEST_KUBECONFIG (contexts admin and alice, as the kube-control-plane's), 1.30+.
+// a real one, FURNISH_TEST_KUBECONFIG (a kubeconfig with contexts admin and alice), 1.30+.
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { connect, createKubeClient, type KubeClient } from '../../shared/kube/client.ts';
 import { inTreePolicies } from '../../shared/kube/features.ts';
