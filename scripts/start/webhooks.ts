@@ -14,7 +14,7 @@ import * as functions from '@google-cloud/functions-framework';
 import { SignJWT } from 'jose';
 import { loadConfig } from '../../shared/config/load.ts';
 import { WEBHOOKS, type PolicySettings, type WebhookName } from '../../shared/config/types.ts';
-import { installedPolicies } from '../../shared/install/policies.ts';
+import { ENFORCEMENT_CHECK, installedPolicies } from '../../shared/install/policies.ts';
 import { inTreePolicies } from '../../shared/kube/features.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -142,15 +142,19 @@ export async function serveWebhooks(kube: KubeClient, identities: Identities, po
     ...loaded.map((name) => webhookRegistration(name, { functionsUrl: `${publicUrl}/${pathSecret}`, caBundle: cert.toString('base64'), ...(settings ? { inTree: settings } : {}) }) as unknown as KubeObject),
   ].map(ours);
   let configs = rendered(policy);
-  // Discovery lists the policies even where the server does not evaluate them: a dry run proves it does.
-  const enforced = async () => {
-    const name = `start-check-${runId}`;
+  // Discovery lists the policies even where the server does not evaluate them: a dry run proves it
+  // does; and after their removal, that it no longer does (the server drops them within a second).
+  let checks = 0;
+  const enforcement = async (lifted: boolean) => {
+    // A name of its own each time: the last check's namespace may still be terminating.
+    const name = `start-check-${runId}-${++checks}`;
     try {
-      return await enforcementProblem(kube, name, { fieldManager: LOCAL_FIELD_MANAGER, until: Date.now() + ENFORCEMENT_WAIT_MS });
+      return await enforcementProblem(kube, name, { fieldManager: LOCAL_FIELD_MANAGER, until: Date.now() + ENFORCEMENT_WAIT_MS, lifted });
     } finally {
       await kube.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` });
     }
   };
+  const enforced = () => enforcement(false);
   // Policies not written or not in force: the webhook-only variant, as on a server without them (every
   // rule the webhooks', mutate-namespace failing closed), rather than registrations that fail open
   // with nothing behind them; the stack says so (inTreePolicies false) and suites that need the
@@ -168,7 +172,10 @@ export async function serveWebhooks(kube: KubeClient, identities: Identities, po
   // run's, as the watchdog removes them: another run's, or an install's since, are left alone.
   const unregister = async () => {
     try {
-      await removeRunRegistrations(kube, runId);
+      const removed = await removeRunRegistrations(kube, runId);
+      // Unregistered means no longer enforced: whoever writes next (a suite, the user) is not refused by this run.
+      const problem = removed.includes(ENFORCEMENT_CHECK.policy) ? await enforcement(true) : undefined;
+      if (problem !== undefined) log.log('WARNING', 'this run\'s policies are removed but still enforced', { problem });
       return true;
     } catch (e) {
       log.log('WARNING', 'could not remove this run\'s webhook registrations', { error: (e as Error).message, byHand: removeRunCommand(runId) });

@@ -18,7 +18,7 @@ import type { Logger, Severity } from '../log.ts';
 import { inTreePolicies } from '../kube/features.ts';
 import { defaultPolicySettings, type PolicySettings } from '../config/types.ts';
 import { webhookRegistrations, type RegistrationOptions } from '../webhooks/registration.ts';
-import { ENFORCEMENT_CHECK, installedPolicies, notEnforced, PART_OF, POLICY_API, POLICY_KINDS, stalePolicies } from './policies.ts';
+import { ENFORCEMENT_CHECK, installedPolicies, notEnforced, PART_OF, POLICY_API, POLICY_KINDS, stalePolicies, stillEnforced } from './policies.ts';
 import { fillObject, isWebhookConfiguration, loadKustomization } from './manifests.ts';
 import { admissionWrittenBack, failClosedConfigurations, failurePolicies, functionOf, imageReferenceProblem, INSTALL_PHASES, installOrder, isPolicyObject, keepsPolicies, undoSteps, uninstallOrder, withFailurePolicy, type FailurePolicy, type InstallPhase, type Prior, type Undo } from './plan.ts';
 import { isProbed, PROBE_RULES, PROBE_USER, PROBES, pendingNamespaceObject, unprobed, type Probe, type ProbeNames, type Unprobed } from './probes.ts';
@@ -473,20 +473,21 @@ async function namespaceCreateRefused(t: InstallTarget, resolver: ResourceResolv
 const ENFORCEMENT_WAIT_MS = 30_000;
 
 /**
- * Proves Furnish's policies are enforced (policies.ts ENFORCEMENT_CHECK): writes namespace `name`
- * unmarked (as an administrator may while mutate-namespace is not registered; the caller removes
- * it), then dry-runs its phase label to ready until a policy refuses it or `until`; why they are
- * not, or undefined. Shared with `npm start`.
+ * Proves Furnish's policies are enforced (policies.ts ENFORCEMENT_CHECK), or with `lifted` that
+ * they no longer are: writes namespace `name` unmarked (as an administrator may while
+ * mutate-namespace is not registered; the caller removes it), then dry-runs the check's phase
+ * label until the answer says so or `until`; why it does not, or undefined. Shared with `npm start`.
  */
-export async function enforcementProblem(kube: KubeClient, name: string, o: { fieldManager?: string; sleep?: (ms: number) => Promise<void>; now?: () => number; until: number }): Promise<string | undefined> {
+export async function enforcementProblem(kube: KubeClient, name: string, o: { fieldManager?: string; sleep?: (ms: number) => Promise<void>; now?: () => number; until: number; lifted?: boolean }): Promise<string | undefined> {
   const sleep = o.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
   const now = o.now ?? Date.now;
   const fieldManager = o.fieldManager ?? INSTALL_FIELD_MANAGER;
+  const judge = o.lifted ? stillEnforced : notEnforced;
   const path = `/api/v1/namespaces/${name}`;
   const written = await kube.call({ method: 'PATCH', path, query: { fieldManager, force: true }, contentType: 'application/apply-patch+yaml', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { 'furnish.dev/install-probe': 'true' } } } });
   if (!written.ok) return `could not write namespace ${name} to check them: HTTP ${written.status}: ${written.error ?? ''}`;
   for (;;) {
-    const problem = notEnforced(await kube.call({ method: 'PATCH', path, query: { dryRun: 'All', fieldManager }, contentType: 'application/merge-patch+json', body: ENFORCEMENT_CHECK.patch }));
+    const problem = judge(await kube.call({ method: 'PATCH', path, query: { dryRun: 'All', fieldManager }, contentType: 'application/merge-patch+json', body: ENFORCEMENT_CHECK.patch }));
     if (problem === undefined || now() >= o.until) return problem;
     await sleep(500);
   }

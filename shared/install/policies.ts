@@ -5,7 +5,7 @@ import { str } from '../policies/cel.ts';
 import { admissionPolicies } from '../policies/index.ts';
 import { POLICY_API_VERSION, POLICY_LABELS } from '../policies/policy.ts';
 import type { PolicySettings } from '../config/types.ts';
-import { INSTALL_FIELD_MANAGER, KEY, PHASE } from '../keys.ts';
+import { INSTALL_FIELD_MANAGER, KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { PROBE_USER } from './probes.ts';
 
@@ -73,12 +73,14 @@ export function stalePolicies(live: readonly KubeObject[], rendered: readonly Ku
  * Discovery lists the policies whether or not the server evaluates them (kube-apiserver started
  * with --disable-admission-plugins=ValidatingAdmissionPolicy still serves the resource), so after
  * writing them the installer proves one holds: a server-side dry run, as the installer (not a
- * reconciler principal), of a pending namespace's phase label set to ready, which
- * furnish-phase-and-ready refuses. (The probe user's dry runs pass every policy: not it.)
+ * reconciler principal), of a namespace's phase label set to a value Furnish never writes, which
+ * furnish-phase-and-ready refuses whatever the phase was (a reconciler may have furnished the
+ * check's namespace meanwhile: setting `ready` again would change nothing). (The probe user's dry
+ * runs pass every policy: not it.)
  */
 export const ENFORCEMENT_CHECK = {
   policy: 'furnish-phase-and-ready',
-  patch: { metadata: { labels: { [KEY.phase]: PHASE.ready } } },
+  patch: { metadata: { labels: { [KEY.phase]: 'enforcement-check' } } },
 } as const;
 
 /** Why this answer to the enforcement check's dry run does not prove the policies are enforced; undefined when it does. */
@@ -86,7 +88,16 @@ export function notEnforced(answer: { ok: boolean; status: number; error?: strin
   const by = `ValidatingAdmissionPolicy '${ENFORCEMENT_CHECK.policy}'`;
   if (!answer.ok && (answer.error ?? '').includes(by)) return undefined;
   const problem = answer.ok
-    ? `the server admitted a dry run that ${by} refuses (its phase label set to ${PHASE.ready} by the installer): it lists ValidatingAdmissionPolicies but does not evaluate them (is the ValidatingAdmissionPolicy admission plugin disabled?)`
+    ? `the server admitted a dry run that ${by} refuses (its phase label set to ${ENFORCEMENT_CHECK.patch.metadata.labels[KEY.phase]} by the installer): it lists ValidatingAdmissionPolicies but does not evaluate them (is the ValidatingAdmissionPolicy admission plugin disabled?)`
     : `the dry run that ${by} refuses was answered HTTP ${answer.status} without naming it: ${answer.error ?? ''}`;
   return `${problem}; the installer's own identity must not be one of guard.reconciler's principals`;
+}
+
+/**
+ * Why this answer to the enforcement check's dry run shows Furnish's policies still in force after
+ * their removal; undefined once it does not (kube-apiserver compiles its policies again at most
+ * once a second, so a deleted one keeps refusing for up to that long).
+ */
+export function stillEnforced(answer: { ok: boolean; status: number; error?: string }): string | undefined {
+  return answer.ok || notEnforced(answer) !== undefined ? undefined : `ValidatingAdmissionPolicy '${ENFORCEMENT_CHECK.policy}' still refuses its dry run after its removal`;
 }

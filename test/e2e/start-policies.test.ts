@@ -3,12 +3,13 @@
 // and bindings first, rendered from the stack's own settings, then the registrations with their
 // matchConditions and mutate-namespace failing open; on one without (1.26) today's registrations
 // and no policy. Its stop removes what this run wrote (labelled with its run id), registrations
-// first, and never a policy of another run or of an install. (Its watchdog, when it is killed:
-// start-lockout.test.ts.)
+// first, and never a policy of another run or of an install, and returns once the server no longer
+// enforces them. (Its watchdog, when it is killed: start-lockout.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { LOCAL_FIELD_MANAGER } from '../../scripts/local-registrations.ts';
 import { loadConfig } from '../../shared/config/load.ts';
+import { enforcementProblem } from '../../shared/install/install.ts';
 import { installedPolicies, PART_OF, POLICY_KINDS } from '../../shared/install/policies.ts';
 import { INSTALL_FIELD_MANAGER, KEY } from '../../shared/keys.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
@@ -92,6 +93,10 @@ describe('npm start: policies and registrations as furnish install writes them',
     }
     await stack.stop();
     stack = undefined;
+    // Stopped means no longer enforced: the server keeps a deleted policy for up to a second, and stop waits that out.
+    const probe = `after-stop-${run}`;
+    expect(await enforcementProblem(admin, probe, { until: 0, lifted: true })).toBeUndefined();
+    await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${probe}` });
     expect(await policies(`${KEY.localRun}=${runId}`)).toEqual(inTree ? [`ValidatingAdmissionPolicy/installed-${run}`] : []);
     expect(await policies(`${KEY.localRun}=other-${run}`)).toEqual(inTree ? [`ValidatingAdmissionPolicy/other-run-${run}`] : []);
     expect(await hooks('mutatingwebhookconfigurations', 'furnish-mutate-namespace')).toEqual([]);

@@ -30,7 +30,9 @@ async function register(url: string, kind: string, name: string, webhooks: unkno
 const patchOf = (ops: unknown[]): Record<string, unknown> => ({ allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') });
 
 beforeAll(async () => {
-  cluster = await startCluster({ namespaceDefaultObjects: false });
+  // A policy in force as soon as it is written: these cases are about which writes admission sees,
+  // not how soon a policy takes effect (start-policies.test.ts waits that out as on a real server).
+  cluster = await startCluster({ namespaceDefaultObjects: false, policyRefreshIntervalMs: 0 });
   cluster.sim.seed({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'namespace-creator' },
     rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'get', 'patch', 'update'] }] });
   cluster.sim.seed({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'dev-namespace-creator' },

@@ -38,6 +38,12 @@ export interface SimOptions {
    * Default: true unless the environment has KUBE_SIM_ADMISSION_POLICIES=0.
    */
   admissionPolicies: boolean;
+  /**
+   * How stale the policies and bindings in force may be: kube-apiserver compiles them from its
+   * informers again at most once a second (policy_source.go, policyRefreshIntervalDefault), so a
+   * policy written or deleted holds, or still holds, for up to that long.
+   */
+  policyRefreshIntervalMs: number;
 }
 
 export const DEFAULT_OPTIONS: SimOptions = {
@@ -50,6 +56,7 @@ export const DEFAULT_OPTIONS: SimOptions = {
   gitVersion: 'v1.32.0-kube-sim',
   listResourceVersionWaitMs: 3000,
   admissionPolicies: process.env.KUBE_SIM_ADMISSION_POLICIES !== '0',
+  policyRefreshIntervalMs: 1000,
 };
 
 /** Namespaces every cluster starts with. */
@@ -120,12 +127,19 @@ export class Sim {
     };
   }
 
-  /** The stored policies and bindings, with kube-sim's RBAC answering their `authorizer` (as its SubjectAccessReviews). */
+  /** The policies and bindings in force, taken from the store at most `policyRefreshIntervalMs` ago. */
+  private policiesInForce?: { at: number; policies: KubeObject[]; bindings: KubeObject[] };
+
+  /** The policies and bindings in force, with kube-sim's RBAC answering their `authorizer` (as its SubjectAccessReviews). */
   private admissionPolicies(): NonNullable<AdmissionEnvironment['policies']> {
     const list = (plural: string): KubeObject[] => this.store.list(typeKey('admissionregistration.k8s.io', plural));
+    const now = Date.now();
+    if (!this.policiesInForce || now - this.policiesInForce.at >= this.options.policyRefreshIntervalMs) {
+      this.policiesInForce = { at: now, policies: list('validatingadmissionpolicies'), bindings: list('validatingadmissionpolicybindings') };
+    }
     return {
-      policies: list('validatingadmissionpolicies'),
-      bindings: list('validatingadmissionpolicybindings'),
+      policies: this.policiesInForce.policies,
+      bindings: this.policiesInForce.bindings,
       authorize: (user, a) => this.rbac.authorize({
         user: { username: user.username ?? '', groups: user.groups ?? [], ...(user.uid ? { uid: user.uid } : {}), ...(user.extra ? { extra: user.extra } : {}) },
         verb: a.verb, resourceRequest: a.path === undefined, apiGroup: a.group, resource: a.resource,

@@ -6,8 +6,8 @@ import { describe, expect, it } from '@jest/globals';
 import { defaultPolicySettings } from '../../../shared/config/types.ts';
 import { enforcementProblem, uninstall } from '../../../shared/install/install.ts';
 import { admissionWrittenBack, INSTALL_PHASES, keepsPolicies } from '../../../shared/install/plan.ts';
-import { ENFORCEMENT_CHECK, installedPolicies, notEnforced } from '../../../shared/install/policies.ts';
-import { KEY } from '../../../shared/keys.ts';
+import { ENFORCEMENT_CHECK, installedPolicies, notEnforced, stillEnforced } from '../../../shared/install/policies.ts';
+import { KEY, PHASE } from '../../../shared/keys.ts';
 import type { KubeClient, KubeRequest } from '../../../shared/kube/client.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
 import { silentLogger } from '../../../shared/log.ts';
@@ -41,7 +41,7 @@ describe('enforcementProblem: the dry run, as the installer', () => {
     expect(await enforcementProblem(kube, 'install-probe-x', { sleep: async () => {}, until: Date.now() + 60_000 })).toBeUndefined();
     expect(calls[0]).toMatchObject({ method: 'PATCH', path: '/api/v1/namespaces/install-probe-x', contentType: 'application/apply-patch+yaml', body: { metadata: { name: 'install-probe-x' } } });
     expect(calls[1]).toMatchObject({ method: 'PATCH', path: '/api/v1/namespaces/install-probe-x', query: { dryRun: 'All' }, contentType: 'application/merge-patch+json', body: ENFORCEMENT_CHECK.patch });
-    expect(ENFORCEMENT_CHECK.patch.metadata.labels[KEY.phase]).toBe('ready');
+    expect(Object.values(PHASE)).not.toContain(ENFORCEMENT_CHECK.patch.metadata.labels[KEY.phase]);
     expect(calls).toHaveLength(3);
   });
 
@@ -51,6 +51,17 @@ describe('enforcementProblem: the dry run, as the installer', () => {
     const problem = await enforcementProblem(kube, 'install-probe-x', { sleep: async (ms) => void (t += ms), now: () => t, until: 5_000 });
     expect(problem).toContain('does not evaluate them');
     expect(t).toBeGreaterThanOrEqual(5_000);
+  });
+
+  it('lifted: after their removal, waits until the policy no longer refuses (a refusal by anything else is not the policy\'s)', async () => {
+    let dryRuns = 0;
+    // Still compiled for the first two dry runs (kube-apiserver refreshes its policies once a second).
+    const kube = fakeKube((req) => (req.query?.dryRun && ++dryRuns <= 2 ? { ok: false, status: 422, error: REFUSED } : { ok: true, status: 200 }));
+    expect(await enforcementProblem(kube, 'start-check-x', { sleep: async () => {}, until: Date.now() + 60_000, lifted: true })).toBeUndefined();
+    expect(dryRuns).toBe(3);
+    expect(stillEnforced({ ok: false, status: 422, error: REFUSED })).toBe('ValidatingAdmissionPolicy \'furnish-phase-and-ready\' still refuses its dry run after its removal');
+    expect(stillEnforced({ ok: false, status: 403, error: 'admission webhook "validate-namespace.furnish.dev" denied the request' })).toBeUndefined();
+    expect(stillEnforced({ ok: true, status: 200 })).toBeUndefined();
   });
 });
 
