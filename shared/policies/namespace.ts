@@ -140,12 +140,15 @@ const DERIVED_PHASE: Variable = {
   ].join(' : '),
 };
 
-/** The Ready condition's status, reason and message, compared as readyConditionOf does. */
-function readyCondition(object: string): string {
-  return `${object} != null && has(${object}.status) && has(${object}.status.conditions) ? ${object}.status.conditions.filter(c, has(c.type) && c.type == 'Ready') : []`;
+/**
+ * Every Ready condition's status, reason and message, in order, as readyConditionOf compares them
+ * (a second Ready condition added through namespaces/status is a change too; absent = empty, as
+ * the server omits an empty string).
+ */
+function readyConditions(object: string): string {
+  const field = (f: string) => `has(c.${f}) ? c.${f} : ''`;
+  return `${object} != null && has(${object}.status) && has(${object}.status.conditions) ? ${object}.status.conditions.filter(c, has(c.type) && c.type == 'Ready').map(c, [${['status', 'reason', 'message'].map(field).join(', ')}]) : []`;
 }
-const READY_FIELDS = ['status', 'reason', 'message'] as const;
-const sameField = (f: string) => `has(variables.ready[0].${f}) == has(variables.oldReady[0].${f}) && (!has(variables.ready[0].${f}) || variables.ready[0].${f} == variables.oldReady[0].${f})`;
 
 /**
  * 3. The phase label and the Ready condition change only by Furnish's reconciler, or the phase as
@@ -163,9 +166,7 @@ export function phaseAndReady(settings: PolicySettings): PolicySpec {
       ...INITIALIZER_LIST_VARIABLES,
       ...FAILURE_REPORT_VARIABLES,
       DERIVED_PHASE,
-      { name: 'ready', expression: readyCondition('object') },
-      { name: 'oldReady', expression: readyCondition('oldObject') },
-      { name: 'readyUnchanged', expression: `size(variables.ready) == 0 ? size(variables.oldReady) == 0 : size(variables.oldReady) > 0 && ${READY_FIELDS.map((f) => `(${sameField(f)})`).join(' && ')}` },
+      { name: 'readyUnchanged', expression: `(${readyConditions('object')}) == (${readyConditions('oldObject')})` },
     ],
     validations: [
       {

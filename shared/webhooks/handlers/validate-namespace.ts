@@ -23,12 +23,13 @@ export function mayMatchNewTemplates(ns: NamespaceInfo, old: NamespaceInfo | und
   return a.length !== Object.keys(old.labels).length || a.some((k) => ns.labels[k] !== old.labels[k]);
 }
 
-/** The Ready condition as the rule compares it (status, reason, message), or undefined without one. */
+/** The Ready conditions as the rule compares them (status, reason, message of each), or undefined without one. */
 export function readyConditionOf(object: unknown): string | undefined {
   const conditions = (object as { status?: { conditions?: unknown } } | undefined)?.status?.conditions;
   if (!Array.isArray(conditions)) return undefined;
-  const ready = conditions.find((c): c is Record<string, unknown> => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === 'Ready');
-  return ready ? JSON.stringify([ready.status, ready.reason, ready.message]) : undefined;
+  // Every Ready condition: a second one added is a change too (the server keeps duplicates).
+  const ready = conditions.filter((c): c is Record<string, unknown> => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === 'Ready');
+  return ready.length === 0 ? undefined : JSON.stringify(ready.map((c) => [c.status ?? '', c.reason ?? '', c.message ?? '']));
 }
 
 function respond(request: AdmissionRequest, verdict: Verdict): AdmissionResponse {

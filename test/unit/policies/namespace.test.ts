@@ -140,6 +140,9 @@ describe('furnish-phase-and-ready (UPDATE, /status, /finalize)', () => {
     expect(judge(namespaceRequest('UPDATE', RECONCILER, readyNow, old, 'status')).allowed).toBe(true);
     const otherCondition = { ...old, status: { phase: 'Active', conditions: [...old.status.conditions, { type: 'Other', status: 'True' }] } };
     expect(judge(namespaceRequest('UPDATE', alice, otherCondition, old, 'status')).allowed).toBe(true);
+    // The server keeps a second Ready condition (a PUT of namespaces/status): adding one is a change too.
+    const second = { ...old, status: { phase: 'Active', conditions: [...old.status.conditions, { type: 'Ready', status: 'True', reason: 'Ready' }] } };
+    expect(judge(namespaceRequest('UPDATE', alice, second, old, 'status'), ADMIN_GRANTS).message).toContain('may not change the Ready condition of namespace "team-a"');
   });
 });
 

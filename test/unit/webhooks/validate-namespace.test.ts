@@ -64,6 +64,9 @@ describe('validate-namespace rules', () => {
     const pending = readyConditionOf({ status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'being furnished' }] } });
     const forged = readyConditionOf({ status: { conditions: [{ type: 'NamespaceDeletionContentFailure', status: 'False' }, { type: 'Ready', status: 'True', reason: 'Ready', message: 'trust me' }] } });
     expect(readyConditionOf({ status: { phase: 'Active' } })).toBeUndefined();
+    // The server keeps a second Ready condition (a PUT of namespaces/status): adding one is a change too.
+    const second = readyConditionOf({ status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'being furnished' }, { type: 'Ready', status: 'True', reason: 'Ready' }] } });
+    expect(readyConditionSetOnlyByFurnish({ ...updated(() => {}), readyCondition: { before: pending, after: second } })).toMatchObject({ deny: expect.stringContaining('may not change the Ready condition') });
     expect(readyConditionSetOnlyByFurnish(input())).toMatchObject({ allow: 'Ready condition unchanged' });
     expect(readyConditionSetOnlyByFurnish({ ...updated(() => {}), readyCondition: { before: pending, after: pending } })).toMatchObject({ allow: 'Ready condition unchanged' });
     expect(readyConditionSetOnlyByFurnish({ ...updated(() => {}), readyCondition: { before: pending, after: forged } })).toEqual({
