@@ -505,4 +505,16 @@ export async function uninstall(t: Pick<InstallTarget, 'kube' | 'log'>, o: { crd
   const policies = inTree ? stalePolicies(await livePolicies(t, 'to remove them (nothing was removed)'), []) : [];
   // The probe identity too, should an install have been interrupted while probing.
   for (const object of uninstallOrder([...registrations, ...clusterObjects(), ...policies, ...probeRole()], { crds: o.crds })) await remove(t, resolver, object);
+  if (policies.some((p) => p.metadata.name === ENFORCEMENT_CHECK.policy)) await waitLifted(t);
+}
+
+/** Returns once the server no longer enforces Furnish's removed policies (it drops them within a second), or warns. */
+async function waitLifted(t: Pick<InstallTarget, 'kube' | 'log'>): Promise<void> {
+  const name = `install-check-${Math.random().toString(36).slice(2, 8)}`;
+  try {
+    const problem = await enforcementProblem(t.kube, name, { until: Date.now() + ENFORCEMENT_WAIT_MS, lifted: true });
+    if (problem !== undefined) t.log.log('WARNING', 'Furnish\'s policies are removed but still enforced', { problem });
+  } finally {
+    await t.kube.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` });
+  }
 }

@@ -29,7 +29,7 @@ import { runCli } from '../../shared/cli/command.ts';
 import { COMMANDS } from '../../shared/cli/commands.ts';
 import { WEBHOOKS } from '../../shared/config/types.ts';
 import { webhookRegistrations } from '../../shared/webhooks/registration.ts';
-import { clusterObjects } from '../../shared/install/install.ts';
+import { clusterObjects, enforcementProblem } from '../../shared/install/install.ts';
 import { installedPolicies, PART_OF, POLICY_KINDS } from '../../shared/install/policies.ts';
 import { INSTALL_FIELD_MANAGER } from '../../shared/keys.ts';
 import { defaultPolicySettings } from '../../shared/config/types.ts';
@@ -457,6 +457,11 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       expect(deleted.slice(0, REGISTRATIONS.length).every((k) => k.endsWith('WebhookConfiguration'))).toBe(true);
       expect(await registeredPolicies()).toEqual({});
       expect(await installPolicies()).toEqual([]);
+      // Uninstalled means no longer enforced: the server keeps a deleted policy for up to a second, and uninstall waits that out.
+      if (inTree) {
+        expect(await enforcementProblem(admin, `lifted-${run}`, { until: 0, lifted: true })).toBeUndefined();
+        await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/lifted-${run}` });
+      }
       expect((await createNamespace(`uninstalled-${run}`)).status).toBe(201);
       expect((await admin.call({ method: 'GET', path: '/apis/apps/v1/namespaces/furnish-system/deployments/furnish-relay' })).status).toBe(404);
       // CRDs (and every template in them) are kept unless --crds.
