@@ -20,7 +20,9 @@ export interface KubeSimProcess {
  */
 export async function startKubeSimProcess(args: string[] = [], opts: { ownGroup?: boolean } = {}): Promise<KubeSimProcess> {
   const main = join(import.meta.dirname, '..', '..', 'test', 'support', 'kube-sim', 'main.ts');
-  const child = spawn(process.execPath, ['--max-old-space-size=8192', main, ...args], { stdio: ['ignore', 'pipe', 'inherit'], detached: opts.ownGroup ?? false });
+  // Its stdin stays open while this process lives: killed (even with SIGKILL), the pipe closes and
+  // kube-sim stops itself (main.ts --exit-with-stdin).
+  const child = spawn(process.execPath, ['--max-old-space-size=8192', main, '--exit-with-stdin', ...args], { stdio: ['pipe', 'pipe', 'inherit'], detached: opts.ownGroup ?? false });
   // This process gone, the cluster it started goes too.
   const orphan = () => child.kill('SIGTERM');
   process.once('exit', orphan);

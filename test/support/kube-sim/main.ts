@@ -43,9 +43,17 @@ export function parseArgs(argv: string[]): StartOptions {
   return options;
 }
 
+/**
+ * Given by `npm start` and the benchmarks (scripts/start/kube-sim-process.ts), which keep this
+ * process's stdin open: it closes when they end, however they end (`kill -9` included), and the
+ * cluster they started ends with them. Not for a terminal, whose stdin may be /dev/null.
+ */
+const EXIT_WITH_STDIN = '--exit-with-stdin';
+
 async function main(): Promise<void> {
   const started = performance.now();
-  const cluster = await startCluster(parseArgs(process.argv.slice(2)));
+  const argv = process.argv.slice(2);
+  const cluster = await startCluster(parseArgs(argv.filter((a) => a !== EXIT_WITH_STDIN)));
   process.stdout.write(`kubeconfig: ${cluster.kubeconfigPath}\nserver: ${cluster.server}\n`);
   process.stdout.write(`users: ${Object.values(cluster.users).map((u) => `${u.name}${u.groups.length ? `:${u.groups.join(',')}` : ''}`).join(' ')}\n`);
   process.stdout.write(`ready in ${Math.round(performance.now() - started)} ms; Ctrl-C to stop\n`);
@@ -54,6 +62,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  if (argv.includes(EXIT_WITH_STDIN)) process.stdin.on('end', shutdown).on('error', shutdown).resume();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
