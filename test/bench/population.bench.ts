@@ -55,9 +55,9 @@ import { mapLimit } from '../../shared/reconcile/concurrency.ts';
 import { NODE_MEMORY_FLAGS } from '../../shared/reconcile/memory-flags.ts';
 import { RELAY_MALLOC_ENV } from '../../functions/watch-relay/lib/malloc-env.ts';
 import { APPLYSET_PARENT_NAME } from '../../shared/render/applyset.ts';
-import { auditLog, type AuditLog } from '../support/audit.ts';
+import { auditLog, type AuditEntry, type AuditLog } from '../support/audit.ts';
 import { startKubeSimProcess } from './kube-sim-process.ts';
-import { serveIpc, spawnRole, type Child } from './processes.ts';
+import { cpuMsOf, serveIpc, spawnRole, type Child } from './processes.ts';
 
 const EXTERNAL = process.env.FURNISH_TEST_KUBECONFIG;
 /** On a real cluster, this run's namespaces and template selector (earlier runs' are left alone). */
@@ -271,6 +271,17 @@ function diffWrites(a: KubeMetrics, b: KubeMetrics): Record<string, number> {
   return out;
 }
 
+/** Furnish's requests (User-Agent furnish) per namespace, in all and by verb and resource, most first. */
+function callsPerNamespace(requests: AuditEntry[], namespaces: number): string {
+  const by: Record<string, number> = {};
+  for (const r of requests.filter((q) => q.userAgent === 'furnish')) {
+    const key = `${r.verb} ${r.resource}`;
+    by[key] = (by[key] ?? 0) + 1;
+  }
+  const each = Object.entries(by).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${(n / namespaces).toFixed(2)}`);
+  return `${(sum(by) / namespaces).toFixed(2)} (${each.join(', ')})`;
+}
+
 /** Furnish's writes in the audit log since `mark()`, by resource (dry runs are not writes). */
 function auditedWrites(audit: AuditLog): Record<string, number> {
   const out: Record<string, number> = {};
@@ -348,12 +359,6 @@ function elapsed(seen: Map<string, number>, keys: string[], t0: number): number[
 function progress(sorted: number[]): string {
   const at = (p: number) => seconds(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN);
   return `first ${seconds(sorted[0] ?? Number.NaN)}, 10 % ${at(10)}, 50 % ${at(50)}, 90 % ${at(90)}, last ${at(100)}`;
-}
-
-/** CPU time (user + system, ms) of a process so far, from /proc (Linux, clock ticks of 10 ms). */
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 /** CPU time of the server's processes, the relay, the reconciler and this process, read at once. */
@@ -669,6 +674,7 @@ async function main(): Promise<void> {
     console.log(`    reconciler calls per namespace ${((after.metrics.requests - before.metrics.requests) / total).toFixed(2)} (${after.metrics.requests - before.metrics.requests} calls: ${JSON.stringify(Object.fromEntries(Object.entries(after.metrics.byVerb).map(([k, v]) => [k, v - (before.metrics.byVerb[k] ?? 0)])))}); quota writes ${fan.writes.resourcequotas ?? 0} (${(fan.writes.resourcequotas ?? 0) / updated}x the quotas that changed)`);
     console.log(`    pacing: in-flight limit ${after.pacing.limit!.toFixed(1)}, rate ${after.pacing.rate!.toFixed(0)}/s, 429s ${after.pacing.throttled}, cuts ${after.pacing.cuts} (on queueing ${after.pacing.queueing}), ${after.metrics.byStatus['429'] ?? 0} answers 429 in all`);
     console.log(`    writes per namespace ${(fan.totalWrites / total).toFixed(2)} (client, all resources)${fan.audited ? `; ${(sum(fan.audited) / total).toFixed(2)} (audit log, all resources)` : ''}`);
+    if (audit) console.log(`    Furnish's calls per namespace (${server}, reads as far as its policy records them): ${callsPerNamespace(audit.requestsSince(), total)}`);
 
     // no-op resync: the baseline is zero writes
     const resync = await measured('no-op full resync (nothing changed)', relay, reconciler, async () => {

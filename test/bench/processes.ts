@@ -2,6 +2,7 @@
 // that each memory figure is that process's alone: a child answers the driver's commands over IPC
 // and samples its own memory. The pattern of population.bench.ts, shared.
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { readRssParts } from './rss-parts.ts';
 
@@ -152,3 +153,9 @@ export async function waitIdle(children: Child[]): Promise<void> {
 }
 
 export const ratio = (value: number, baseline: number): string => `${(value / baseline).toFixed(2)}x`;
+
+/** CPU time (user + system, ms) of a process so far, from /proc (Linux, clock ticks of 10 ms). */
+export function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
