@@ -31,7 +31,9 @@ export const ANNOTATION_VALUES = {
   [REQUESTER_ANNOTATIONS[0]]: value('carol', ''),
   description: value('d', 'e'),
 };
-const READY = fc.oneof(absent, fc.constantFrom({ type: 'Ready', status: 'True', reason: 'Ready' }, { type: 'Ready', status: 'False', reason: 'Pending' }, { type: 'Ready', status: 'False', reason: 'Pending', message: 'm' }));
+const READY_CONDITION = fc.constantFrom({ type: 'Ready', status: 'True', reason: 'Ready' }, { type: 'Ready', status: 'False', reason: 'Pending' }, { type: 'Ready', status: 'False', reason: 'Pending', message: 'm' });
+// None, one, or two (the server keeps a second Ready condition written through namespaces/status).
+const READY = fc.array(READY_CONDITION, { maxLength: 2 });
 
 type Maps = Record<string, string | undefined>;
 const maps = (arbs: Record<string, fc.Arbitrary<string | undefined>>) => fc.record(arbs);
@@ -42,8 +44,8 @@ function changed(old: Maps, arbs: Record<string, fc.Arbitrary<string | undefined
   return fc.record(Object.fromEntries(Object.entries(arbs).map(([k, arb]) => [k, fc.oneof(fc.constant(old[k]), arb)])));
 }
 
-export function namespaceOf(labels: Maps, annotations: Maps, ready?: object, name = NAME): KubeObject {
-  return { ...namespace({ name, labels: defined(labels), annotations: defined(annotations) }), ...(ready ? { status: { phase: 'Active', conditions: [ready] } } : {}) };
+export function namespaceOf(labels: Maps, annotations: Maps, ready: object[] = [], name = NAME): KubeObject {
+  return { ...namespace({ name, labels: defined(labels), annotations: defined(annotations) }), ...(ready.length > 0 ? { status: { phase: 'Active', conditions: ready } } : {}) };
 }
 
 export const grants = fc.subarray<Grant>(USERS.flatMap((u) => u.username ? [
@@ -63,4 +65,4 @@ export const namespaceUpdate = fc.record({ labels: maps(LABEL_VALUES), annotatio
 export const namespaceCreate = fc.record({
   labels: maps(LABEL_VALUES), annotations: maps(ANNOTATION_VALUES), user: fc.constantFrom(...USERS), grants,
   name: fc.constantFrom(NAME, 'platform', 'kube-system', SETTINGS.furnishNamespace, 'kube-x'),
-}).map((c) => ({ ...c, object: namespaceOf(c.labels, c.annotations, undefined, c.name) }));
+}).map((c) => ({ ...c, object: namespaceOf(c.labels, c.annotations, [], c.name) }));
