@@ -50,7 +50,7 @@ if (process.argv[1] && import.meta.filename === process.argv[1]) {
       embedded = await startEmbeddedCluster(resolve(ROOT, readSetting(env, 'stateDir')));
       process.stdout.write(embeddedClusterBanner(embedded));
     }
-    const stack = await startLocalStack({ log, kubeconfigPath: embedded?.kubeconfigPath, env });
+    const stack = await startLocalStack({ log, kubeconfigPath: embedded?.kubeconfigPath, env, ...(embedded ? { clusterPid: embedded.pid } : {}) });
     const metrics = await localMetricsUrls(stack);
     log.log('INFO', 'Furnish is running: create a namespace (kubectl create namespace team-a) and watch it get furnished', { reconcilers: stack.reconcilerUrl, metrics, kubeconfig: embedded?.kubeconfigPath });
     process.stdout.write(metricsBanner(metrics));

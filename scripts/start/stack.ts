@@ -50,6 +50,8 @@ export interface LocalStackOptions {
   /** Test hook: fault injection at the seam of the reconcilers' and the relay's Kubernetes clients. */
   faults?: FaultHook;
   env?: Record<string, string | undefined>;
+  /** The cluster's process when npm start runs it (scripts/local-cluster.ts): the watchdog stops once it is gone. */
+  clusterPid?: number;
 }
 
 /**
@@ -91,7 +93,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const admin = { kubeconfigPath: opts.kubeconfigPath ?? env.KUBECONFIG?.split(':')[0], context: opts.context };
   const kube = await probeCluster(admin.kubeconfigPath, admin.context, INSTALL_USER_AGENT);
   // The webhooks' watchdog, starting while the rest installs; awaited before any registration (docs/adr/0010).
-  const watchdogReady = opts.webhooks === false ? null : startRegistrationWatchdog(admin, log);
+  const watchdogReady = opts.webhooks === false ? null : startRegistrationWatchdog(admin, log, opts.clusterPid === undefined ? {} : { clusterPid: opts.clusterPid });
   watchdogReady?.catch(() => {}); // its error is thrown where it is awaited
   if (opts.webhooks !== false) await removeStaleLocalRegistrations(kube, log);
   await ensureCrd(kube, log);

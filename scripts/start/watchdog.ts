@@ -40,14 +40,17 @@ interface WatchdogArgs extends Credentials {
   runId: string;
   /** npm start's pid, for the messages. */
   parent: number;
+  /** The cluster's process when npm start runs it (its kube-sim, which ends with npm start): once it is gone, nothing is left to remove. */
+  clusterPid?: number;
 }
 
 /**
  * Starts the watchdog and waits until it can list webhook registrations with these credentials
  * (the installing admin's). Throws, and then nothing may be registered, when it cannot.
  */
-export async function startRegistrationWatchdog(creds: Credentials, log: Logger, readyTimeoutMs = 30_000): Promise<RegistrationWatchdog> {
-  const args: WatchdogArgs = { runId: randomBytes(6).toString('hex'), parent: process.pid, ...creds };
+export async function startRegistrationWatchdog(creds: Credentials, log: Logger, o: { clusterPid?: number; readyTimeoutMs?: number } = {}): Promise<RegistrationWatchdog> {
+  const readyTimeoutMs = o.readyTimeoutMs ?? 30_000;
+  const args: WatchdogArgs = { runId: randomBytes(6).toString('hex'), parent: process.pid, ...creds, ...(o.clusterPid !== undefined ? { clusterPid: o.clusterPid } : {}) };
   const child = spawn(process.execPath, [import.meta.filename, JSON.stringify(args)], { detached: true, stdio: ['pipe', 'pipe', 'inherit'] });
   await untilReady(child, readyTimeoutMs);
   const stdin = child.stdin!;
@@ -102,12 +105,25 @@ function untilStdinCloses(): Promise<string> {
   });
 }
 
+/** Whether process `pid` exists (signal 0 only checks). */
+function alive(pid: number): boolean {
+  try {
+    return process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+}
+
+/** What the sweep answers when the cluster itself is gone: nothing of this run remains to remove. */
+const CLUSTER_GONE = 'cluster-gone';
+
 /** One sweep, tried again while the cluster does not answer, until GIVE_UP_MS after `since`. */
-async function sweep(kube: KubeClient, runId: string, since: number): Promise<string[]> {
+async function sweep(kube: KubeClient, args: WatchdogArgs, since: number): Promise<string[] | typeof CLUSTER_GONE> {
   for (let failures = 1; ; failures++) {
     try {
-      return await removeRunRegistrations(kube, runId);
+      return await removeRunRegistrations(kube, args.runId);
     } catch (e) {
+      if (args.clusterPid !== undefined && !alive(args.clusterPid)) return CLUSTER_GONE;
       const wait = sweepRetryDelay(failures, Date.now() - since);
       if (wait === undefined) throw e;
       await new Promise((r) => setTimeout(r, wait));
@@ -130,9 +146,16 @@ async function main(args: WatchdogArgs): Promise<number> {
   if (said.includes(RELEASE)) return 0;
   const since = Date.now();
   try {
-    const removed = await sweep(kube, args.runId, since);
-    await new Promise((r) => setTimeout(r, SETTLE_MS));
-    removed.push(...await sweep(kube, args.runId, since));
+    const removed: string[] = [];
+    for (const pause of [0, SETTLE_MS]) {
+      await new Promise((r) => setTimeout(r, pause));
+      const swept = await sweep(kube, args, since);
+      if (swept === CLUSTER_GONE) {
+        log.log('INFO', `npm start (pid ${args.parent}) ended, and the cluster it ran (pid ${args.clusterPid}) with it: no registration is left`, { runId: args.runId });
+        return 0;
+      }
+      removed.push(...swept);
+    }
     log.log('WARNING', `npm start (pid ${args.parent}) ended without removing its webhook registrations: removed them`, { registrations: removed, runId: args.runId });
     return 0;
   } catch (e) {

@@ -175,7 +175,7 @@ export async function serveWebhooks(kube: KubeClient, identities: Identities, po
       const removed = await removeRunRegistrations(kube, runId);
       // Unregistered means no longer enforced: whoever writes next (a suite, the user) is not refused by this run.
       const problem = removed.includes(ENFORCEMENT_CHECK.policy) ? await enforcement(true) : undefined;
-      if (problem !== undefined) log.log('WARNING', 'this run\'s policies are removed but still enforced', { problem });
+      if (problem !== undefined) log.log('WARNING', 'this run\'s policies are removed, but the server was not seen to stop enforcing them', { problem });
       return true;
     } catch (e) {
       log.log('WARNING', 'could not remove this run\'s webhook registrations', { error: (e as Error).message, byHand: removeRunCommand(runId) });

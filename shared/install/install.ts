@@ -508,12 +508,12 @@ export async function uninstall(t: Pick<InstallTarget, 'kube' | 'log'>, o: { crd
   if (policies.some((p) => p.metadata.name === ENFORCEMENT_CHECK.policy)) await waitLifted(t);
 }
 
-/** Returns once the server no longer enforces Furnish's removed policies (it drops them within a second), or warns. */
+/** Returns once the server no longer enforces Furnish's removed policies (it drops them within about a second), or warns after ENFORCEMENT_WAIT_MS. */
 async function waitLifted(t: Pick<InstallTarget, 'kube' | 'log'>): Promise<void> {
   const name = `install-check-${Math.random().toString(36).slice(2, 8)}`;
   try {
     const problem = await enforcementProblem(t.kube, name, { until: Date.now() + ENFORCEMENT_WAIT_MS, lifted: true });
-    if (problem !== undefined) t.log.log('WARNING', 'Furnish\'s policies are removed but still enforced', { problem });
+    if (problem !== undefined) t.log.log('WARNING', 'Furnish\'s policies are removed, but the server was not seen to stop enforcing them', { problem });
   } finally {
     await t.kube.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` });
   }

@@ -94,10 +94,14 @@ export function notEnforced(answer: { ok: boolean; status: number; error?: strin
 }
 
 /**
- * Why this answer to the enforcement check's dry run shows Furnish's policies still in force after
- * their removal; undefined once it does not (kube-apiserver compiles its policies again at most
- * once a second, so a deleted one keeps refusing for up to that long).
+ * Why this answer to the enforcement check's dry run does not prove Furnish's policies lifted after
+ * their removal; undefined once it is admitted (kube-apiserver compiles its policies again about
+ * once a second, so a deleted one keeps refusing for about that long). Any other answer (throttled,
+ * refused by something else) proves nothing either way.
  */
 export function stillEnforced(answer: { ok: boolean; status: number; error?: string }): string | undefined {
-  return answer.ok || notEnforced(answer) !== undefined ? undefined : `ValidatingAdmissionPolicy '${ENFORCEMENT_CHECK.policy}' still refuses its dry run after its removal`;
+  if (answer.ok) return undefined;
+  return notEnforced(answer) === undefined
+    ? `ValidatingAdmissionPolicy '${ENFORCEMENT_CHECK.policy}' still refuses its dry run after its removal`
+    : `the dry run was answered HTTP ${answer.status}, which does not show whether the policies are lifted: ${answer.error ?? ''}`;
 }

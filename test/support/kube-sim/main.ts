@@ -57,8 +57,10 @@ async function main(): Promise<void> {
   process.stdout.write(`kubeconfig: ${cluster.kubeconfigPath}\nserver: ${cluster.server}\n`);
   process.stdout.write(`users: ${Object.values(cluster.users).map((u) => `${u.name}${u.groups.length ? `:${u.groups.join(',')}` : ''}`).join(' ')}\n`);
   process.stdout.write(`ready in ${Math.round(performance.now() - started)} ms; Ctrl-C to stop\n`);
+  // Once: a signal and the end of stdin may both ask, and the second must not exit before the first stop is done.
+  let stopping: Promise<void> | undefined;
   const shutdown = (): void => {
-    void cluster.stop().then(() => process.exit(0));
+    stopping ??= cluster.stop().then(() => process.exit(0));
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
