@@ -145,15 +145,8 @@ export async function serveWebhooks(kube: KubeClient, identities: Identities, po
   // Discovery lists the policies even where the server does not evaluate them: a dry run proves it
   // does; and after their removal, that it no longer does (the server drops them within a second).
   let checks = 0;
-  const enforcement = async (lifted: boolean) => {
-    // A name of its own each time: the last check's namespace may still be terminating.
-    const name = `start-check-${runId}-${++checks}`;
-    try {
-      return await enforcementProblem(kube, name, { fieldManager: LOCAL_FIELD_MANAGER, until: Date.now() + ENFORCEMENT_WAIT_MS, lifted });
-    } finally {
-      await kube.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` });
-    }
-  };
+  // A name of its own each time: the last check's namespace may still be terminating.
+  const enforcement = (lifted: boolean) => enforcementProblem(kube, `start-check-${runId}-${++checks}`, { fieldManager: LOCAL_FIELD_MANAGER, until: Date.now() + ENFORCEMENT_WAIT_MS, lifted });
   const enforced = () => enforcement(false);
   // Policies not written or not in force: the webhook-only variant, as on a server without them (every
   // rule the webhooks', mutate-namespace failing closed), rather than registrations that fail open

@@ -266,7 +266,6 @@ async function applyAndProbe(t: InstallTarget, resolver: ResourceResolver, o: In
   // Not furnish-*: Furnish reserves those names, and the probes must not be refused for their name.
   const names: ProbeNames = { dryRun: `install-dry-run-${id}`, pendingNamespace: `install-probe-${id}`, furnishNamespace: objects.find((x) => x.kind === 'Namespace')!.metadata.name! };
   const rbac = probeRole();
-  const checkNamespace: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `install-check-${id}` } };
   const manifest = failurePolicies(registrations);
   let failing = new Map<string, string>();
   const phases: Record<InstallPhase, () => Promise<void>> = {
@@ -288,7 +287,7 @@ async function applyAndProbe(t: InstallTarget, resolver: ResourceResolver, o: In
     },
     enforced: async () => {
       if (policies.length === 0) return;
-      const problem = await enforcementProblem(t.kube, checkNamespace.metadata.name!, { sleep: t.sleep, now: t.now, until: Math.min(deadline, now() + ENFORCEMENT_WAIT_MS) });
+      const problem = await enforcementProblem(t.kube, `install-check-${id}`, { sleep: t.sleep, now: t.now, until: Math.min(deadline, now() + ENFORCEMENT_WAIT_MS) });
       if (problem) throw new InstallError(`Furnish's ValidatingAdmissionPolicies are written but not enforced: ${problem}`);
       t.log.log('INFO', 'in-tree policies enforced', { policy: ENFORCEMENT_CHECK.policy });
     },
@@ -321,7 +320,7 @@ async function applyAndProbe(t: InstallTarget, resolver: ResourceResolver, o: In
   try {
     for (const phase of INSTALL_PHASES) await phases[phase]();
   } finally {
-    for (const object of [...rbac, pendingNamespaceObject(names.pendingNamespace), checkNamespace]) await remove(t, resolver, object).catch((e: unknown) => t.log.log('WARNING', 'could not remove a probe object', { error: (e as Error).message }));
+    for (const object of [...rbac, pendingNamespaceObject(names.pendingNamespace)]) await remove(t, resolver, object).catch((e: unknown) => t.log.log('WARNING', 'could not remove a probe object', { error: (e as Error).message }));
   }
   if (failing.size > 0) {
     throw new InstallError([
@@ -475,8 +474,8 @@ const ENFORCEMENT_WAIT_MS = 30_000;
 /**
  * Proves Furnish's policies are enforced (policies.ts ENFORCEMENT_CHECK), or with `lifted` that
  * they no longer are: writes namespace `name` unmarked (as an administrator may while
- * mutate-namespace is not registered; the caller removes it), then dry-runs the check's phase
- * label until the answer says so or `until`; why it does not, or undefined. Shared with `npm start`.
+ * mutate-namespace is not registered), dry-runs the check's phase label until the answer says so
+ * or `until`, and removes the namespace again; why it does not, or undefined. Shared with `npm start`.
  */
 export async function enforcementProblem(kube: KubeClient, name: string, o: { fieldManager?: string; sleep?: (ms: number) => Promise<void>; now?: () => number; until: number; lifted?: boolean }): Promise<string | undefined> {
   const sleep = o.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
@@ -484,12 +483,16 @@ export async function enforcementProblem(kube: KubeClient, name: string, o: { fi
   const fieldManager = o.fieldManager ?? INSTALL_FIELD_MANAGER;
   const judge = o.lifted ? stillEnforced : notEnforced;
   const path = `/api/v1/namespaces/${name}`;
-  const written = await kube.call({ method: 'PATCH', path, query: { fieldManager, force: true }, contentType: 'application/apply-patch+yaml', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { 'furnish.dev/install-probe': 'true' } } } });
-  if (!written.ok) return `could not write namespace ${name} to check them: HTTP ${written.status}: ${written.error ?? ''}`;
-  for (;;) {
-    const problem = judge(await kube.call({ method: 'PATCH', path, query: { dryRun: 'All', fieldManager }, contentType: 'application/merge-patch+json', body: ENFORCEMENT_CHECK.patch }));
-    if (problem === undefined || now() >= o.until) return problem;
-    await sleep(500);
+  try {
+    const written = await kube.call({ method: 'PATCH', path, query: { fieldManager, force: true }, contentType: 'application/apply-patch+yaml', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { 'furnish.dev/install-probe': 'true' } } } });
+    if (!written.ok) return `could not write namespace ${name} to check them: HTTP ${written.status}: ${written.error ?? ''}`;
+    for (;;) {
+      const problem = judge(await kube.call({ method: 'PATCH', path, query: { dryRun: 'All', fieldManager }, contentType: 'application/merge-patch+json', body: ENFORCEMENT_CHECK.patch }));
+      if (problem === undefined || now() >= o.until) return problem;
+      await sleep(500);
+    }
+  } finally {
+    await kube.call({ method: 'DELETE', path });
   }
 }
 
@@ -510,11 +513,6 @@ export async function uninstall(t: Pick<InstallTarget, 'kube' | 'log'>, o: { crd
 
 /** Returns once the server no longer enforces Furnish's removed policies (it drops them within about a second), or warns after ENFORCEMENT_WAIT_MS. */
 async function waitLifted(t: Pick<InstallTarget, 'kube' | 'log'>): Promise<void> {
-  const name = `install-check-${Math.random().toString(36).slice(2, 8)}`;
-  try {
-    const problem = await enforcementProblem(t.kube, name, { until: Date.now() + ENFORCEMENT_WAIT_MS, lifted: true });
-    if (problem !== undefined) t.log.log('WARNING', 'Furnish\'s policies are removed, but the server was not seen to stop enforcing them', { problem });
-  } finally {
-    await t.kube.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` });
-  }
+  const problem = await enforcementProblem(t.kube, `install-check-${Math.random().toString(36).slice(2, 8)}`, { until: Date.now() + ENFORCEMENT_WAIT_MS, lifted: true });
+  if (problem !== undefined) t.log.log('WARNING', 'Furnish\'s policies are removed, but the server was not seen to stop enforcing them', { problem });
 }

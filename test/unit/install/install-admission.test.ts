@@ -33,7 +33,7 @@ describe('notEnforced: what the dry run\'s answer proves', () => {
 });
 
 describe('enforcementProblem: the dry run, as the installer', () => {
-  it('writes the namespace (unmarked: a pending one would need mutate-namespace\'s marks), then dry-runs its phase to ready, until a policy refuses', async () => {
+  it('writes the namespace (unmarked: a pending one would need mutate-namespace\'s marks), dry-runs its phase until a policy refuses, and removes the namespace', async () => {
     const calls: KubeRequest[] = [];
     let dryRuns = 0;
     // The policy is loaded by the second dry run (kube-apiserver's informer).
@@ -42,7 +42,8 @@ describe('enforcementProblem: the dry run, as the installer', () => {
     expect(calls[0]).toMatchObject({ method: 'PATCH', path: '/api/v1/namespaces/install-probe-x', contentType: 'application/apply-patch+yaml', body: { metadata: { name: 'install-probe-x' } } });
     expect(calls[1]).toMatchObject({ method: 'PATCH', path: '/api/v1/namespaces/install-probe-x', query: { dryRun: 'All' }, contentType: 'application/merge-patch+json', body: ENFORCEMENT_CHECK.patch });
     expect(Object.values(PHASE)).not.toContain(ENFORCEMENT_CHECK.patch.metadata.labels[KEY.phase]);
-    expect(calls).toHaveLength(3);
+    expect(calls[3]).toMatchObject({ method: 'DELETE', path: '/api/v1/namespaces/install-probe-x' });
+    expect(calls).toHaveLength(4);
   });
 
   it('a server that admits it until the deadline: the policies are not enforced, and it says why', async () => {
