@@ -22,7 +22,7 @@ import type { Logger } from '../../shared/log.ts';
 import { webhookRegistration } from '../../shared/webhooks/registration.ts';
 import { webhookFunction } from '../../shared/webhooks/serve.ts';
 import { KEY } from '../../shared/keys.ts';
-import { enforcementProblem } from '../../shared/install/install.ts';
+import { ENFORCEMENT_WAIT_MS, enforcementProblem } from '../../shared/install/install.ts';
 import { LOCAL_FIELD_MANAGER, removeRunCommand, removeRunRegistrations, writeRunAdmission } from '../local-registrations.ts';
 import { close, functionRouter, listen, serverTimeouts } from './http.ts';
 import type { Identities } from './identities.ts';
@@ -55,9 +55,6 @@ async function policySettings(settings: Env): Promise<PolicySettings> {
   const id = readSetting(settings, 'clusterId');
   return config.clusters.find((c) => c.id === id) ?? config.clusters[0]!;
 }
-
-/** How long policies just written may take to be enforced (kube-apiserver loads them from its informer). */
-const ENFORCEMENT_WAIT_MS = 30_000;
 
 interface Webhooks {
   server: Server;

@@ -468,8 +468,8 @@ async function namespaceCreateRefused(t: InstallTarget, resolver: ResourceResolv
   return res.ok ? undefined : `HTTP ${res.status}: ${res.error ?? ''}`;
 }
 
-/** How long a policy just written may take to be enforced (kube-apiserver loads policies from its informer). */
-const ENFORCEMENT_WAIT_MS = 30_000;
+/** How long a policy just written (or removed) may take to be enforced (or lifted): kube-apiserver loads policies from its informer. Shared with npm start. */
+export const ENFORCEMENT_WAIT_MS = 30_000;
 
 /**
  * Proves Furnish's policies are enforced (policies.ts ENFORCEMENT_CHECK), or with `lifted` that
