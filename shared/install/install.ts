@@ -473,9 +473,12 @@ export const ENFORCEMENT_WAIT_MS = 30_000;
 
 /**
  * Proves Furnish's policies are enforced (policies.ts ENFORCEMENT_CHECK), or with `lifted` that
- * they no longer are: writes namespace `name` unmarked (as an administrator may while
+ * they no longer are: creates namespace `name` unmarked (as an administrator may while
  * mutate-namespace is not registered), dry-runs the check's phase label until the answer says so
- * or `until`, and removes the namespace again; why it does not, or undefined. Shared with `npm start`.
+ * or `until`, and deletes that namespace again; why it does not, or undefined. Created, never
+ * applied, and deleted only with its uid as precondition: a namespace of that name that someone
+ * else made first (or again, after this one went) is neither taken over nor deleted. Shared with
+ * `npm start`.
  */
 export async function enforcementProblem(kube: KubeClient, name: string, o: { fieldManager?: string; sleep?: (ms: number) => Promise<void>; now?: () => number; until: number; lifted?: boolean }): Promise<string | undefined> {
   const sleep = o.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
@@ -483,16 +486,19 @@ export async function enforcementProblem(kube: KubeClient, name: string, o: { fi
   const fieldManager = o.fieldManager ?? INSTALL_FIELD_MANAGER;
   const judge = o.lifted ? stillEnforced : notEnforced;
   const path = `/api/v1/namespaces/${name}`;
+  const created = await kube.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', query: { fieldManager }, body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { 'furnish.dev/install-probe': 'true' } } } });
+  if (!created.ok) {
+    const why = created.status === 409 ? 'it already exists (someone else\'s: it was left alone)' : `HTTP ${created.status}: ${created.error ?? ''}`;
+    return `could not create namespace ${name} to check them: ${why}`;
+  }
   try {
-    const written = await kube.call({ method: 'PATCH', path, query: { fieldManager, force: true }, contentType: 'application/apply-patch+yaml', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { 'furnish.dev/install-probe': 'true' } } } });
-    if (!written.ok) return `could not write namespace ${name} to check them: HTTP ${written.status}: ${written.error ?? ''}`;
     for (;;) {
       const problem = judge(await kube.call({ method: 'PATCH', path, query: { dryRun: 'All', fieldManager }, contentType: 'application/merge-patch+json', body: ENFORCEMENT_CHECK.patch }));
       if (problem === undefined || now() >= o.until) return problem;
       await sleep(500);
     }
   } finally {
-    await kube.call({ method: 'DELETE', path });
+    await kube.call({ method: 'DELETE', path, body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: created.data?.metadata.uid } } });
   }
 }
 

@@ -99,4 +99,19 @@ describe('npm start: policies and registrations as furnish install writes them',
     expect(await policies(`${KEY.localRun}=other-${run}`)).toEqual(inTree ? [`ValidatingAdmissionPolicy/other-run-${run}`] : []);
     expect(await hooks('mutatingwebhookconfigurations', 'furnish-mutate-namespace')).toEqual([]);
   }, 120_000);
+
+  it('the enforcement check leaves a namespace of its name that someone else made first alone: neither taken over nor deleted', async () => {
+    const name = `taken-${run}`;
+    const made = await admin.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { owner: 'someone-else' } } } });
+    expect(made.ok).toBe(true);
+    try {
+      expect(await enforcementProblem(admin, name, { until: 0 })).toBe(`could not create namespace ${name} to check them: it already exists (someone else's: it was left alone)`);
+      const after = await admin.call<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${name}` });
+      expect(after.data?.metadata.uid).toBe(made.data!.metadata.uid);
+      expect(after.data?.metadata.deletionTimestamp).toBeUndefined();
+      expect(after.data?.metadata.annotations?.['furnish.dev/install-probe']).toBeUndefined();
+    } finally {
+      await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}`, retry: once });
+    }
+  }, 60_000);
 });

@@ -33,17 +33,25 @@ describe('notEnforced: what the dry run\'s answer proves', () => {
 });
 
 describe('enforcementProblem: the dry run, as the installer', () => {
-  it('writes the namespace (unmarked: a pending one would need mutate-namespace\'s marks), dry-runs its phase until a policy refuses, and removes the namespace', async () => {
+  it('creates the namespace (unmarked: a pending one would need mutate-namespace\'s marks), dry-runs its phase until a policy refuses, and deletes that namespace by its uid', async () => {
     const calls: KubeRequest[] = [];
     let dryRuns = 0;
     // The policy is loaded by the second dry run (kube-apiserver's informer).
-    const kube = fakeKube((req) => (req.query?.dryRun ? (++dryRuns === 1 ? { ok: true, status: 200 } : { ok: false, status: 422, error: REFUSED }) : { ok: true, status: 200 }), calls);
+    const kube = fakeKube((req) => (req.method === 'POST' ? { ok: true, status: 201, data: { metadata: { name: 'install-probe-x', uid: 'probe-uid' } } } : req.query?.dryRun ? (++dryRuns === 1 ? { ok: true, status: 200 } : { ok: false, status: 422, error: REFUSED }) : { ok: true, status: 200 }), calls);
     expect(await enforcementProblem(kube, 'install-probe-x', { sleep: async () => {}, until: Date.now() + 60_000 })).toBeUndefined();
-    expect(calls[0]).toMatchObject({ method: 'PATCH', path: '/api/v1/namespaces/install-probe-x', contentType: 'application/apply-patch+yaml', body: { metadata: { name: 'install-probe-x' } } });
+    expect(calls[0]).toMatchObject({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: 'install-probe-x' } } });
     expect(calls[1]).toMatchObject({ method: 'PATCH', path: '/api/v1/namespaces/install-probe-x', query: { dryRun: 'All' }, contentType: 'application/merge-patch+json', body: ENFORCEMENT_CHECK.patch });
     expect(Object.values(PHASE)).not.toContain(ENFORCEMENT_CHECK.patch.metadata.labels[KEY.phase]);
-    expect(calls[3]).toMatchObject({ method: 'DELETE', path: '/api/v1/namespaces/install-probe-x' });
+    expect(calls[3]).toMatchObject({ method: 'DELETE', path: '/api/v1/namespaces/install-probe-x', body: { preconditions: { uid: 'probe-uid' } } });
     expect(calls).toHaveLength(4);
+  });
+
+  it('a namespace of that name someone else made first is neither taken over nor deleted: it says so', async () => {
+    const calls: KubeRequest[] = [];
+    const kube = fakeKube((req) => (req.method === 'POST' ? { ok: false, status: 409, error: 'namespaces "install-probe-x" already exists' } : { ok: true, status: 200 }), calls);
+    const problem = await enforcementProblem(kube, 'install-probe-x', { sleep: async () => {}, until: Date.now() + 60_000 });
+    expect(problem).toBe("could not create namespace install-probe-x to check them: it already exists (someone else's: it was left alone)");
+    expect(calls.map((c) => c.method)).toEqual(['POST']);
   });
 
   it('a server that admits it until the deadline: the policies are not enforced, and it says why', async () => {
