@@ -75,8 +75,14 @@ export interface ReadyCondition {
 }
 
 /** A phase patch that may also set the Ready condition (written through `namespaces/status`). */
+/** A strategic-merge directive that removes every Ready condition the namespace has (the server deletes all the matches, before it merges the rest). */
+export interface DeleteReadyConditions {
+  type: 'Ready';
+  $patch: 'delete';
+}
+
 export interface NamespacePatch extends MetadataPatch {
-  status?: { conditions: ReadyCondition[] };
+  status?: { conditions: Array<DeleteReadyConditions | ReadyCondition> };
 }
 
 /** Conditions are short: the full failure stays in the furnish.dev/failure annotation. */
@@ -113,15 +119,20 @@ function applied(current: StringMap | undefined, changes: Record<string, string 
 
 /**
  * `patch` (null: nothing to write) with the Ready condition the namespace will call for once it is
- * applied, when that is not the condition it has: one write carries both. The transition time
- * moves only when the condition's status does.
+ * applied, when that is not the one condition it has: one write carries both. The transition time
+ * moves only when the condition's status does. Several Ready conditions (written before
+ * furnish-phase-and-ready judged every one of them) are collapsed into that one: a merge by `type`
+ * would change only the first.
  */
 export function withReadyCondition(ns: KubeObject, patch: MetadataPatch | null, now: Date): NamespacePatch | null {
   const wanted = readyCondition(applied(ns.metadata.labels, patch?.metadata.labels), applied(ns.metadata.annotations, patch?.metadata.annotations));
   if (!wanted) return patch;
   const conditions = (ns.status as { conditions?: ReadyCondition[] } | undefined)?.conditions;
-  const current = Array.isArray(conditions) ? conditions.find((c) => c?.type === 'Ready') : undefined;
-  if (current && current.status === wanted.status && current.reason === wanted.reason && current.message === wanted.message) return patch;
+  const readies = Array.isArray(conditions) ? conditions.filter((c) => c?.type === 'Ready') : [];
+  const current = readies[0];
+  const said = current && current.status === wanted.status && current.reason === wanted.reason && current.message === wanted.message;
+  if (said && readies.length === 1) return patch;
   const lastTransitionTime = current?.status === wanted.status && current.lastTransitionTime ? current.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return { ...(patch ?? { metadata: {} }), status: { conditions: [{ ...wanted, lastTransitionTime }] } };
+  const collapse: DeleteReadyConditions[] = readies.length > 1 ? [{ type: 'Ready', $patch: 'delete' }] : [];
+  return { ...(patch ?? { metadata: {} }), status: { conditions: [...collapse, { ...wanted, lastTransitionTime }] } };
 }

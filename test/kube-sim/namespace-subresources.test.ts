@@ -5,8 +5,11 @@
 // namespace controller removes a deleted namespace through namespaces/finalize, which admission
 // may refuse (issue 29: the namespace stays Terminating while it does).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { KEY } from '../../shared/keys.ts';
+import { patchNamespaceStatus } from '../../shared/kube/api.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
+import { withReadyCondition } from '../../shared/reconcile/phase.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { clientFor, waitFor } from '../integration/helpers.ts';
 
@@ -51,6 +54,20 @@ describe('a namespace\'s status is the server\'s but through namespaces/status',
     const viaStatus = await kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${name}/status`, contentType: 'application/strategic-merge-patch+json', body: { status: forged } });
     expect(viaStatus.status).toBe(200);
     expect((await namespace(name)).status).toMatchObject({ phase: 'Active', conditions: [expect.objectContaining({ type: 'Ready', status: 'True' })] });
+  });
+});
+
+describe('several Ready conditions (written before furnish-phase-and-ready judged them all)', () => {
+  it('the reconciler\'s patch collapses them into one and keeps the other conditions', async () => {
+    const name = `ready-twice-${suffix}`;
+    await created(name);
+    const two = [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'forged' }, { type: 'Other', status: 'True', reason: 'O', message: 'kept' }, { type: 'Ready', status: 'False', reason: 'Pending', message: 'being furnished' }];
+    expect((await kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${name}/status`, contentType: 'application/json-patch+json', body: [{ op: 'add', path: '/status/conditions', value: two }] })).status).toBe(200);
+    const patch = withReadyCondition(await namespace(name), { metadata: { labels: { [KEY.phase]: 'pending' } } }, new Date('2026-11-27T10:00:00Z'))!;
+    expect((await patchNamespaceStatus(kube, name, patch)).status).toBe(200);
+    const conditions = ((await namespace(name)).status as { conditions: Array<{ type: string; message: string }> }).conditions;
+    expect(conditions.filter((c) => c.type === 'Ready')).toEqual([expect.objectContaining({ status: 'False', reason: 'Pending', message: 'being furnished' })]);
+    expect(conditions.filter((c) => c.type === 'Other')).toEqual([expect.objectContaining({ message: 'kept' })]);
   });
 });
 

@@ -86,13 +86,16 @@ function mergeList(original: Json, patch: Json[], schema: MergeSchema, names: st
   if (semantics.type === 'atomic' || !Array.isArray(original)) return patch.filter((item) => !(isObject(item) && DIRECTIVE in item));
   if (semantics.type === 'set') return [...original, ...patch.filter((item) => !original.includes(item))];
   const mergeKey = semantics.keys[0]!;
-  const result = [...original];
-  for (const item of patch) {
-    if (!isObject(item)) throw badRequest(`unable to find merge key "${mergeKey}" in a list item that is not a map`);
+  for (const item of patch) if (!isObject(item)) throw badRequest(`unable to find merge key "${mergeKey}" in a list item that is not a map`);
+  const items = patch as JsonObject[];
+  // As kube-apiserver: every `$patch: delete` first, each removing every item with its key (a list
+  // may hold duplicates), then the other items merge.
+  const doomed = items.filter((item) => item[DIRECTIVE] === 'delete').map((item) => item[mergeKey]);
+  const result = original.filter((existing) => !(isObject(existing) && doomed.includes(existing[mergeKey])));
+  for (const item of items) {
+    if (item[DIRECTIVE] === 'delete') continue;
     const at = result.findIndex((existing) => isObject(existing) && existing[mergeKey] === item[mergeKey]);
-    if (item[DIRECTIVE] === 'delete') {
-      if (at >= 0) result.splice(at, 1);
-    } else if (at >= 0) {
+    if (at >= 0) {
       result[at] = applyStrategicMergePatch(result[at], item, schema, [...names, '[]']);
     } else {
       result.push(withoutDirectives(item));
