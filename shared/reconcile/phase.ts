@@ -74,13 +74,13 @@ export interface ReadyCondition {
   lastTransitionTime?: string;
 }
 
-/** A phase patch that may also set the Ready condition (written through `namespaces/status`). */
 /** A strategic-merge directive that removes every Ready condition the namespace has (the server deletes all the matches, before it merges the rest). */
 export interface DeleteReadyConditions {
   type: 'Ready';
   $patch: 'delete';
 }
 
+/** A phase patch that may also set the Ready condition (written through `namespaces/status`). */
 export interface NamespacePatch extends MetadataPatch {
   status?: { conditions: Array<DeleteReadyConditions | ReadyCondition> };
 }
