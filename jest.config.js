@@ -13,5 +13,7 @@ export default {
   // waiting on the processes it starts (kube-sim, the stack, kubectl), which the other one uses.
   maxWorkers: 2,
   setupFiles: ['<rootDir>/test/support/billing-env.js'],
+  globalSetup: '<rootDir>/test/support/tmpdir-setup.js',
+  globalTeardown: '<rootDir>/test/support/tmpdir-teardown.js',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };
