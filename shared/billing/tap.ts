@@ -10,7 +10,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { resourcePath } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
-import { backoffDelay, hasAttemptsLeft, PUBLISH_RETRY } from '../kube/retry.ts';
+import { boundedPublisher } from '../bus/bounded.ts';
 import { billingState, deriveEvent, encodeBillingMessage, isoTime, type Observation } from './event.ts';
 import { BILLING_MESSAGE_VERSION, type BillingEventMessage, type BillingEventType, type BillingMessage, type BillingState } from './types.ts';
 
@@ -70,29 +70,20 @@ export function createBillingTap(deps: BillingTapDeps): BillingTap {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const counters: BillingTapCounters = { published: 0, publishFailed: 0, snapshots: 0, snapshotsFailed: 0 };
   const known = new Map<string, BillingState>();
-  const inFlight = new Set<Promise<void>>();
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
-
-  async function publishOnce(m: BillingMessage): Promise<void> {
-    const envelope = encodeBillingMessage(m);
-    for (let attempt = 1; ; attempt += 1) {
-      const r = await bus.publish(config.topic, envelope);
-      if (r.ok) return void (counters.published += 1);
-      if (!hasAttemptsLeft(PUBLISH_RETRY, attempt) || stopped) {
-        counters.publishFailed += 1;
-        log.log('WARNING', 'billing publish failed; the next snapshot repairs it', { type: m.type, error: r.error });
-        return;
-      }
-      await sleep(backoffDelay(PUBLISH_RETRY, attempt));
-    }
-  }
-
-  function publish(m: BillingMessage): Promise<void> {
-    const p = publishOnce(m).finally(() => inFlight.delete(p));
-    inFlight.add(p);
-    return p;
-  }
+  const publisher = boundedPublisher<BillingMessage>({
+    bus,
+    maxInFlight: MAX_IN_FLIGHT,
+    sleep,
+    encode: (m) => ({ topic: config.topic, envelope: encodeBillingMessage(m) }),
+    published: () => void (counters.published += 1),
+    failed: (m, _topic, error) => {
+      counters.publishFailed += 1;
+      log.log('WARNING', 'billing publish failed; the next snapshot repairs it', { type: m.type, error });
+    },
+  });
+  const publish = publisher.publish;
 
   /** `observedAt`: when the namespace was seen alive (see contradictableAfter); none on a deletion. */
   function event(event: BillingEventType, eventTime: string, ns: { name: string; uid: string; resourceVersion?: string }, state: BillingState, observedAt?: string): BillingEventMessage {
@@ -125,7 +116,7 @@ export function createBillingTap(deps: BillingTapDeps): BillingTap {
       if (!known.has(id.uid)) observe('LISTED', ns, new Date(takenAt));
       void publish(event('snapshot', takenAt, id, billingState(ns), takenAt));
       // Backpressure: the list waits while too many publishes are pending.
-      return inFlight.size >= MAX_IN_FLIGHT ? Promise.race(inFlight) : undefined;
+      return publisher.room();
     });
     if (!res.ok) {
       counters.snapshotsFailed += 1;
@@ -157,7 +148,7 @@ export function createBillingTap(deps: BillingTapDeps): BillingTap {
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await publisher.drain();
     },
   };
 }

@@ -1,9 +1,10 @@
-// The relay's publishing: one small message per change, on the topic of its kind, retried
-// with backoff, with a bound on publishes in flight (lists wait for room, so memory stays flat
-// during a resync). Failures are counted and logged; the next resync or redrive repairs them.
+// The relay's publishing: one small message per change, on the topic of its kind, retried with
+// backoff, at most maxInFlight at once; beyond that a watch's change waits as itself, a list for
+// room (shared/bus/bounded.ts says why). Failures are counted and logged; the next resync or
+// redrive repairs them.
+import { boundedPublisher } from '../../../shared/bus/bounded.ts';
 import type { Bus } from '../../../shared/bus/types.ts';
 import { encodeMessage, type MessageKind, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
-import { backoffDelay, hasAttemptsLeft, PUBLISH_RETRY } from '../../../shared/kube/retry.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Topics } from './config.ts';
 import type { Change } from './versions.ts';
@@ -35,46 +36,26 @@ export interface Publisher {
   publish(kind: MessageKind, change: Change): void;
   /** Resolves once fewer than the bound are in flight; undefined when there is room already. */
   room(): Promise<void> | undefined;
-  /** Stops retrying and waits for every publish in flight. */
+  /** Stops retrying and waits for every publish in flight or waiting. */
   drain(): Promise<void>;
 }
 
 export function createPublisher(deps: { bus: Bus; cluster: string; topics: Topics; log: Logger; counters: PublishCounters; sleep: (ms: number) => Promise<void>; maxInFlight: number }): Publisher {
-  const { bus, log, counters } = deps;
-  const inFlight = new Set<Promise<void>>();
-  let stopping = false;
-
-  async function publishOnce(kind: MessageKind, change: Change): Promise<void> {
-    const topic = topicFor(deps.topics, kind);
-    const envelope = encodeMessage(messageOf(deps.cluster, kind, change));
-    for (let attempt = 1; ; attempt += 1) {
-      const r = await bus.publish(topic, envelope);
-      if (r.ok) {
-        counters.published += 1;
-        return;
-      }
-      if (!hasAttemptsLeft(PUBLISH_RETRY, attempt) || stopping) {
-        counters.publishFailed += 1;
-        log.log('WARNING', 'publish failed; the next resync or redrive repairs it', { kind, name: change.name, topic, error: r.error });
-        return;
-      }
-      await deps.sleep(backoffDelay(PUBLISH_RETRY, attempt));
-    }
-  }
-
-  async function waitForRoom(): Promise<void> {
-    while (inFlight.size >= deps.maxInFlight) await Promise.race(inFlight);
-  }
-
+  const { log, counters } = deps;
+  const publisher = boundedPublisher<{ kind: MessageKind; change: Change }>({
+    bus: deps.bus,
+    maxInFlight: deps.maxInFlight,
+    sleep: deps.sleep,
+    encode: ({ kind, change }) => ({ topic: topicFor(deps.topics, kind), envelope: encodeMessage(messageOf(deps.cluster, kind, change)) }),
+    published: () => void (counters.published += 1),
+    failed: ({ kind, change }, topic, error) => {
+      counters.publishFailed += 1;
+      log.log('WARNING', 'publish failed; the next resync or redrive repairs it', { kind, name: change.name, topic, error });
+    },
+  });
   return {
-    publish(kind, change) {
-      const p = publishOnce(kind, change).finally(() => inFlight.delete(p));
-      inFlight.add(p);
-    },
-    room: () => (inFlight.size >= deps.maxInFlight ? waitForRoom() : undefined),
-    async drain() {
-      stopping = true;
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-    },
+    publish: (kind, change) => void publisher.publish({ kind, change }),
+    room: publisher.room,
+    drain: publisher.drain,
   };
 }

@@ -96,7 +96,7 @@ export interface RelayDeps extends RelayObservers {
   log: Logger;
   /** Publish SYNC for every object found by the first list (default true): repairs what was missed while down. */
   syncOnStart?: boolean;
-  /** Publishes in flight before a list waits for them (memory stays flat during a resync). */
+  /** Publishes in flight before a list waits for them and a watch event waits as its change (memory stays flat in a resync and in a burst). */
   maxInFlight?: number;
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;

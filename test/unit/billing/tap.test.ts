@@ -4,6 +4,7 @@ import { billingTapConfig, createBillingTap } from '../../../shared/billing/tap.
 import type { BillingMessage } from '../../../shared/billing/types.ts';
 import { silentLogger } from '../../../shared/log.ts';
 import { memoryApi } from '../reconcile/memory-api.ts';
+import { heldBus, settle } from '../../support/held-bus.ts';
 import { capturingBus, namespace } from './helpers.ts';
 
 const NOW = new Date('2026-03-02T12:00:00.000Z');
@@ -85,5 +86,22 @@ describe('billing tap', () => {
     expect(billingTapConfig({}, 'c1', 500)).toEqual({ cluster: 'c1', topic: 'furnish-billing', snapshotSeconds: 86_400, pageSize: 500 });
     expect(billingTapConfig({ FURNISH_TOPIC_BILLING: '' }, 'c1', 500)).toBeNull();
     expect(() => billingTapConfig({ FURNISH_BILLING_SNAPSHOT_SECONDS: 'daily' }, 'c1', 500)).toThrow('FURNISH_BILLING_SNAPSHOT_SECONDS: must be a number ≥ 0, got "daily"');
+  });
+
+  it('a watch burst beyond the bound on publishes in flight waits as messages: at most 256 reach the bus at once, every one is published, in order', async () => {
+    const { bus, held, sent, most } = heldBus((m) => String(m.namespace));
+    const api = memoryApi();
+    const tap = createBillingTap({ kube: api.client, bus, config: { cluster: 'c1', topic: 'furnish-billing', snapshotSeconds: 0, pageSize: 2 }, log: silentLogger, now: () => NOW });
+    const names = Array.from({ length: 300 }, (_, i) => `burst-${i}`);
+    for (const name of names) tap.observe('ADDED', namespace(name, { org: 'acme' }));
+    await settle();
+    expect(sent).toHaveLength(256);
+    while (held.length > 0) {
+      held.shift()!();
+      await settle();
+    }
+    expect(most()).toBe(256);
+    expect(sent).toEqual(names);
+    expect(tap.counters.published).toBe(300);
   });
 });
