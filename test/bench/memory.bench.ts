@@ -11,9 +11,13 @@
 // malloc's arenas, other anonymous memory, files: rss-parts.ts); then the 10,000 point
 // against the 100 point as `N.NNx`, and the state that has to scale as bytes per namespace (retained
 // heap growth over namespace growth). Points grow one cluster (the 1,000 point adds 900 namespaces).
+// BENCH_MEMORY_GROW=1 keeps one relay and one reconciler from the first point on, and the later
+// points' namespaces are created pending and furnished by them while they watch (as the
+// population bench's RSS row grows its cluster): what a long-lived relay keeps of the events it saw.
 // BENCH_MEMORY_POINTS, BENCH_MEMORY_RUNS (runs per point, min/median/max), BENCH_MEMORY_NODE_ARGS
 // (node flags of both processes; default: as deployed, NODE_MEMORY_FLAGS; empty: V8's defaults), BENCH_MEMORY_RESYNC=0 (no resync after the start), BENCH_MEMORY_RUN (reuse a seeded cluster) and BENCH_LOG=1 tune it.
-// The children inherit the environment: FURNISH_TOPIC_BILLING= turns billing off, MALLOC_* settings reach their malloc.
+// The relay runs with its container's malloc settings (RELAY_MALLOC_ENV; BENCH_RELAY_MALLOC=0: glibc's defaults).
+// The children inherit the environment: FURNISH_TOPIC_BILLING= turns billing off, MALLOC_* settings reach the reconciler's malloc.
 import { KEY } from '../../shared/keys.ts';
 import { connect, createKubeClient, type KubeClient, type KubeMetrics } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
@@ -21,6 +25,7 @@ import { listEach } from '../../shared/kube/api.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
 import { NODE_MEMORY_FLAGS } from '../../shared/reconcile/memory-flags.ts';
+import { RELAY_MALLOC_ENV } from '../../functions/watch-relay/lib/malloc-env.ts';
 import { startKubeSimProcess } from './kube-sim-process.ts';
 import { idleNow, memorySampler, ratio, serveIpc, spawnRole, waitIdle, type Child, type MemorySample } from './processes.ts';
 
@@ -41,6 +46,10 @@ const SEED_CONCURRENCY = Number(process.env.BENCH_MEMORY_SEED_CONCURRENCY ?? 48)
 const RESYNC = process.env.BENCH_MEMORY_RESYNC !== '0';
 /** Node flags of the relay and the reconciler: those they are deployed with, unless BENCH_MEMORY_NODE_ARGS says otherwise (empty: V8's defaults). */
 const NODE_ARGS = process.env.BENCH_MEMORY_NODE_ARGS === undefined ? [...NODE_MEMORY_FLAGS] : process.env.BENCH_MEMORY_NODE_ARGS.split(' ').filter((a) => a !== '');
+/** BENCH_MEMORY_GROW=1: one relay and reconciler for every point, the cluster grown through them. */
+const GROW = process.env.BENCH_MEMORY_GROW === '1';
+/** The relay's malloc as in its container (BENCH_RELAY_MALLOC=0: glibc's defaults). */
+const RELAY_MALLOC = process.env.BENCH_RELAY_MALLOC === '0' ? {} : RELAY_MALLOC_ENV;
 
 async function childLog(name: string) {
   const { silentLogger, jsonLogger } = await import('../../shared/log.ts');
@@ -129,20 +138,30 @@ async function installCrdsAndTemplate(kube: KubeClient): Promise<void> {
 
 const nameOf = (i: number) => `${RUN}-${String(i).padStart(5, '0')}`;
 
+/** Namespaces `from`..`to`-1 not ready yet, created pending (an existing one is left as it is). */
+async function createPending(kube: KubeClient, from: number, to: number): Promise<string[]> {
+  const ready = new Set<string>();
+  const listed = await listEach(kube, '/api/v1/namespaces', { labelSelector: `bench-memory=${RUN},${KEY.phase}=ready`, limit: 1000 }, (o) => ready.add(o.metadata.name ?? ''));
+  if (!listed.ok) throw new Error(`list namespaces: ${listed.status} ${listed.error}`);
+  const names = Array.from({ length: to - from }, (_, i) => nameOf(from + i)).filter((n) => !ready.has(n));
+  await mapLimit(names, SEED_CONCURRENCY, async (name) => {
+    // A loaded server (or machine) may not answer in time: ask again (409: it did create it).
+    for (let attempt = 1; ; attempt += 1) {
+      const r = await kube.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'bench-memory': RUN, [KEY.phase]: 'pending' }, annotations: { [KEY.creator]: 'alice' } } } });
+      if (r.ok || r.status === 409) return;
+      if (r.status !== 0 || attempt >= 5) throw new Error(`create ${name}: ${r.status} ${r.error}`);
+    }
+  });
+  return names;
+}
+
 /** Namespaces `from`..`to`-1 created pending and furnished by reconcileNamespace itself, in this process. */
 async function seed(kube: KubeClient, from: number, to: number): Promise<void> {
   const { reconcileNamespace } = await import('../../shared/reconcile/namespace.ts');
   const { ResourceResolver } = await import('../../shared/kube/resources.ts');
   const { silentLogger } = await import('../../shared/log.ts');
-  const ready = new Set<string>();
-  const listed = await listEach(kube, '/api/v1/namespaces', { labelSelector: `bench-memory=${RUN},${KEY.phase}=ready`, limit: 1000 }, (o) => ready.add(o.metadata.name ?? ''));
-  if (!listed.ok) throw new Error(`list namespaces: ${listed.status} ${listed.error}`);
-  const names = Array.from({ length: to - from }, (_, i) => nameOf(from + i)).filter((n) => !ready.has(n));
   const t0 = performance.now();
-  await mapLimit(names, SEED_CONCURRENCY, async (name) => {
-    const r = await kube.call({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'bench-memory': RUN, [KEY.phase]: 'pending' }, annotations: { [KEY.creator]: 'alice' } } } });
-    if (!r.ok && r.status !== 409) throw new Error(`create ${name}: ${r.status} ${r.error}`);
-  });
+  const names = await createPending(kube, from, to);
   const created = performance.now();
   const deps = { kube, resolver: new ResourceResolver(kube), log: silentLogger };
   await mapLimit(names, SEED_CONCURRENCY, async (name) => {
@@ -153,6 +172,22 @@ async function seed(kube: KubeClient, from: number, to: number): Promise<void> {
     }
   });
   console.log(`    seeded ${names.length} namespaces: created in ${((created - t0) / 1000).toFixed(1)} s, furnished in ${((performance.now() - created) / 1000).toFixed(1)} s`);
+}
+
+/** Namespaces `from`..`to`-1 created pending and furnished by the running stack; resolves once all are ready and the stack is idle. */
+async function grow(kube: KubeClient, stack: Stack, from: number, to: number): Promise<void> {
+  const t0 = performance.now();
+  const names = await createPending(kube, from, to);
+  const created = performance.now();
+  for (let left = names.length; left > 0; ) {
+    if (performance.now() - created > 3_600_000) throw new Error(`${left} namespaces not ready within an hour`);
+    await new Promise((r) => setTimeout(r, 2000));
+    let notReady = 0;
+    const listed = await listEach(kube, '/api/v1/namespaces', { labelSelector: `bench-memory=${RUN},${KEY.phase}!=ready`, limit: 1000 }, () => void (notReady += 1));
+    if (listed.ok) left = notReady; // not answered in time (a loaded machine): look again
+  }
+  await waitIdle(stack.children);
+  console.log(`    grew by ${names.length} namespaces through the relay and the reconciler: created in ${((created - t0) / 1000).toFixed(1)} s, all ready in ${((performance.now() - created) / 1000).toFixed(1)} s`);
 }
 
 interface RelayStats {
@@ -179,42 +214,59 @@ interface Point {
 
 const writesOf = (m: KubeMetrics) => Object.values(m.writesByResource).reduce((a, b) => a + b, 0);
 
-/** A fresh relay and reconciler on the seeded cluster: start (SYNC of every namespace), then a full resync. */
-async function measurePoint(n: number, kubeconfigPath: string): Promise<Point> {
+/** The relay and the reconciler, processes of their own, and how long the relay's start took (its SYNC of every namespace handled). */
+interface Stack {
+  relay: Child;
+  reconciler: Child;
+  children: Child[];
+  startSeconds: number;
+}
+
+async function startStack(kubeconfigPath: string): Promise<Stack> {
   const children: Child[] = [];
   try {
     const env = { KUBECONFIG: kubeconfigPath };
     const reconciler = await spawnRole(import.meta.filename, 'reconciler', env, NODE_ARGS);
     children.push(reconciler);
     const t0 = performance.now();
-    const relay = await spawnRole(import.meta.filename, 'relay', { ...env, RECONCILER_URL: await reconciler.ask<string>('url') }, NODE_ARGS);
+    const relay = await spawnRole(import.meta.filename, 'relay', { ...env, ...RELAY_MALLOC, RECONCILER_URL: await reconciler.ask<string>('url') }, NODE_ARGS);
     children.push(relay);
     await waitIdle(children);
-    const startSeconds = (performance.now() - t0) / 1000;
-    const before = { relay: await relay.ask<RelayStats>('stats'), reconciler: await reconciler.ask<ReconcilerStats>('stats') };
-    if (before.relay.sizes.Namespace! < n) throw new Error(`the relay knows ${before.relay.sizes.Namespace} namespaces, expected at least ${n}`);
-    const t1 = performance.now();
-    if (RESYNC) {
-      await relay.ask('resync');
-      await waitIdle(children);
-    }
-    const resyncSeconds = (performance.now() - t1) / 1000;
-    const after = { relay: await relay.ask<RelayStats>('stats'), reconciler: await reconciler.ask<ReconcilerStats>('stats') };
-    const published = RESYNC ? after.relay.counters.published - before.relay.counters.published : after.relay.counters.published;
-    if (published < n) throw new Error(`the resync published ${published} messages for ${n} namespaces`);
-    return {
-      n,
-      relay: after.relay.memory,
-      reconciler: after.reconciler.memory,
-      startSeconds,
-      resyncSeconds,
-      published,
-      writes: RESYNC ? writesOf(after.reconciler.metrics) - writesOf(before.reconciler.metrics) : writesOf(after.reconciler.metrics),
-      callsPerNamespace: (after.reconciler.metrics.requests - (RESYNC ? before.reconciler.metrics.requests : 0)) / published,
-    };
-  } finally {
-    for (const c of children.reverse()) await c.stop();
+    return { relay, reconciler, children, startSeconds: (performance.now() - t0) / 1000 };
+  } catch (e) {
+    await stopStack(children);
+    throw e;
   }
+}
+
+async function stopStack(children: Child[]): Promise<void> {
+  for (const c of [...children].reverse()) await c.stop();
+}
+
+/** A full resync of the N namespaces by a running stack, then each process's memory. */
+async function measurePoint(n: number, stack: Stack): Promise<Point> {
+  const { relay, reconciler, children } = stack;
+  const before = { relay: await relay.ask<RelayStats>('stats'), reconciler: await reconciler.ask<ReconcilerStats>('stats') };
+  if (before.relay.sizes.Namespace! < n) throw new Error(`the relay knows ${before.relay.sizes.Namespace} namespaces, expected at least ${n}`);
+  const t1 = performance.now();
+  if (RESYNC) {
+    await relay.ask('resync');
+    await waitIdle(children);
+  }
+  const resyncSeconds = (performance.now() - t1) / 1000;
+  const after = { relay: await relay.ask<RelayStats>('stats'), reconciler: await reconciler.ask<ReconcilerStats>('stats') };
+  const published = RESYNC ? after.relay.counters.published - before.relay.counters.published : after.relay.counters.published;
+  if (published < n) throw new Error(`the resync published ${published} messages for ${n} namespaces`);
+  return {
+    n,
+    relay: after.relay.memory,
+    reconciler: after.reconciler.memory,
+    startSeconds: stack.startSeconds,
+    resyncSeconds,
+    published,
+    writes: RESYNC ? writesOf(after.reconciler.metrics) - writesOf(before.reconciler.metrics) : writesOf(after.reconciler.metrics),
+    callsPerNamespace: (after.reconciler.metrics.requests - (RESYNC ? before.reconciler.metrics.requests : 0)) / published,
+  };
 }
 
 const line = (s: MemorySample) => `RSS ${s.rssMb} MB (peak ${s.peakRssMb}, max ${s.maxRssMb}), heap ${s.retainedHeapMb} MB retained after GC, ${s.peakHeapMb} MB peak, external ${s.externalMb} MB (ArrayBuffers ${s.arrayBuffersMb} MB), GC ${s.gcMs.minor} ms scavenges + ${s.gcMs.major} ms full${s.parts ? `; RSS parts: V8 heap ${s.parts.v8Mb}, malloc ${s.parts.mallocMb} (${s.parts.arenas + 1} arenas), other anonymous ${s.parts.otherAnonMb}, files ${s.parts.fileMb}` : ''}`;
@@ -259,17 +311,21 @@ async function main(): Promise<void> {
   const admin = createKubeClient(await connect({ kubeconfigPath: sim.kubeconfigPath, context: sim.adminContext }), { pacing: { maxPerSecond: 1e6, maxInflight: 1e6, initialInflight: 1e6 }, userAgent: 'furnish-bench' });
   let seeded = 0;
   const byN = new Map<number, Point[]>();
+  let kept: Stack | undefined;
   try {
     await installCrdsAndTemplate(admin);
     for (const n of POINTS) {
       console.log(`\n--- ${n} namespaces`);
-      await seed(admin, seeded, n);
+      if (kept) await grow(admin, kept, seeded, n);
+      else await seed(admin, seeded, n);
       seeded = n;
       const runs: Point[] = [];
       for (let run = 0; run < RUNS; run++) {
-        const p = await measurePoint(n, sim.kubeconfigPath);
+        const stack = kept ?? (await startStack(sim.kubeconfigPath));
+        if (GROW) kept = stack;
+        const p = await measurePoint(n, stack).finally(() => (kept ? undefined : stopStack(stack.children)));
         runs.push(p);
-        console.log(`    start (SYNC of each) ${p.startSeconds.toFixed(1)} s, resync ${p.resyncSeconds.toFixed(1)} s: ${p.published} messages, ${p.callsPerNamespace.toFixed(2)} reconciler calls and ${(p.writes / p.published).toFixed(2)} writes per message`);
+        console.log(`    ${n === POINTS[0] || !GROW ? `start (SYNC of each) ${p.startSeconds.toFixed(1)} s, ` : ''}resync ${p.resyncSeconds.toFixed(1)} s: ${p.published} messages, ${p.callsPerNamespace.toFixed(2)} reconciler calls and ${(p.writes / p.published).toFixed(2)} writes per message`);
         console.log(`    relay       ${line(p.relay)}; V8 spaces ${spaces(p.relay)}`);
         console.log(`    reconciler  ${line(p.reconciler)}; V8 spaces ${spaces(p.reconciler)}`);
       }
@@ -277,6 +333,7 @@ async function main(): Promise<void> {
     }
     report(byN);
   } finally {
+    if (kept) await stopStack(kept.children);
     if (EXTERNAL && !KEEP) {
       // Leave the real cluster as it was: this run's template and namespaces go (in the background, server-side).
       await admin.call({ method: 'DELETE', path: `/apis/furnish.dev/v1alpha1/namespacetemplates/${TEMPLATE.metadata.name}` });
