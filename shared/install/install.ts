@@ -488,7 +488,7 @@ export async function enforcementProblem(kube: KubeClient, name: string, o: { fi
   const path = `/api/v1/namespaces/${name}`;
   const created = await kube.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', query: { fieldManager }, body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { 'furnish.dev/install-probe': 'true' } } } });
   if (!created.ok) {
-    const why = created.status === 409 ? 'it already exists (someone else\'s: it was left alone)' : `HTTP ${created.status}: ${created.error ?? ''}`;
+    const why = created.status === 409 ? 'it already exists (someone else\'s: it was left alone); run again: each check picks a new name' : `HTTP ${created.status}: ${created.error ?? ''}`;
     return `could not create namespace ${name} to check them: ${why}`;
   }
   try {

@@ -105,7 +105,7 @@ describe('npm start: policies and registrations as furnish install writes them',
     const made = await admin.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { owner: 'someone-else' } } } });
     expect(made.ok).toBe(true);
     try {
-      expect(await enforcementProblem(admin, name, { until: 0 })).toBe(`could not create namespace ${name} to check them: it already exists (someone else's: it was left alone)`);
+      expect(await enforcementProblem(admin, name, { until: 0 })).toBe(`could not create namespace ${name} to check them: it already exists (someone else's: it was left alone); run again: each check picks a new name`);
       const after = await admin.call<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${name}` });
       expect(after.data?.metadata.uid).toBe(made.data!.metadata.uid);
       expect(after.data?.metadata.deletionTimestamp).toBeUndefined();

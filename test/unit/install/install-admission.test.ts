@@ -50,7 +50,7 @@ describe('enforcementProblem: the dry run, as the installer', () => {
     const calls: KubeRequest[] = [];
     const kube = fakeKube((req) => (req.method === 'POST' ? { ok: false, status: 409, error: 'namespaces "install-probe-x" already exists' } : { ok: true, status: 200 }), calls);
     const problem = await enforcementProblem(kube, 'install-probe-x', { sleep: async () => {}, until: Date.now() + 60_000 });
-    expect(problem).toBe("could not create namespace install-probe-x to check them: it already exists (someone else's: it was left alone)");
+    expect(problem).toBe("could not create namespace install-probe-x to check them: it already exists (someone else's: it was left alone); run again: each check picks a new name");
     expect(calls.map((c) => c.method)).toEqual(['POST']);
   });
 
