@@ -3,9 +3,9 @@
 // (containers by name, ...) and the `$patch`, `$retainKeys`, `$setElementOrder` and
 // `$deleteFromPrimitiveList` directives that kubectl's three-way patches carry.
 import jsonpatch from 'fast-json-patch';
-import { ApiError, badRequest } from './errors.ts';
+import { ApiError, badRequest, statusError } from './errors.ts';
 import { isObject } from './fieldsets.ts';
-import type { MergeSchema } from './resources.ts';
+import type { ListSemantics, MergeSchema } from './resources.ts';
 
 type Json = unknown;
 type JsonObject = Record<string, Json>;
@@ -63,13 +63,20 @@ export function applyStrategicMergePatch(original: Json, patch: Json, schema: Me
     }
     const childNames = [...names, key];
     if (value === null) Reflect.deleteProperty(result, key);
-    else if (Array.isArray(value)) result[key] = mergeList(result[key], value, schema, childNames);
+    else if (Array.isArray(value)) result[key] = mergeList(result[key], value, schema, childNames, elementOrder(patch, key));
     else if (isObject(value) && schema.atomicMap(childNames)) result[key] = withoutDirectives(value);
     else {
       const merged = applyStrategicMergePatch(result[key], value, schema, childNames);
       if (merged === undefined) Reflect.deleteProperty(result, key);
       else result[key] = merged;
     }
+  }
+  // A `$setElementOrder` without its list only reorders the stored one.
+  for (const key of Object.keys(patch)) {
+    const field = key.startsWith(SET_ORDER) ? key.slice(SET_ORDER.length) : undefined;
+    if (field === undefined || field in patch || !Array.isArray(result[field])) continue;
+    const semantics = schema.list([...names, field]);
+    if (semantics.type !== 'atomic') result[field] = inOrder(result[field] as Json[], result[field] as Json[], elementOrder(patch, field)!, keyOf(semantics));
   }
   const retain = patch[RETAIN_KEYS];
   if (Array.isArray(retain)) {
@@ -78,13 +85,15 @@ export function applyStrategicMergePatch(original: Json, patch: Json, schema: Me
   return result;
 }
 
-function mergeList(original: Json, patch: Json[], schema: MergeSchema, names: string[]): Json[] {
+function mergeList(original: Json, patch: Json[], schema: MergeSchema, names: string[], order?: Json[]): Json[] {
   const semantics = schema.list(names);
   if (patch.some((item) => isObject(item) && item[DIRECTIVE] === 'replace')) {
     return patch.filter((item) => !(isObject(item) && item[DIRECTIVE] === 'replace'));
   }
   if (semantics.type === 'atomic' || !Array.isArray(original)) return patch.filter((item) => !(isObject(item) && DIRECTIVE in item));
-  if (semantics.type === 'set') return [...original, ...patch.filter((item) => !original.includes(item))];
+  const key = keyOf(semantics);
+  if (order) checkOrder(patch, order, key);
+  if (semantics.type === 'set') return inOrder([...new Set([...original, ...patch])], original, order ?? patch, key);
   const mergeKey = semantics.keys[0]!;
   for (const item of patch) if (!isObject(item)) throw badRequest(`unable to find merge key "${mergeKey}" in a list item that is not a map`);
   const items = patch as JsonObject[];
@@ -92,14 +101,65 @@ function mergeList(original: Json, patch: Json[], schema: MergeSchema, names: st
   // may hold duplicates), then the other items merge.
   const doomed = items.filter((item) => item[DIRECTIVE] === 'delete').map((item) => item[mergeKey]);
   const result = original.filter((existing) => !(isObject(existing) && doomed.includes(existing[mergeKey])));
-  for (const item of items) {
-    if (item[DIRECTIVE] === 'delete') continue;
+  const merging = items.filter((item) => item[DIRECTIVE] !== 'delete');
+  for (const item of merging) {
     const at = result.findIndex((existing) => isObject(existing) && existing[mergeKey] === item[mergeKey]);
     if (at >= 0) {
       result[at] = applyStrategicMergePatch(result[at], item, schema, [...names, '[]']);
     } else {
       result.push(withoutDirectives(item));
     }
+  }
+  return inOrder(result, original, order ?? merging, key);
+}
+
+type ItemKey = (item: Json) => Json;
+
+function keyOf(semantics: ListSemantics): ItemKey {
+  if (semantics.type !== 'map') return (item) => item;
+  const mergeKey = semantics.keys[0]!;
+  return (item) => (isObject(item) ? item[mergeKey] : undefined);
+}
+
+/** kube-apiserver refuses (500) a patch list whose items are not in its `$setElementOrder`'s order. */
+function checkOrder(patch: Json[], order: Json[], key: ItemKey): void {
+  const items = patch.filter((item) => !(isObject(item) && DIRECTIVE in item));
+  let at = 0;
+  for (const wanted of order) if (at < items.length && key(items[at]) === key(wanted)) at++;
+  if (at < items.length) throw statusError(500, `The order in patch list:\n${JSON.stringify(patch)}\n doesn't match $setElementOrder list:\n${JSON.stringify(order)}\n`);
+}
+
+function elementOrder(patch: JsonObject, field: string): Json[] | undefined {
+  const order = patch[`${SET_ORDER}${field}`];
+  return Array.isArray(order) ? order : undefined;
+}
+
+/**
+ * The order kube-apiserver gives a merged list (strategicpatch's normalizeElementOrder): the items
+ * the patch names in the patch's order (or its `$setElementOrder`), the others in their stored
+ * order, interleaved where both orders know them; an item only the patch knows goes before the
+ * stored items not yet placed. So a new item comes first, not last.
+ */
+function inOrder(merged: Json[], stored: Json[], order: Json[], key: ItemKey): Json[] {
+  const position = (list: Json[]) => {
+    const at = new Map<Json, number>();
+    list.forEach((item, i) => { if (!at.has(key(item))) at.set(key(item), i); });
+    return (item: Json) => at.get(key(item)) ?? -1;
+  };
+  const inPatch = position(order);
+  const inStore = position(stored);
+  const byIndex = (index: (item: Json) => number) => (a: Json, b: Json) => index(a) - index(b);
+  const named = merged.filter((item) => inPatch(item) >= 0).sort(byIndex(inPatch));
+  const storedOnly = merged.filter((item) => inPatch(item) < 0).sort(byIndex(inStore));
+  const result: Json[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < storedOnly.length || j < named.length) {
+    const left = storedOnly[i];
+    const right = named[j];
+    const leftFirst = j >= named.length || (i < storedOnly.length && inStore(left) >= 0 && inStore(right) >= 0 && inStore(left) < inStore(right));
+    if (leftFirst) result.push(storedOnly[i++]);
+    else result.push(named[j++]);
   }
   return result;
 }
