@@ -12,6 +12,11 @@ export default {
   // Two suites at a time (jest's default on 2 cores is one): most of a suite's time is spent
   // waiting on the processes it starts (kube-sim, the stack, kubectl), which the other one uses.
   maxWorkers: 2,
+  // A worker is replaced once it holds more than this after a suite. Jest's ESM mode keeps every
+  // suite's modules, so a worker reached 650-780 MB by the end of test/unit; a process that large
+  // took over 500 ms to go after its 'exit' event, past jest-worker's grace period ("A worker
+  // process has failed to exit gracefully", 3 runs in 4 of test/unit; none in 3 runs with this).
+  workerIdleMemoryLimit: '400MB',
   setupFiles: ['<rootDir>/test/support/billing-env.js'],
   globalSetup: '<rootDir>/test/support/tmpdir-setup.js',
   globalTeardown: '<rootDir>/test/support/tmpdir-teardown.js',
