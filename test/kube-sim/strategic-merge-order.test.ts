@@ -69,6 +69,23 @@ describe('strategic merge patch: the order of a merged list', () => {
     expect(await patched('deleted', { secrets: [{ name: 'b', $patch: 'delete' }, { name: 'd' }] })).toEqual(['d', 'a', 'c']);
   });
 
+  it('re-adds an item a $patch: delete removed as an added one: first (how a duplicated Ready condition is collapsed)', async () => {
+    await serviceAccount('readded', ['a', 'b', 'c']);
+    expect(await patched('readded', { secrets: [{ name: 'b', $patch: 'delete' }, { name: 'b' }] })).toEqual(['b', 'a', 'c']);
+  });
+
+  it('orders by the patch, then by an empty $setElementOrder (which refuses nothing)', async () => {
+    await serviceAccount('empty-order', ['a']);
+    expect(await patched('empty-order', { '$setElementOrder/secrets': [], secrets: secrets('b') })).toEqual(['a', 'b']);
+  });
+
+  it('refuses a list out of its $setElementOrder\'s order where nothing is stored yet', async () => {
+    await serviceAccount('unstored', []);
+    const res = await kube.call({ method: 'PATCH', path: `/api/v1/namespaces/${ns}/serviceaccounts/unstored`, contentType: SMP, body: { '$setElementOrder/secrets': secrets('b', 'a'), secrets: secrets('a', 'b') } });
+    expect(res.status).toBe(500);
+    expect(await patched('unstored', { '$setElementOrder/secrets': secrets('b', 'a'), secrets: secrets('b', 'a') })).toEqual(['b', 'a']);
+  });
+
   it('puts an added value of a set (finalizers) first too', async () => {
     const path = `/api/v1/namespaces/${ns}/configmaps`;
     expect((await kube.call({ method: 'POST', path, body: { metadata: { name: 'fin', finalizers: ['example.com/a'] } } })).status).toBe(201);

@@ -87,20 +87,30 @@ export function applyStrategicMergePatch(original: Json, patch: Json, schema: Me
 
 function mergeList(original: Json, patch: Json[], schema: MergeSchema, names: string[], order?: Json[]): Json[] {
   const semantics = schema.list(names);
+  const key = keyOf(semantics);
+  if (!order) return mergeItems(original, patch, schema, names, semantics);
+  // As kube-apiserver: the list merged (and ordered by the patch) first, then ordered again by
+  // `$setElementOrder`, against the stored list.
+  checkOrder(patch, order, key);
+  const merged = mergeItems(original, patch, schema, names, semantics);
+  return inOrder(merged, Array.isArray(original) ? original : [], order, key);
+}
+
+function mergeItems(original: Json, patch: Json[], schema: MergeSchema, names: string[], semantics: ListSemantics): Json[] {
+  const key = keyOf(semantics);
   if (patch.some((item) => isObject(item) && item[DIRECTIVE] === 'replace')) {
     return patch.filter((item) => !(isObject(item) && item[DIRECTIVE] === 'replace'));
   }
   if (semantics.type === 'atomic' || !Array.isArray(original)) return patch.filter((item) => !(isObject(item) && DIRECTIVE in item));
-  const key = keyOf(semantics);
-  if (order) checkOrder(patch, order, key);
-  if (semantics.type === 'set') return inOrder([...new Set([...original, ...patch])], original, order ?? patch, key);
+  if (semantics.type === 'set') return inOrder([...new Set([...original, ...patch])], original, patch, key);
   const mergeKey = semantics.keys[0]!;
   for (const item of patch) if (!isObject(item)) throw badRequest(`unable to find merge key "${mergeKey}" in a list item that is not a map`);
   const items = patch as JsonObject[];
   // As kube-apiserver: every `$patch: delete` first, each removing every item with its key (a list
   // may hold duplicates), then the other items merge.
   const doomed = items.filter((item) => item[DIRECTIVE] === 'delete').map((item) => item[mergeKey]);
-  const result = original.filter((existing) => !(isObject(existing) && doomed.includes(existing[mergeKey])));
+  const remaining = original.filter((existing) => !(isObject(existing) && doomed.includes(existing[mergeKey])));
+  const result = [...remaining];
   const merging = items.filter((item) => item[DIRECTIVE] !== 'delete');
   for (const item of merging) {
     const at = result.findIndex((existing) => isObject(existing) && existing[mergeKey] === item[mergeKey]);
@@ -110,7 +120,7 @@ function mergeList(original: Json, patch: Json[], schema: MergeSchema, names: st
       result.push(withoutDirectives(item));
     }
   }
-  return inOrder(result, original, order ?? merging, key);
+  return inOrder(result, remaining, merging, key);
 }
 
 type ItemKey = (item: Json) => Json;
@@ -121,8 +131,12 @@ function keyOf(semantics: ListSemantics): ItemKey {
   return (item) => (isObject(item) ? item[mergeKey] : undefined);
 }
 
-/** kube-apiserver refuses (500) a patch list whose items are not in its `$setElementOrder`'s order. */
+/**
+ * kube-apiserver refuses (500) a patch list whose items are not in its `$setElementOrder`'s order
+ * (an empty one orders nothing, so is never out of order).
+ */
 function checkOrder(patch: Json[], order: Json[], key: ItemKey): void {
+  if (order.length === 0) return;
   const items = patch.filter((item) => !(isObject(item) && DIRECTIVE in item));
   let at = 0;
   for (const wanted of order) if (at < items.length && key(items[at]) === key(wanted)) at++;
@@ -148,9 +162,8 @@ function inOrder(merged: Json[], stored: Json[], order: Json[], key: ItemKey): J
   };
   const inPatch = position(order);
   const inStore = position(stored);
-  const byIndex = (index: (item: Json) => number) => (a: Json, b: Json) => index(a) - index(b);
-  const named = merged.filter((item) => inPatch(item) >= 0).sort(byIndex(inPatch));
-  const storedOnly = merged.filter((item) => inPatch(item) < 0).sort(byIndex(inStore));
+  const named = goSorted(merged.filter((item) => inPatch(item) >= 0), inPatch);
+  const storedOnly = goSorted(merged.filter((item) => inPatch(item) < 0), inStore);
   const result: Json[] = [];
   let i = 0;
   let j = 0;
@@ -162,6 +175,20 @@ function inOrder(merged: Json[], stored: Json[], order: Json[], key: ItemKey): J
     else result.push(named[j++]);
   }
   return result;
+}
+
+/**
+ * strategicpatch's normalizeSliceOrder: sort.SliceStable (an insertion sort up to 20 items) by a
+ * position, where an item without one counts as before any other. Only an empty `$setElementOrder`
+ * leaves items without a position (the added ones), which this places as kube-apiserver does.
+ */
+function goSorted(items: Json[], position: (item: Json) => number): Json[] {
+  const less = (a: Json, b: Json) => position(a) < 0 || position(b) < 0 || position(a) < position(b);
+  const sorted = [...items];
+  for (let i = 1; i < sorted.length; i++) {
+    for (let j = i; j > 0 && less(sorted[j], sorted[j - 1]); j--) [sorted[j], sorted[j - 1]] = [sorted[j - 1], sorted[j]];
+  }
+  return sorted;
 }
 
 function withoutDirectives(value: JsonObject): JsonObject {
