@@ -10,7 +10,8 @@
 // If anything fails, the install undoes itself (plan.ts undoSteps): it deletes what it created and
 // writes back what was there before, so a failed first install leaves nothing and a failed
 // upgrade leaves the previous install. Uninstall removes the registrations first.
-import { applyObject, createObject, deleteObject } from '../kube/api.ts';
+import { randomUUID } from 'node:crypto';
+import { applyObject, createObject, deleteObject, NAMESPACES } from '../kube/api.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { ResourceResolver, resourcePath, type ResourceInfo } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -486,9 +487,14 @@ export async function enforcementProblem(kube: KubeClient, name: string, o: { fi
   const fieldManager = o.fieldManager ?? INSTALL_FIELD_MANAGER;
   const judge = o.lifted ? stillEnforced : notEnforced;
   const path = `/api/v1/namespaces/${name}`;
-  const created = await kube.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', query: { fieldManager }, body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { 'furnish.dev/install-probe': 'true' } } } });
-  if (!created.ok) {
-    const why = created.status === 409 ? 'it already exists (someone else\'s: it was left alone); run again: each check picks a new name' : `HTTP ${created.status}: ${created.error ?? ''}`;
+  // The client retries a create that timed out or failed on the server's side, which may have
+  // made it: the namespace is this check's when it carries this check's nonce.
+  const nonce = randomUUID();
+  const created = await kube.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', query: { fieldManager }, body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { [PROBE_ANNOTATION]: nonce } } } });
+  const uid = (created.ok ? created.data?.metadata.uid : undefined) ?? await probeUid(kube, path, nonce);
+  if (uid === undefined) {
+    const why = created.status === 409 ? 'it already exists (someone else\'s: it was left alone); run again: each check picks a new name'
+      : created.ok ? `the server answered HTTP ${created.status} without its uid (nothing to delete it by)` : `HTTP ${created.status}: ${created.error ?? ''}`;
     return `could not create namespace ${name} to check them: ${why}`;
   }
   try {
@@ -498,8 +504,17 @@ export async function enforcementProblem(kube: KubeClient, name: string, o: { fi
       await sleep(500);
     }
   } finally {
-    await kube.call({ method: 'DELETE', path, body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: created.data?.metadata.uid } } });
+    await deleteObject(kube, NAMESPACES, '', name, { uid });
   }
+}
+
+/** Annotation of the enforcement check's namespace: the check's nonce. */
+const PROBE_ANNOTATION = 'furnish.dev/install-probe';
+
+/** The uid of namespace `path` if this check made it (it carries `nonce`); undefined otherwise. */
+async function probeUid(kube: KubeClient, path: string, nonce: string): Promise<string | undefined> {
+  const res = await kube.call<KubeObject>({ method: 'GET', path });
+  return res.ok && res.data?.metadata.annotations?.[PROBE_ANNOTATION] === nonce ? res.data.metadata.uid : undefined;
 }
 
 /** Removes the registrations first, then the rest of infra/ (CRDs, and with them every custom resource, only if `crds`). */

@@ -20,6 +20,8 @@ const registrations = webhookRegistrations({ functionsUrl: 'https://f.example', 
 const REFUSED = "namespaces \"install-probe-x\" is forbidden: ValidatingAdmissionPolicy 'furnish-phase-and-ready' with binding 'furnish-phase-and-ready' denied request: admin may not change label furnish.dev/phase";
 
 type Answer = { ok: boolean; status: number; error?: string; data?: unknown };
+/** The check's namespace, as the server answers its create. */
+const CREATED: Answer = { ok: true, status: 201, data: { metadata: { name: 'install-probe-x', uid: 'probe-uid' } } };
 const fakeKube = (answer: (req: KubeRequest) => Answer, calls: KubeRequest[] = []) => ({ call: async (req: KubeRequest) => (calls.push(req), { attempts: 1, ...answer(req) }) }) as unknown as KubeClient;
 
 describe('notEnforced: what the dry run\'s answer proves', () => {
@@ -37,7 +39,7 @@ describe('enforcementProblem: the dry run, as the installer', () => {
     const calls: KubeRequest[] = [];
     let dryRuns = 0;
     // The policy is loaded by the second dry run (kube-apiserver's informer).
-    const kube = fakeKube((req) => (req.method === 'POST' ? { ok: true, status: 201, data: { metadata: { name: 'install-probe-x', uid: 'probe-uid' } } } : req.query?.dryRun ? (++dryRuns === 1 ? { ok: true, status: 200 } : { ok: false, status: 422, error: REFUSED }) : { ok: true, status: 200 }), calls);
+    const kube = fakeKube((req) => (req.method === 'POST' ? CREATED : req.query?.dryRun ? (++dryRuns === 1 ? { ok: true, status: 200 } : { ok: false, status: 422, error: REFUSED }) : { ok: true, status: 200 }), calls);
     expect(await enforcementProblem(kube, 'install-probe-x', { sleep: async () => {}, until: Date.now() + 60_000 })).toBeUndefined();
     expect(calls[0]).toMatchObject({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: 'install-probe-x' } } });
     expect(calls[1]).toMatchObject({ method: 'PATCH', path: '/api/v1/namespaces/install-probe-x', query: { dryRun: 'All' }, contentType: 'application/merge-patch+json', body: ENFORCEMENT_CHECK.patch });
@@ -51,12 +53,46 @@ describe('enforcementProblem: the dry run, as the installer', () => {
     const kube = fakeKube((req) => (req.method === 'POST' ? { ok: false, status: 409, error: 'namespaces "install-probe-x" already exists' } : { ok: true, status: 200 }), calls);
     const problem = await enforcementProblem(kube, 'install-probe-x', { sleep: async () => {}, until: Date.now() + 60_000 });
     expect(problem).toBe("could not create namespace install-probe-x to check them: it already exists (someone else's: it was left alone); run again: each check picks a new name");
-    expect(calls.map((c) => c.method)).toEqual(['POST']);
+    expect(calls.map((c) => c.method)).toEqual(['POST', 'GET']);
+  });
+
+  // The client retries a create that timed out (or failed on the server's side): the server may
+  // have made it, and the retry then answers 409, or the retries run out.
+  const madeAnyway = (post: Answer, probe: (nonce: string) => Record<string, string>) => {
+    const calls: KubeRequest[] = [];
+    let nonce = '';
+    const kube = fakeKube((req) => {
+      if (req.method === 'POST') {
+        nonce = (req.body as KubeObject).metadata.annotations!['furnish.dev/install-probe']!;
+        return post;
+      }
+      if (req.method === 'GET') return { ok: true, status: 200, data: { metadata: { name: 'install-probe-x', uid: 'probe-uid', annotations: probe(nonce) } } };
+      return req.query?.dryRun ? { ok: false, status: 422, error: REFUSED } : { ok: true, status: 200 };
+    }, calls);
+    return { kube, calls };
+  };
+
+  it('a create the server made though the call failed (409 on the retry, or retries spent) is the check\'s by its nonce: checked, and deleted by its uid', async () => {
+    for (const post of [{ ok: false, status: 409, error: 'namespaces "install-probe-x" already exists' }, { ok: false, status: 504, error: 'Timeout: request did not complete within requested timeout' }]) {
+      const { kube, calls } = madeAnyway(post, (nonce) => ({ 'furnish.dev/install-probe': nonce }));
+      expect(await enforcementProblem(kube, 'install-probe-x', { sleep: async () => {}, until: Date.now() + 60_000 })).toBeUndefined();
+      expect(calls.map((c) => c.method)).toEqual(['POST', 'GET', 'PATCH', 'DELETE']);
+      expect(calls[3]).toMatchObject({ path: '/api/v1/namespaces/install-probe-x', body: { preconditions: { uid: 'probe-uid' } } });
+    }
+  });
+
+  it('a namespace carrying another check\'s nonce (or a copied one) is someone else\'s; a create answered without a uid deletes nothing by name', async () => {
+    const other = madeAnyway({ ok: false, status: 409, error: 'namespaces "install-probe-x" already exists' }, () => ({ 'furnish.dev/install-probe': 'another-check' }));
+    expect(await enforcementProblem(other.kube, 'install-probe-x', { sleep: async () => {}, until: Date.now() + 60_000 })).toContain("someone else's: it was left alone");
+    expect(other.calls.map((c) => c.method)).toEqual(['POST', 'GET']);
+    const noUid = madeAnyway({ ok: true, status: 201, data: { metadata: { name: 'install-probe-x' } } }, () => ({}));
+    expect(await enforcementProblem(noUid.kube, 'install-probe-x', { sleep: async () => {}, until: Date.now() + 60_000 })).toBe('could not create namespace install-probe-x to check them: the server answered HTTP 201 without its uid (nothing to delete it by)');
+    expect(noUid.calls.map((c) => c.method)).toEqual(['POST', 'GET']);
   });
 
   it('a server that admits it until the deadline: the policies are not enforced, and it says why', async () => {
     let t = 0;
-    const kube = fakeKube(() => ({ ok: true, status: 200 }));
+    const kube = fakeKube((req) => (req.method === 'POST' ? CREATED : { ok: true, status: 200 }));
     const problem = await enforcementProblem(kube, 'install-probe-x', { sleep: async (ms) => void (t += ms), now: () => t, until: 5_000 });
     expect(problem).toContain('does not evaluate them');
     expect(t).toBeGreaterThanOrEqual(5_000);
@@ -65,7 +101,7 @@ describe('enforcementProblem: the dry run, as the installer', () => {
   it('lifted: after their removal, waits until the dry run is admitted (a refusal by anything else, or a 429, shows nothing)', async () => {
     let dryRuns = 0;
     // Still compiled for the first two dry runs (kube-apiserver refreshes its policies once a second).
-    const kube = fakeKube((req) => (req.query?.dryRun && ++dryRuns <= 2 ? { ok: false, status: 422, error: REFUSED } : { ok: true, status: 200 }));
+    const kube = fakeKube((req) => (req.method === 'POST' ? CREATED : req.query?.dryRun && ++dryRuns <= 2 ? { ok: false, status: 422, error: REFUSED } : { ok: true, status: 200 }));
     expect(await enforcementProblem(kube, 'start-check-x', { sleep: async () => {}, until: Date.now() + 60_000, lifted: true })).toBeUndefined();
     expect(dryRuns).toBe(3);
     expect(stillEnforced({ ok: false, status: 422, error: REFUSED })).toBe('ValidatingAdmissionPolicy \'furnish-phase-and-ready\' still refuses its dry run after its removal');
