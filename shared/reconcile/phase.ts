@@ -121,8 +121,8 @@ function applied(current: StringMap | undefined, changes: Record<string, string 
  * `patch` (null: nothing to write) with the Ready condition the namespace will call for once it is
  * applied, when that is not the one condition it has: one write carries both. The transition time
  * moves only when the condition's status does. Several Ready conditions (written before
- * furnish-phase-and-ready judged every one of them) are collapsed into that one: a merge by `type`
- * would change only the first.
+ * furnish-phase-and-ready judged every one of them) are collapsed into that one, transitioned now:
+ * a merge by `type` would change only the first.
  */
 export function withReadyCondition(ns: KubeObject, patch: MetadataPatch | null, now: Date): NamespacePatch | null {
   const wanted = readyCondition(applied(ns.metadata.labels, patch?.metadata.labels), applied(ns.metadata.annotations, patch?.metadata.annotations));
@@ -132,7 +132,9 @@ export function withReadyCondition(ns: KubeObject, patch: MetadataPatch | null, 
   const current = readies[0];
   const said = current && current.status === wanted.status && current.reason === wanted.reason && current.message === wanted.message;
   if (said && readies.length === 1) return patch;
-  const lastTransitionTime = current?.status === wanted.status && current.lastTransitionTime ? current.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // Of several, none is known to be Furnish's (any could be the forged one): the collapse is the transition.
+  const kept = readies.length === 1 && current!.status === wanted.status ? current!.lastTransitionTime : undefined;
+  const lastTransitionTime = kept ?? now.toISOString().replace(/\.\d{3}Z$/, 'Z');
   const collapse: DeleteReadyConditions[] = readies.length > 1 ? [{ type: 'Ready', $patch: 'delete' }] : [];
   return { ...(patch ?? { metadata: {} }), status: { conditions: [...collapse, { ...wanted, lastTransitionTime }] } };
 }

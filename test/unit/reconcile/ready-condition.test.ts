@@ -49,13 +49,16 @@ describe('withReadyCondition', () => {
     expect(ready?.status?.conditions[0]).toMatchObject({ status: 'True', lastTransitionTime: '2026-11-27T10:00:00Z' });
   });
 
-  it('collapses several Ready conditions (written before furnish-phase-and-ready judged them all) into one, even when the first already says it', () => {
+  it('collapses several Ready conditions (written before furnish-phase-and-ready judged them all) into one, transitioned now, even when the first already says it', () => {
     const said = { ...readyCondition({ [KEY.phase]: 'ready' }, {})!, lastTransitionTime: '2026-01-01T00:00:00Z' };
     const forged = { type: 'Ready', status: 'False', reason: 'Pending', message: 'forged' };
     expect(withReadyCondition(ns({ [KEY.phase]: 'ready' }, {}, [said, { type: 'Other' }, forged]), null, NOW)).toEqual({
       metadata: {},
-      status: { conditions: [{ type: 'Ready', $patch: 'delete' }, said] },
+      status: { conditions: [{ type: 'Ready', $patch: 'delete' }, { ...said, lastTransitionTime: '2026-11-27T10:00:00Z' }] },
     });
+    // A forged first one that happens to say it keeps no time of its own either.
+    const forgedFirst = { ...said, lastTransitionTime: '2000-01-01T00:00:00Z' };
+    expect(withReadyCondition(ns({ [KEY.phase]: 'ready' }, {}, [forgedFirst, forged]), null, NOW)?.status?.conditions.at(-1)).toMatchObject({ status: 'True', lastTransitionTime: '2026-11-27T10:00:00Z' });
     expect(withReadyCondition(ns({ [KEY.phase]: 'ready' }, {}, [said, { type: 'Other' }]), null, NOW)).toBeNull();
   });
 
