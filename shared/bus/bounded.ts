@@ -35,12 +35,20 @@ export function boundedPublisher<T>(deps: BoundedPublisherDeps<T>): BoundedPubli
   let stopping = false;
 
   async function publishOnce(item: T): Promise<void> {
-    const { topic, envelope } = deps.encode(item);
-    for (let attempt = 1; ; attempt += 1) {
-      const r = await deps.bus.publish(topic, envelope);
-      if (r.ok) return deps.published(item);
-      if (!hasAttemptsLeft(PUBLISH_RETRY, attempt) || stopping) return deps.failed(item, topic, r.error);
-      await deps.sleep(backoffDelay(PUBLISH_RETRY, attempt));
+    let topic = '';
+    try {
+      const encoded = deps.encode(item);
+      topic = encoded.topic;
+      for (let attempt = 1; ; attempt += 1) {
+        const r = await deps.bus.publish(topic, encoded.envelope);
+        if (r.ok) return deps.published(item);
+        if (!hasAttemptsLeft(PUBLISH_RETRY, attempt) || stopping) return deps.failed(item, topic, r.error);
+        await deps.sleep(backoffDelay(PUBLISH_RETRY, attempt));
+      }
+    } catch (error) {
+      // An encoder or bus that throws instead of answering: given up as a failed publish, never a
+      // rejection that no caller awaits, nor one that leaves the items waiting behind it unstarted.
+      deps.failed(item, topic, error instanceof Error ? error.message : String(error));
     }
   }
 
