@@ -15,7 +15,8 @@ export default {
   // A worker is replaced once it holds more than this after a suite. Jest's ESM mode keeps every
   // suite's modules, so a worker reached 650-780 MB by the end of test/unit; a process that large
   // took over 500 ms to go after its 'exit' event, past jest-worker's grace period ("A worker
-  // process has failed to exit gracefully", 3 runs in 4 of test/unit; none in 3 runs with this).
+  // process has failed to exit gracefully": 3 runs of test/unit in 4; with this, none in 5 nor in
+  // a full npm test, in the same time).
   workerIdleMemoryLimit: '400MB',
   setupFiles: ['<rootDir>/test/support/billing-env.js'],
   globalSetup: '<rootDir>/test/support/tmpdir-setup.js',

@@ -22,7 +22,7 @@ import { webhookRegistrations, type RegistrationOptions } from '../webhooks/regi
 import { ENFORCEMENT_CHECK, installedPolicies, notEnforced, PART_OF, POLICY_API, POLICY_KINDS, stalePolicies, stillEnforced } from './policies.ts';
 import { fillObject, isWebhookConfiguration, loadKustomization } from './manifests.ts';
 import { admissionWrittenBack, failClosedConfigurations, failurePolicies, functionOf, imageReferenceProblem, INSTALL_PHASES, installOrder, isPolicyObject, keepsPolicies, undoSteps, uninstallOrder, withFailurePolicy, type FailurePolicy, type InstallPhase, type Prior, type Undo } from './plan.ts';
-import { isProbed, PROBE_RULES, PROBE_USER, PROBES, pendingNamespaceObject, unprobed, type Probe, type ProbeNames, type Unprobed } from './probes.ts';
+import { isProbed, PROBE_KEY, PROBE_RULES, PROBE_USER, PROBES, pendingNamespaceObject, unprobed, type Probe, type ProbeNames, type Unprobed } from './probes.ts';
 import { attemptGet, reachFunctions } from './reach.ts';
 import { calledFunctions } from './reachability.ts';
 
@@ -490,7 +490,7 @@ export async function enforcementProblem(kube: KubeClient, name: string, o: { fi
   // The client retries a create that timed out or failed on the server's side, which may have
   // made it: the namespace is this check's when it carries this check's nonce.
   const nonce = randomUUID();
-  const created = await kube.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', query: { fieldManager }, body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { [PROBE_ANNOTATION]: nonce } } } });
+  const created = await kube.call<KubeObject>({ method: 'POST', path: '/api/v1/namespaces', query: { fieldManager }, body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { [PROBE_KEY]: nonce } } } });
   const uid = (created.ok ? created.data?.metadata.uid : undefined) ?? await probeUid(kube, path, nonce);
   if (uid === undefined) {
     const why = created.status === 409 ? 'it already exists (someone else\'s: it was left alone); run again: each check picks a new name'
@@ -508,13 +508,10 @@ export async function enforcementProblem(kube: KubeClient, name: string, o: { fi
   }
 }
 
-/** Annotation of the enforcement check's namespace: the check's nonce. */
-const PROBE_ANNOTATION = 'furnish.dev/install-probe';
-
 /** The uid of namespace `path` if this check made it (it carries `nonce`); undefined otherwise. */
 async function probeUid(kube: KubeClient, path: string, nonce: string): Promise<string | undefined> {
   const res = await kube.call<KubeObject>({ method: 'GET', path });
-  return res.ok && res.data?.metadata.annotations?.[PROBE_ANNOTATION] === nonce ? res.data.metadata.uid : undefined;
+  return res.ok && res.data?.metadata.annotations?.[PROBE_KEY] === nonce ? res.data.metadata.uid : undefined;
 }
 
 /** Removes the registrations first, then the rest of infra/ (CRDs, and with them every custom resource, only if `crds`). */

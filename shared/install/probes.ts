@@ -10,6 +10,8 @@ import { APPLYSET_PARENT_NAME, applySetId } from '../render/applyset.ts';
 
 /** Impersonated for the probes that need a requester without Furnish's verbs. */
 export const PROBE_USER = 'furnish:install-probe';
+/** Marks the installer's probe objects: the namespaces it writes into (an enforcement check's carries its nonce) and the template's selector. */
+export const PROBE_KEY = 'furnish.dev/install-probe';
 /** What PROBE_USER may do (bound while the probes run, removed after): write what the probes write. */
 export const PROBE_RULES = [
   { apiGroups: [''], resources: ['namespaces', 'configmaps'], verbs: ['create'] },
@@ -89,7 +91,7 @@ export const PROBES: readonly Probe[] = [
     as: 'installer',
     object: ({ dryRun }) => ({
       apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: dryRun },
-      spec: { namespaces: { labelSelector: { matchLabels: { 'furnish.dev/install-probe': dryRun } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'probe' }, data: { token: '$(NO_SUCH_TOKEN)' } }] },
+      spec: { namespaces: { labelSelector: { matchLabels: { [PROBE_KEY]: dryRun } } }, templates: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'probe' }, data: { token: '$(NO_SUCH_TOKEN)' } }] },
     }),
     judge: refusedBy('validate-template'),
   },
@@ -138,7 +140,7 @@ export const PROBES: readonly Probe[] = [
 
 /** The namespace guard-initializing's probe writes into: kept pending by the installer while probing. */
 export function pendingNamespaceObject(name: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: PHASE.pending }, annotations: { 'furnish.dev/install-probe': 'true' } } };
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: PHASE.pending }, annotations: { [PROBE_KEY]: 'true' } } };
 }
 
 /**

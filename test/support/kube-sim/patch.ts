@@ -74,9 +74,8 @@ export function applyStrategicMergePatch(original: Json, patch: Json, schema: Me
   // A `$setElementOrder` without its list only reorders the stored one.
   for (const key of Object.keys(patch)) {
     const field = key.startsWith(SET_ORDER) ? key.slice(SET_ORDER.length) : undefined;
-    if (field === undefined || field in patch || !Array.isArray(result[field])) continue;
-    const semantics = schema.list([...names, field]);
-    if (semantics.type !== 'atomic') result[field] = inOrder(result[field] as Json[], result[field] as Json[], elementOrder(patch, field)!, keyOf(semantics));
+    if (field === undefined || field in patch || !Array.isArray(result[field]) || schema.list([...names, field]).type === 'atomic') continue;
+    result[field] = mergeList(result[field], [], schema, [...names, field], elementOrder(patch, field));
   }
   const retain = patch[RETAIN_KEYS];
   if (Array.isArray(retain)) {
