@@ -87,9 +87,12 @@ describe('a furnished namespace, as kubectl describe ns shows it', () => {
   });
 
   it('an earlier version\'s namespace loses its JSON at its next reconcile: the record of what was applied removed, the creator identity re-spelled as the same identity', async () => {
-    const annotations = await waitFor('the earlier namespace upgraded', async () => {
+    // The stack's first reconcile of the namespace may come before the template exists (it upgrades the
+    // annotations then) and the template's fan-out after it: wait for both, in either order.
+    const annotations = await waitFor('the earlier namespace upgraded and furnished', async () => {
       const a = (await get(admin, `/api/v1/namespaces/${EARLIER}`))?.metadata.annotations ?? {};
-      return a['furnish.dev/applied'] === undefined && !isJsonStructure(a['furnish.dev/creator-identity'] ?? '{}') ? a : undefined;
+      const upgraded = a['furnish.dev/applied'] === undefined && !isJsonStructure(a['furnish.dev/creator-identity'] ?? '{}');
+      return upgraded && (await get(admin, `/api/v1/namespaces/${EARLIER}/configmaps/describe`)) ? a : undefined;
     }, 60_000);
     expect(annotations['furnish.dev/creator-identity']).toBe('user=alice&group=dev&group=system%3Aauthenticated');
     expect(annotations['furnish.dev/creator']).toBe('alice');
