@@ -4,6 +4,10 @@
 // once holds its envelope, its retry loop and the bus's own wait (~2 KB): 9,000 namespaces created
 // at once left 15,622 publishes waiting in the relay (its own and the billing tap's), whose heap
 // pages V8 kept resident after (docs/performance.md, Population). Lists wait for room instead.
+// One ordering key's publishes go out side by side (Pub/Sub's client keeps their order), until one
+// fails: then the later ones of its key wait until it is published or given up. Why: the client
+// fails what is queued behind a failed publish and accepts new ones once resumed (bus/pubsub.ts), so
+// without the wait a later message of the key would overtake the failed one's retry.
 import { backoffDelay, hasAttemptsLeft, PUBLISH_RETRY } from '../kube/retry.ts';
 import type { Envelope } from './envelope.ts';
 import type { Bus } from './types.ts';
@@ -13,7 +17,12 @@ export interface BoundedPublisher<T> {
   publish(item: T): Promise<void>;
   /** Resolves once fewer than the bound are in flight; undefined when there is room already. */
   room(): Promise<void> | undefined;
-  /** Stops retrying and waits for every publish in flight or waiting. */
+  /**
+   * Stops retrying; resolves once every item in flight or waiting is published or given up. Each
+   * gets one attempt until one fails: then the bus is taken to be down and the rest are given up
+   * without one, so a shutdown during an outage takes one round of attempts, not one per item
+   * (what is given up is repaired by the next start's resync or snapshot).
+   */
   drain(): Promise<void>;
 }
 
@@ -24,7 +33,7 @@ export interface BoundedPublisherDeps<T> {
   /** Its topic and envelope, made when its publish starts. */
   encode: (item: T) => { topic: string; envelope: Envelope };
   published: (item: T) => void;
-  /** Given up: out of attempts, or drained meanwhile. */
+  /** Given up: out of attempts, or drained meanwhile (`topic` empty when it could not be encoded). */
   failed: (item: T, topic: string, error: string | undefined) => void;
 }
 
@@ -32,22 +41,53 @@ export function boundedPublisher<T>(deps: BoundedPublisherDeps<T>): BoundedPubli
   const inFlight = new Set<Promise<void>>();
   /** Beyond the bound, in arrival order: a publish that ends starts the next (so: waiting ⇒ the bound is reached). */
   const waiting: Array<{ item: T; done: () => void }> = [];
+  /** Each ordering key's publishes in flight, in the order they started; `failed` once one of its attempts failed. */
+  const keys = new Map<string, { turns: Array<{ failed: boolean }>; wake: Array<() => void> }>();
   let stopping = false;
+  /** Stopping, and a publish failed since: the rest are given up without an attempt. */
+  let busDown = false;
 
+  /** Whether a publish of the key that started before `turn` failed and is not over: `turn` must not overtake it. */
+  function behindFailed(key: string, turn: { failed: boolean }): boolean {
+    for (const t of keys.get(key)!.turns) {
+      if (t === turn) return false;
+      if (t.failed) return true;
+    }
+    return false;
+  }
+
+  async function publishEncoded(item: T, topic: string, envelope: Envelope): Promise<void> {
+    const key = envelope.orderingKey;
+    const turn = { failed: false };
+    const queue = keys.get(key) ?? { turns: [], wake: [] };
+    keys.set(key, queue);
+    queue.turns.push(turn);
+    try {
+      for (let attempt = 1; ; attempt += 1) {
+        while (behindFailed(key, turn)) await new Promise<void>((r) => queue.wake.push(r));
+        if (busDown) return deps.failed(item, topic, 'given up at drain: a publish had failed');
+        const r = await deps.bus.publish(topic, envelope);
+        if (r.ok) return deps.published(item);
+        turn.failed = true;
+        busDown ||= stopping;
+        if (!hasAttemptsLeft(PUBLISH_RETRY, attempt) || stopping) return deps.failed(item, topic, r.error);
+        await deps.sleep(backoffDelay(PUBLISH_RETRY, attempt));
+      }
+    } finally {
+      queue.turns.splice(queue.turns.indexOf(turn), 1);
+      if (queue.turns.length === 0) keys.delete(key);
+      for (const wake of queue.wake.splice(0)) wake();
+    }
+  }
+
+  /** Never rejects: an encoder or bus that throws instead of answering is a failed publish, and the items behind it still start. */
   async function publishOnce(item: T): Promise<void> {
     let topic = '';
     try {
       const encoded = deps.encode(item);
       topic = encoded.topic;
-      for (let attempt = 1; ; attempt += 1) {
-        const r = await deps.bus.publish(topic, encoded.envelope);
-        if (r.ok) return deps.published(item);
-        if (!hasAttemptsLeft(PUBLISH_RETRY, attempt) || stopping) return deps.failed(item, topic, r.error);
-        await deps.sleep(backoffDelay(PUBLISH_RETRY, attempt));
-      }
+      await publishEncoded(item, encoded.topic, encoded.envelope);
     } catch (error) {
-      // An encoder or bus that throws instead of answering: given up as a failed publish, never a
-      // rejection that no caller awaits, nor one that leaves the items waiting behind it unstarted.
       deps.failed(item, topic, error instanceof Error ? error.message : String(error));
     }
   }
