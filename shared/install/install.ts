@@ -11,7 +11,7 @@
 // writes back what was there before, so a failed first install leaves nothing and a failed
 // upgrade leaves the previous install. Uninstall removes the registrations first.
 import { randomUUID } from 'node:crypto';
-import { applyObject, createObject, deleteObject, NAMESPACES } from '../kube/api.ts';
+import { applyObject, createObject, deleteObject, listEach, NAMESPACES } from '../kube/api.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { ResourceResolver, resourcePath, type ResourceInfo } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -22,7 +22,7 @@ import { webhookRegistrations, type RegistrationOptions } from '../webhooks/regi
 import { ENFORCEMENT_CHECK, installedPolicies, notEnforced, PART_OF, POLICY_API, POLICY_KINDS, stalePolicies, stillEnforced } from './policies.ts';
 import { fillObject, isWebhookConfiguration, loadKustomization } from './manifests.ts';
 import { admissionWrittenBack, failClosedConfigurations, failurePolicies, functionOf, imageReferenceProblem, INSTALL_PHASES, installOrder, isPolicyObject, keepsPolicies, undoSteps, uninstallOrder, withFailurePolicy, type FailurePolicy, type InstallPhase, type Prior, type Undo } from './plan.ts';
-import { isProbed, PROBE_KEY, PROBE_RULES, PROBE_USER, PROBES, pendingNamespaceObject, unprobed, type Probe, type ProbeNames, type Unprobed } from './probes.ts';
+import { CHECK_NAMESPACE_PREFIX, isInstallerNamespace, isProbed, PROBE_KEY, PROBE_NAMESPACE_PREFIX, PROBE_RULES, PROBE_USER, PROBES, pendingNamespaceObject, unprobed, type Probe, type ProbeNames, type Unprobed } from './probes.ts';
 import { attemptGet, reachFunctions } from './reach.ts';
 import { calledFunctions } from './reachability.ts';
 
@@ -265,7 +265,7 @@ async function applyAndProbe(t: InstallTarget, resolver: ResourceResolver, o: In
   const deadline = now() + o.timeoutMs;
   const id = o.probeId ?? Math.random().toString(36).slice(2, 8);
   // Not furnish-*: Furnish reserves those names, and the probes must not be refused for their name.
-  const names: ProbeNames = { dryRun: `install-dry-run-${id}`, pendingNamespace: `install-probe-${id}`, furnishNamespace: objects.find((x) => x.kind === 'Namespace')!.metadata.name! };
+  const names: ProbeNames = { dryRun: `install-dry-run-${id}`, pendingNamespace: `${PROBE_NAMESPACE_PREFIX}${id}`, furnishNamespace: objects.find((x) => x.kind === 'Namespace')!.metadata.name! };
   const rbac = probeRole();
   const manifest = failurePolicies(registrations);
   let failing = new Map<string, string>();
@@ -288,7 +288,7 @@ async function applyAndProbe(t: InstallTarget, resolver: ResourceResolver, o: In
     },
     enforced: async () => {
       if (policies.length === 0) return;
-      const problem = await enforcementProblem(t.kube, `install-check-${id}`, { sleep: t.sleep, now: t.now, until: Math.min(deadline, now() + ENFORCEMENT_WAIT_MS) });
+      const problem = await enforcementProblem(t.kube, `${CHECK_NAMESPACE_PREFIX}${id}`, { sleep: t.sleep, now: t.now, until: Math.min(deadline, now() + ENFORCEMENT_WAIT_MS) });
       if (problem) throw new InstallError(`Furnish's ValidatingAdmissionPolicies are written but not enforced: ${problem}`);
       t.log.log('INFO', 'in-tree policies enforced', { policy: ENFORCEMENT_CHECK.policy });
     },
@@ -527,10 +527,23 @@ export async function uninstall(t: Pick<InstallTarget, 'kube' | 'log'>, o: { crd
   // The probe identity too, should an install have been interrupted while probing.
   for (const object of uninstallOrder([...registrations, ...clusterObjects(), ...policies, ...probeRole()], { crds: o.crds })) await remove(t, resolver, object);
   if (policies.some((p) => p.metadata.name === ENFORCEMENT_CHECK.policy)) await waitLifted(t);
+  await removeInstallerNamespaces(t);
+}
+
+/** The installer's own namespaces an install killed while probing left behind (isInstallerNamespace), each deleted with its uid as precondition. */
+async function removeInstallerNamespaces(t: Pick<InstallTarget, 'kube' | 'log'>): Promise<void> {
+  const left: KubeObject[] = [];
+  const listed = await listEach(t.kube, resourcePath(NAMESPACES), { limit: 500 }, (ns) => void (isInstallerNamespace(ns) && left.push(ns)));
+  if (!listed.ok) throw new InstallError(`could not list namespaces to find those an interrupted install left (HTTP ${listed.status}: ${listed.error ?? ''}); everything else was removed: run furnish uninstall again`);
+  for (const ns of left) {
+    const res = await deleteObject(t.kube, NAMESPACES, '', ns.metadata.name!, { uid: ns.metadata.uid! });
+    if (!res.ok && res.status !== 404 && res.status !== 409) throw new InstallError(`could not delete namespace ${ns.metadata.name} (an interrupted install's): HTTP ${res.status}: ${res.error ?? ''}`);
+    t.log.log('INFO', 'deleted', { kind: 'Namespace', name: ns.metadata.name, why: 'an interrupted install left it' });
+  }
 }
 
 /** Returns once the server no longer enforces Furnish's removed policies (it drops them within about a second), or warns after ENFORCEMENT_WAIT_MS. */
 async function waitLifted(t: Pick<InstallTarget, 'kube' | 'log'>): Promise<void> {
-  const problem = await enforcementProblem(t.kube, `install-check-${Math.random().toString(36).slice(2, 8)}`, { until: Date.now() + ENFORCEMENT_WAIT_MS, lifted: true });
+  const problem = await enforcementProblem(t.kube, `${CHECK_NAMESPACE_PREFIX}${Math.random().toString(36).slice(2, 8)}`, { until: Date.now() + ENFORCEMENT_WAIT_MS, lifted: true });
   if (problem !== undefined) t.log.log('WARNING', 'Furnish\'s policies are removed, but the server was not seen to stop enforcing them', { problem });
 }

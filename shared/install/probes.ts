@@ -4,7 +4,7 @@
 // Mutating webhooks must leave their mark on the returned object; validating ones must refuse a
 // request they exist to refuse. Requests that need an unprivileged requester are sent as
 // PROBE_USER (impersonated, with PROBE_RULES and nothing else).
-import { FIELD_MANAGER, KEY, PHASE } from '../keys.ts';
+import { FIELD_MANAGER, INSTALL_FIELD_MANAGER, KEY, PHASE } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { APPLYSET_PARENT_NAME, applySetId } from '../render/applyset.ts';
 
@@ -137,6 +137,23 @@ export const PROBES: readonly Probe[] = [
     judge: refusedBy('protect-applyset'),
   },
 ];
+
+/** The installer's own namespaces, `<prefix><id>`: the one it keeps pending while probing, and each enforcement check's. */
+export const PROBE_NAMESPACE_PREFIX = 'install-probe-';
+export const CHECK_NAMESPACE_PREFIX = 'install-check-';
+
+/**
+ * Whether `ns` is one of the installer's own namespaces (its name, PROBE_KEY, created by the
+ * installer's field manager): one an install killed while it probed (SIGKILL, a second Ctrl-C)
+ * left behind, which uninstall removes. All three, so that no namespace is taken for one by its
+ * name alone.
+ */
+export function isInstallerNamespace(ns: KubeObject): boolean {
+  const name = ns.metadata.name ?? '';
+  const named = [PROBE_NAMESPACE_PREFIX, CHECK_NAMESPACE_PREFIX].some((prefix) => name.startsWith(prefix) && /^[a-z0-9]+$/.test(name.slice(prefix.length)));
+  const managers = (ns.metadata.managedFields ?? []) as Array<{ manager?: string }>;
+  return named && ns.metadata.annotations?.[PROBE_KEY] !== undefined && managers.some((m) => m.manager === INSTALL_FIELD_MANAGER);
+}
 
 /** The namespace guard-initializing's probe writes into: kept pending by the installer while probing. */
 export function pendingNamespaceObject(name: string): KubeObject {

@@ -31,6 +31,7 @@ import { WEBHOOKS } from '../../shared/config/types.ts';
 import { webhookRegistrations } from '../../shared/webhooks/registration.ts';
 import { clusterObjects, enforcementProblem } from '../../shared/install/install.ts';
 import { installedPolicies, PART_OF, POLICY_KINDS } from '../../shared/install/policies.ts';
+import { PROBE_KEY } from '../../shared/install/probes.ts';
 import { INSTALL_FIELD_MANAGER } from '../../shared/keys.ts';
 import { defaultPolicySettings } from '../../shared/config/types.ts';
 import { inTreePolicies } from '../../shared/kube/features.ts';
@@ -588,4 +589,29 @@ describe('furnish install / uninstall (cannot lock anyone out)', () => {
       await furnish(['uninstall', '--kubeconfig', cluster.kubeconfigPath, '--context', 'admin']);
     }
   }, 180_000);
+
+  it('uninstall deletes the namespaces an install killed while probing left, and none that only looks like one', async () => {
+    const make = (name: string, annotated: boolean, fieldManager: string) => admin.call({ method: 'POST', path: '/api/v1/namespaces', query: { fieldManager },
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(annotated ? { annotations: { [PROBE_KEY]: 'true' } } : {}) } } });
+    const left = [`install-probe-${run}`, `install-check-${run}`];
+    const lookalikes = [`install-check-${run}a`, `install-check-${run}b`, `install-check-${run}-x`];
+    for (const name of left) expect((await make(name, true, INSTALL_FIELD_MANAGER)).status).toBe(201);
+    // Not the installer's: no PROBE_KEY, another field manager, a name the installer never picks.
+    for (const [name, annotated, manager] of [[lookalikes[0]!, false, INSTALL_FIELD_MANAGER], [lookalikes[1]!, true, 'kubectl-create'], [lookalikes[2]!, true, INSTALL_FIELD_MANAGER]] as const) {
+      expect((await make(name, annotated, manager)).status).toBe(201);
+    }
+    try {
+      const removed = await furnish(['uninstall', '--kubeconfig', cluster.kubeconfigPath, '--context', 'admin', '-o', 'json']);
+      expect(removed.code).toBe(0);
+      const state = async (name: string) => {
+        const res = await admin.call<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${name}` });
+        return !res.ok ? 'gone' : res.data?.metadata.deletionTimestamp ? 'deleting' : 'kept';
+      };
+      for (const name of left) expect([name, await state(name)]).toEqual([name, expect.stringMatching(/^(gone|deleting)$/)]);
+      for (const name of lookalikes) expect([name, await state(name)]).toEqual([name, 'kept']);
+    } finally {
+      for (const name of [...left, ...lookalikes]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${name}` });
+      await restoreFurnishNamespace();
+    }
+  }, 120_000);
 });
