@@ -19,9 +19,9 @@ import type { Logger } from '../log.ts';
 import { TransientError } from '../kube/errors.ts';
 import { markTimedOutInitializer } from './initializers.ts';
 import { grantedTemplates, observeNamespace, readNamespace, readParent, readTemplates, type Grants, type Read } from './namespace-reads.ts';
-import { applyParent, execute, patchNamespace, postEvent } from './namespace-writes.ts';
+import { applyParent, execute, patchNamespace, postEvent, type Execution } from './namespace-writes.ts';
 import { sortedUnique } from './objects.ts';
-import { afterWrites, desiredState, namespaceInfo, namespaceSkip, parentTemplates, planNamespace, templatesOutdated, type DesiredState, type PlanInput } from './plan.ts';
+import { afterWrites, desiredState, namespaceInfo, namespaceSkip, PARENT_FAILURE, parentTemplates, planNamespace, templatesOutdated, type DesiredState, type PlanInput } from './plan.ts';
 import { namespaceEvent, warningEvents, type NamespaceOutcome } from './report.ts';
 import { withReadyCondition } from './phase.ts';
 import { heldBackBy, maybeCountedPending } from './template-status.ts';
@@ -102,6 +102,12 @@ async function readAndPlan(deps: NamespaceDeps, ns: KubeObject, atLeast: string 
   return { ok: true, value: { desired, refused, input: { namespace: ns, desired, observed: seen.objects, unreadableKinds: seen.unreadableKinds, parent, templates } } };
 }
 
+/** Transient failures fail the delivery (TransientError): Pub/Sub redelivers, and the namespace's next messages wait for it. */
+function failOnTransient(name: string, exec: Execution): void {
+  if (exec.transient.length === 0) return;
+  throw new TransientError(`namespace ${name}: ${exec.transient.length} transient failure(s): ${exec.transient.slice(0, 3).join('; ')}`, { status: 503 });
+}
+
 export async function reconcileNamespace(deps: NamespaceDeps, name: string, request: NamespaceRequest = {}): Promise<NamespaceResult> {
   const now = deps.now?.() ?? new Date();
   const failed = (reason: string): NamespaceResult => ({ result: 'failed', namespace: name, writes: 0, reason });
@@ -123,14 +129,20 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
 
   const plan = planNamespace(input);
   const exec = await execute(deps, plan, new Set(desired.problems.map((p) => p.template)));
-  if (exec.transient.length > 0) {
-    throw new TransientError(`namespace ${name}: ${exec.transient.length} transient failure(s): ${exec.transient.slice(0, 3).join('; ')}`, { status: 503 });
-  }
+  failOnTransient(name, exec);
   for (const p of desired.problems) exec.failures.push({ template: p.template, key: p.path, hash: '', status: 422, reason: 'RenderFailed', message: p.message });
   for (const r of refused) exec.failures.push({ template: r.template, key: '(permission)', hash: '', status: 403, reason: 'Forbidden', message: r.message });
 
-  const after = afterWrites(input, plan, exec, { readyDespiteFailures: deps.readyDespiteFailures });
-  if (after.parentWrite) await applyParent(deps, exec, after.parent);
+  const afterOpts = { readyDespiteFailures: deps.readyDespiteFailures };
+  let after = afterWrites(input, plan, exec, afterOpts);
+  if (after.parentWrite) {
+    await applyParent(deps, exec, after.parent);
+    // The parent is how a later prune finds these objects: a write of it that failed is never
+    // left behind a namespace called ready. Transient: the delivery fails, and the next one writes
+    // it. Refused: the namespace fails, decided again with that failure.
+    failOnTransient(name, exec);
+    if (exec.failures.some((f) => f.template === PARENT_FAILURE)) after = afterWrites(input, plan, exec, afterOpts);
+  }
   let writes = exec.writes;
 
   const outcome: NamespaceOutcome = {

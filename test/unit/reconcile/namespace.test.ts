@@ -150,6 +150,43 @@ describe('reconcileNamespace', () => {
     expect(api.get('v1', 'Namespace', undefined, 'team-a')?.metadata.labels?.[KEY.phase]).toBe('pending');
   });
 
+  describe('the parent written after the objects (a template starts matching a ready namespace)', () => {
+    /** team-a holds template u; template t (same kind: the parent is written after the objects) starts matching it while `parentAnswer` answers the parent's write. */
+    async function startMatching(parentAnswer: { status: number; reason?: string; error?: string; retryAfterSeconds?: number }) {
+      let failParent = true;
+      const { api, deps } = setup((req) => (failParent && req.method === 'PATCH' && req.path.endsWith('/configmaps/furnish-applyset') ? parentAnswer : undefined));
+      failParent = false;
+      api.put(ns('team-a'));
+      api.put(tpl('u', [cm('cm-u')]));
+      api.put(tpl('t', [cm('cm-t')], { namespaces: { labelSelector: { matchLabels: { tier: 'gold' } } } }));
+      expect((await reconcileNamespace(deps, 'team-a')).result).toBe('converged');
+      const ready = api.get('v1', 'Namespace', undefined, 'team-a')!;
+      api.put({ ...ready, metadata: { ...ready.metadata, labels: { ...ready.metadata.labels, tier: 'gold' } } });
+      failParent = true;
+      const second = await reconcileNamespace(deps, 'team-a').catch((e: unknown) => e);
+      failParent = false;
+      return { api, deps, second };
+    }
+    const namesOf = (api: MemoryApi) => api.get('v1', 'ConfigMap', 'team-a', 'furnish-applyset')?.metadata.annotations?.[KEY.appliedTemplates];
+
+    it('a transient failure of its write fails the delivery, and the redelivery writes it: the parent never misses objects a later prune must find', async () => {
+      const { api, deps, second } = await startMatching({ status: 429, retryAfterSeconds: 0 });
+      expect(second).toBeInstanceOf(TransientError);
+      expect(api.get('v1', 'ConfigMap', 'team-a', 'cm-t')).toBeDefined();
+      expect(namesOf(api)).toBe('u');
+      expect((await reconcileNamespace(deps, 'team-a')).result).toBe('converged');
+      expect(namesOf(api)).toBe('t,u');
+    });
+
+    it('a refused write of it fails the namespace, saying so', async () => {
+      const { api, second } = await startMatching({ status: 403, reason: 'Forbidden', error: 'configmaps "furnish-applyset" is forbidden' });
+      expect(second).toMatchObject({ result: 'failed' });
+      const after = api.get('v1', 'Namespace', undefined, 'team-a')!;
+      expect(after.metadata.labels?.[KEY.phase]).toBe('failed');
+      expect(after.metadata.annotations?.[KEY.failure]).toContain('forbidden');
+    });
+  });
+
   it('opt-out applies nothing but still marks the namespace ready', async () => {
     const { api, deps } = setup();
     api.put(ns('team-a', {}, { [KEY.optOut]: 'true' }));
