@@ -417,12 +417,18 @@ export class TerraformModel {
       case 'conditional':
         return known(await src('conditionExpression'), where) === true ? src('trueExpression') : src('falseExpression');
       case 'binaryOp': {
+        const compare = (test: (x: number, y: number) => boolean) => (x: unknown, y: unknown) => {
+          if (typeof x !== 'number' || typeof y !== 'number') throw new Error(`${where}: ${String(meta.operator)} compares numbers, got ${JSON.stringify(x)} and ${JSON.stringify(y)}`);
+          return test(x, y);
+        };
+        const numeric = { greaterThan: compare((x, y) => x > y), greaterThanOrEqual: compare((x, y) => x >= y), lessThan: compare((x, y) => x < y), lessThanOrEqual: compare((x, y) => x <= y) };
         const [a, b] = [await src('lhsExpression'), await src('rhsExpression')];
         const ops: Record<string, (x: unknown, y: unknown) => unknown> = {
           equal: (x, y) => JSON.stringify(x) === JSON.stringify(y),
           notEqual: (x, y) => JSON.stringify(x) !== JSON.stringify(y),
-          and: (x, y) => x === true && y === true,
-          or: (x, y) => x === true || y === true,
+          logicalAnd: (x, y) => x === true && y === true,
+          logicalOr: (x, y) => x === true || y === true,
+          ...numeric,
         };
         const op = ops[String(meta.operator)];
         if (!op) throw new Error(`${where}: operator ${String(meta.operator)} is not supported here`);

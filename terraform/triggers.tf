@@ -16,7 +16,9 @@ resource "google_pubsub_subscription" "push" {
   name                    = "${var.name_prefix}-${each.key}"
   topic                   = google_pubsub_topic.events[each.value.topic].id
   enable_message_ordering = true
-  ack_deadline_seconds    = 60
+  # A push's request timeout is the ack deadline: shorter than the function may run, a reconcile
+  # still running would be delivered again beside itself, and one namespace's reconciles overlap.
+  ack_deadline_seconds = var.reconciler.timeout
   push_config {
     push_endpoint = local.function_url[each.value.function]
     oidc_token {

@@ -115,6 +115,11 @@ variable "reconciler" {
     concurrency   = number
   })
   default = { max_instances = 10, memory = "512Mi", timeout = 300, concurrency = 8 }
+  # The subscriptions' ack deadline is this timeout (triggers.tf), and Pub/Sub takes 10 to 600 s.
+  validation {
+    condition     = var.reconciler.timeout >= 10 && var.reconciler.timeout <= 600
+    error_message = "reconciler.timeout: between 10 and 600 seconds, the ack deadlines Pub/Sub accepts (the push subscriptions wait that long for each delivery)."
+  }
 }
 
 variable "billing" {

@@ -112,6 +112,17 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
     expect([...subscribed].sort()).toEqual(published.map((t) => `projects/${PROJECT}/topics/${t}`).sort());
   });
 
+  it('waits for each push as long as the function may run (a push\'s request timeout is its ack deadline), so a reconcile still running is never delivered again beside itself', async () => {
+    const reconcilers = [...(await tf.instances('google_cloudfunctions2_function', 'fn')).keys()].filter((fn) => !(WEBHOOKS as readonly string[]).includes(fn));
+    const timeouts = await Promise.all(reconcilers.map(async (fn) => Number(await tf.attribute('google_cloudfunctions2_function', 'fn', fn, ['service_config', 0, 'timeout_seconds']))));
+    expect(Math.max(...timeouts)).toBe(300);
+    for (const key of (await tf.instances('google_pubsub_subscription', 'push')).keys()) {
+      expect([key, await tf.attribute('google_pubsub_subscription', 'push', key, ['ack_deadline_seconds'])]).toEqual([key, Math.max(...timeouts)]);
+    }
+    const tooLong = await TerraformModel.load(TERRAFORM, { ...VARIABLES, reconciler: { max_instances: 10, memory: '512Mi', timeout: 900, concurrency: 8 } });
+    expect(await tooLong.failedValidations('reconciler')).toEqual([expect.stringContaining('reconciler.timeout: between 10 and 600 seconds')]);
+  });
+
   it('lets each side publish where it publishes: the relay on its topics, the reconcilers on fan-out (namespaces) and STATUS (templates)', async () => {
     const grants = new Map<string, Set<string>>();
     for (const resource of ['relay_publishes', 'reconciler_publishes']) {

@@ -1,6 +1,14 @@
 // docs/architecture.md stays true: every row of "Where is X decided" names a file that exists and
-// a function that file defines, every file the page names exists, and every exported decision
-// function (named as one: see DECISION_NAME) of shared/ or functions/ has a row.
+// a function that file defines, every file the page names exists, and no decision goes unlisted.
+//
+// Decision files are the modules decisions live in: every file under shared/webhooks/rules/ (the
+// admission rules) and the PLANNERS (the pure modules the reconcilers and the relay decide in).
+// There a decision can have any name (namespaceSkip, statusDiffers, withReadyCondition), so EVERY
+// exported value (function, const, class; types and re-exports aside) either has a row naming it
+// with its file or is listed in NOT_DECISIONS (helpers, readers, builders, messages, constants,
+// rule lists and the runners that apply them, I/O). A new export of a decision file fails until it
+// is classified. Elsewhere in shared/ and functions/, an exported function whose name says it
+// decides (DECISION_NAME) needs a row.
 import { describe, expect, it } from '@jest/globals';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -29,13 +37,80 @@ function defines(source: string, fn: string): boolean {
 
 /**
  * A name that says it decides: decide…, plan…, refuse…; …Needed, …Targets, …Decision, …Refusal,
- * …Outcome; or "<what>Needs<What>" (optOutNeedsPermission, statusNeedsWrite). Helpers (isX, …Of),
- * message builders (…Denial) and rule lists are not decisions.
+ * …Outcome; or "<what>Needs<What>" (optOutNeedsPermission, statusNeedsWrite). Only a net for files
+ * outside the decision files, where most exports are I/O and helpers.
  */
 const DECISION_NAME = /^(?:decide|plan|refuse)[A-Z0-9]|[a-z0-9](?:Needed|Targets|Decision|Refusal|Outcome)$|[a-z0-9]Needs[A-Z]/;
 
-/** The directories whose modules hold decisions (rules, planners, their callers): all of them are scanned. */
+/** The directories scanned for exported functions named as decisions. */
 const DECISION_ROOTS = ['shared', 'functions'];
+
+/** Every file under it is a decision file: the admission rules. */
+const RULES_DIR = 'shared/webhooks/rules';
+
+/**
+ * The planners, decision files too: the population path (reconcile-namespace, reconcile-template,
+ * the ownership and drift they and protect-objects judge by), the relay's choices (its state, the
+ * drift it forwards, its observers'), the initializers', the quota ledger and the LNamespace plan.
+ */
+const PLANNERS = [
+  'shared/reconcile/plan.ts', 'shared/reconcile/phase.ts', 'shared/reconcile/fanout.ts', 'shared/reconcile/template-status.ts',
+  'shared/reconcile/fingerprints.ts', 'shared/reconcile/report.ts', 'shared/reconcile/drift.ts', 'shared/ownership.ts',
+  'shared/kube/managed-fields.ts', 'functions/watch-relay/lib/relay-state.ts', 'functions/watch-relay/lib/drift-watch.ts',
+  'shared/lnamespace/relay.ts', 'shared/org/relay-organizations.ts', 'shared/initializers/decide.ts', 'shared/org/ledger.ts',
+  'shared/lnamespace/plan.ts',
+];
+
+/**
+ * The exports of decision files that decide nothing themselves, by file. Each is a helper (lookup,
+ * parser, formatter), a reader of what another decision wrote, a builder of what a decision chose
+ * (patch, object, Event), a message, a constant, a list of rules or the runner that applies one,
+ * state, or I/O.
+ */
+const NOT_DECISIONS: Readonly<Record<string, readonly string[]>> = {
+  // readers and builders: a namespace's render input, Furnish's marks, the parent's content, the orphan patch
+  'shared/reconcile/plan.ts': ['namespaceInfo', 'renderContextOf', 'renderContextOfInfo', 'withRecordedAnnotations', 'PARENT_FAILURE', 'parentGroupKinds', 'parentTemplates', 'orphanPatch', 'parentObject'],
+  // the failure annotation's text and its lines
+  'shared/reconcile/phase.ts': ['MAX_FAILURE_TEXT', 'failureText', 'failureLineFor'],
+  'shared/reconcile/fanout.ts': ['parentRecord', 'chunk'],
+  // accumulators of the template's live objects
+  'shared/reconcile/template-status.ts': ['emptyLive', 'addLive', 'liveHashes'],
+  // limits, formatting, and the Event and condition builders
+  'shared/reconcile/report.ts': ['MAX_RECENT_FAILURES', 'MAX_MESSAGE', 'clip', 'writesOf', 'warningEvents', 'eventObject', 'condition', 'upsert'],
+  // the compact form a fingerprint is kept in, the fingerprints wired in, the index entry, the relay's state (it asks fingerprints.ts and redriveAfter)
+  'functions/watch-relay/lib/relay-state.ts': ['compactFingerprint', 'BUILT_IN_FINGERPRINTS', 'seenOf', 'RelayState'],
+  // what is watched, its path, the watch (I/O)
+  'functions/watch-relay/lib/drift-watch.ts': ['DEFAULT_DRIFT_RESOURCES', 'driftPath', 'watchDrift'],
+  'shared/lnamespace/relay.ts': ['LNS_DRIFT_RESOURCES', 'LNS_DRIFT_SELECTOR', 'holdersOf'],
+  'shared/org/relay-organizations.ts': ['NamespaceOrganizations'],
+  // the annotations' parsers and formatters, the failure patch
+  'shared/initializers/decide.ts': ['pendingInitializers', 'formatInitializers', 'listChange', 'parseFailureReport', 'newFailureReport', 'failureValue', 'findInitializer', 'failurePatch'],
+  // the quota and slots read from an Organization, the denial's text
+  'shared/org/ledger.ts': ['quotaOf', 'usedSlots', 'quotaDenial'],
+  'shared/lnamespace/plan.ts': ['keyOf', 'withTransitionTimes'],
+  // the failure annotation's templates, the denials' advice
+  'shared/webhooks/rules/guard-initializing.ts': ['failedTemplates', 'recoveryAdvice', 'stillFurnishing'],
+  'shared/webhooks/rules/initializers-guard.ts': ['laterInitializerOf'],
+  'shared/webhooks/rules/initializers-mutate.ts': ['INITIALIZER_MUTATIONS', 'initializerMutations'],
+  'shared/webhooks/rules/initializers-validate.ts': ['initializerValidation'],
+  'shared/webhooks/rules/mutate-namespace.ts': ['isChange', 'IMMUTABLE_ANNOTATIONS', 'keptCreator', 'MUTATE_NAMESPACE_RULES', 'mutationsFor', 'applyChanges'],
+  'shared/webhooks/rules/organization-lnamespace.ts': ['lnamespaceAsk'],
+  // the allowlist's fixed exceptions (metadataAllowlist decides), the label's reader, a diff, who Furnish is
+  'shared/webhooks/rules/organization-namespace.ts': ['OWN_RULE_KEYS', 'KEYS_WRITTEN_BY_FURNISH', 'organizationOf', 'changedKeys', 'isFurnish', 'ORGANIZATION_NAMESPACE_RULES', 'organizationOutcomes'],
+  // an outcome's builders; resolveNow and resolve are resolveOutcomes without waiting
+  'shared/webhooks/rules/outcome.ts': ['allowBecause', 'denyBecause', 'resolveNow', 'resolve'],
+  // a pattern match, as the settings spell principals
+  'shared/webhooks/rules/principals.ts': ['matchesPrincipal', 'matchingPrincipal'],
+  // the subresources' names, the object's template label, the denial's text
+  'shared/webhooks/rules/protect-objects.ts': ['SCALE', 'JUDGED_AS_OBJECT', 'templateOf', 'protectFirstStep', 'protectionDenial'],
+  'shared/webhooks/rules/run-once-pod.ts': ['POD_DEADLINE_ANNOTATION'],
+  'shared/webhooks/rules/validate-namespace.ts': ['validationOutcomes'],
+};
+
+/** Names `source` exports as values (function, const/let/var, class, enum); types, interfaces and `export { … }` aside. */
+function exportedValues(source: string): string[] {
+  return [...source.matchAll(/^export\s+(?:declare\s+)?(?:default\s+)?(?:abstract\s+)?(?:async\s+)?(?:function\*?\s*|class\s+|(?:const|let|var)\s+|enum\s+)([A-Za-z0-9_$]+)/gm)].map((m) => m[1]!);
+}
 
 /** Exported functions of `source` (declarations, or consts holding one) whose name is a decision's. */
 function exportedDecisions(source: string): string[] {
@@ -43,19 +118,23 @@ function exportedDecisions(source: string): string[] {
   return names.filter((n) => DECISION_NAME.test(n));
 }
 
-/** Every .ts file under the decision roots (tests and node_modules excluded), relative to the repository. */
-function decisionFiles(): string[] {
-  const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+/** Every .ts file under `dir` (tests, declarations and node_modules excluded), relative to the repository. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
-    if (e.isDirectory()) return e.name === 'node_modules' ? [] : walk(path);
-    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') && !e.name.endsWith('.d.ts') ? [relative(ROOT, path)] : [];
-  });
-  return DECISION_ROOTS.flatMap((r) => walk(join(ROOT, r))).sort();
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : sourceFiles(path);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') && !e.name.endsWith('.d.ts') ? [path] : [];
+  }).sort();
 }
 
 /** `file: function` for each exported decision of `file` that has no row naming it with that file. */
 function missingRows(rows: readonly Row[], file: string, source: string): string[] {
   return exportedDecisions(source).filter((fn) => !rows.some((r) => r.file === file && r.fn === fn)).map((fn) => `${file}: ${fn}`);
+}
+
+/** `file: name` for each export of decision file `file` that neither has a row nor is listed as no decision. */
+function unclassified(rows: readonly Row[], notDecisions: Readonly<Record<string, readonly string[]>>, file: string, source: string): string[] {
+  return exportedValues(source).filter((n) => !rows.some((r) => r.file === file && r.fn === n) && !notDecisions[file]?.includes(n)).map((n) => `${file}: ${n}`);
 }
 
 describe('docs/architecture.md', () => {
