@@ -57,11 +57,6 @@ export function orderingKey(msg: Pick<ReconcileMessage, 'cluster' | 'kind' | 'na
   return msg.type === 'STATUS' ? `${key}/status/${msg.cause ?? ''}` : key;
 }
 
-/** Identity of a message, for dedupe: the same object at the same version, for the same reason. */
-export function messageIdentity(msg: ReconcileMessage): string {
-  return [msg.cluster, msg.kind, msg.name, msg.uid ?? '', msg.resourceVersion ?? '', msg.type, msg.cause ?? ''].join('|');
-}
-
 /** A STATUS message: reconcile-template recounts `template` (its ordering key is the cause's, so a burst is not delivered one by one). */
 export function statusMessage(cluster: string, template: string, cause: string): ReconcileMessage {
   return { v: MESSAGE_VERSION, cluster, kind: 'NamespaceTemplate', name: template, type: 'STATUS', cause };
@@ -109,23 +104,4 @@ export function decodeMessage(data: Buffer | string | undefined): Decoded {
   if (typeof m.cause === 'string') message.cause = m.cause.slice(0, 300);
   if (isOrganizationList(m.organizations)) message.organizations = m.organizations;
   return { ok: true, message };
-}
-
-/** Small bounded set of recently seen identities (insertion-ordered eviction). */
-export class RecentSet {
-  private readonly seen = new Set<string>();
-  private readonly max: number;
-  constructor(max: number) {
-    this.max = max;
-  }
-  /** true when the identity was already there. */
-  checkAndAdd(identity: string): boolean {
-    if (this.seen.has(identity)) return true;
-    this.seen.add(identity);
-    if (this.seen.size > this.max) this.seen.delete(this.seen.values().next().value as string);
-    return false;
-  }
-  get size(): number {
-    return this.seen.size;
-  }
 }

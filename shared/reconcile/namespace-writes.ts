@@ -34,12 +34,10 @@ export interface Execution extends WriteResults {
   writes: number;
   transient: string[];
   counts: { applied: number; created: number; pruned: number; orphaned: number };
-  /** Keys created by this reconcile and deleted again because their template could not be applied in full. */
-  rolledBack: string[];
 }
 
 export function newExecution(): Execution {
-  return { applied: new Set(), created: new Set(), released: new Set(), failures: [], writes: 0, transient: [], counts: { applied: 0, created: 0, pruned: 0, orphaned: 0 }, rolledBack: [] };
+  return { applied: new Set(), created: new Set(), released: new Set(), failures: [], writes: 0, transient: [], counts: { applied: 0, created: 0, pruned: 0, orphaned: 0 } };
 }
 
 function recordFailure(exec: Execution, template: string, key: string, hash: string, res: KubeResponse<unknown>): void {
@@ -91,7 +89,6 @@ async function write(deps: WriteDeps, exec: Execution, want: DesiredObject, how:
 function forget(exec: Execution, m: Made): void {
   if (m.how === 'apply' && exec.applied.delete(m.want.key)) exec.counts.applied -= 1;
   if (m.how === 'create' && exec.created.delete(m.want.key)) exec.counts.created -= 1;
-  exec.rolledBack.push(m.want.key);
 }
 
 /**

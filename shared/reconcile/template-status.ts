@@ -16,30 +16,9 @@ import { MAX_RECENT_FAILURES, type TemplateCounts } from './report.ts';
 /** What a template's objects hold in the cluster: object key → its furnish.dev/hash. */
 export type LiveHashes = ReadonlyMap<string, string>;
 
-/** What the template's objects hold across the cluster: for the status, and per namespace for the fan-out's messages. */
-export interface LiveObjects {
-  hashes: Map<string, string>;
-  /** namespace → object key → furnish.dev/hash. */
-  byNamespace: Map<string, Record<string, string>>;
-}
-
-export const emptyLive = (): LiveObjects => ({ hashes: new Map(), byNamespace: new Map() });
-
-/** Counts one of the template's objects (its key as render makes it, its furnish.dev/hash). */
-export function addLive(live: LiveObjects, obj: KubeObject): void {
-  const key = keyOf(obj);
-  const hash = obj.metadata.annotations?.[KEY.appliedHash] ?? '';
-  live.hashes.set(key, hash);
-  const namespace = obj.metadata.namespace ?? '';
-  let held = live.byNamespace.get(namespace);
-  if (!held) live.byNamespace.set(namespace, (held = {}));
-  held[key] = hash;
-}
-
-export function liveHashes(objects: readonly KubeObject[]): Map<string, string> {
-  const live = emptyLive();
-  for (const o of objects) addLive(live, o);
-  return live.hashes;
+/** Counts one of the template's objects into `live` (its key as render makes it, its furnish.dev/hash). */
+export function addLive(live: Map<string, string>, obj: KubeObject): void {
+  live.set(keyOf(obj), obj.metadata.annotations?.[KEY.appliedHash] ?? '');
 }
 
 /** Whether `ns` holds every object `t` renders for it, as this generation renders it. */
@@ -52,8 +31,6 @@ export function holdsCurrent(t: NamespaceTemplate, ns: NamespaceInfo, live: Live
 }
 
 export interface TemplateTally extends TemplateCounts {
-  /** Namespaces that match and are neither applied (at this generation) nor failed. */
-  pending: string[];
   failures: TemplateFailure[];
 }
 
@@ -81,7 +58,7 @@ export function maybeCountedPending(ns: NamespaceInfo): boolean {
 export function tallyTemplate(t: NamespaceTemplate, namespaces: readonly NamespaceInfo[], parents: readonly ParentRecord[], live: LiveHashes | null, systemNamespaces: readonly string[] = []): TemplateTally {
   const name = t.metadata.name ?? '';
   const byNamespace = new Map(parents.map((p) => [p.namespace, p]));
-  const tally: TemplateTally = { generation: t.metadata.generation ?? 0, matched: 0, applied: 0, failed: 0, pending: [], failures: [] };
+  const tally: TemplateTally = { generation: t.metadata.generation ?? 0, matched: 0, applied: 0, failed: 0, failures: [] };
   for (const ns of namespaces) {
     if (!matchesNow(t, ns, systemNamespaces)) continue;
     tally.matched += 1;
@@ -92,7 +69,6 @@ export function tallyTemplate(t: NamespaceTemplate, namespaces: readonly Namespa
       const [, object = '', reason = line] = /^template [^:]+: ([^:]+): (.*)$/s.exec(line) ?? [];
       tally.failures.push({ namespace: ns.name, object, reason });
     } else if (p?.applied.includes(name) && (live === null || holdsCurrent(t, ns, live))) tally.applied += 1;
-    else tally.pending.push(ns.name);
   }
   tally.failures.sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0));
   tally.failures = tally.failures.slice(0, MAX_RECENT_FAILURES);

@@ -21,7 +21,7 @@ import { encodeMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { namespaceInfo } from './plan.ts';
 import { groupKindOf, parseGroupKind, sortedUnique } from './objects.ts';
 import { statusDiffers, templateStatus } from './report.ts';
-import { addLive, emptyLive, tallyTemplate, type LiveObjects } from './template-status.ts';
+import { addLive, tallyTemplate, type LiveHashes } from './template-status.ts';
 
 export interface TemplateDeps {
   kube: KubeClient;
@@ -85,11 +85,11 @@ async function readState(deps: TemplateDeps): Promise<ClusterState> {
 }
 
 /** The template's objects across the cluster (by label, a page at a time, only keys and hashes kept); null without a resolver. */
-async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveObjects | null> {
+async function readLive(deps: TemplateDeps, t: NamespaceTemplate): Promise<LiveHashes | null> {
   if (!deps.resolver) return null;
   const name = t.metadata.name ?? '';
   const kinds = sortedUnique((t.spec.templates ?? []).map((o) => groupKindOf(String(o.apiVersion ?? ''), String(o.kind ?? ''))));
-  const live = emptyLive();
+  const live = new Map<string, string>();
   // Every kind at once: the recount waits for the slowest list, not for their sum.
   await Promise.all(kinds.map(async (gk) => {
     const { group, kind } = parseGroupKind(gk);
@@ -177,7 +177,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
     const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), legacy);
     if (!res.ok && res.status !== 404) transientOr(`remove earlier versions' annotations from template ${name}`, res.status, res.reason, res.error);
   }
-  const tally = tallyTemplate(t, present, state.parents, live?.hashes ?? null, deps.systemNamespaces);
+  const tally = tallyTemplate(t, present, state.parents, live, deps.systemNamespaces);
   const next = templateStatus(status, tally, now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined, tally.failures);
   if (statusDiffers(t.status, next)) {
     await patchStatus(deps, name, next);

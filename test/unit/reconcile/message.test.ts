@@ -1,5 +1,5 @@
 import { describe, it, expect } from '@jest/globals';
-import { decodeMessage, encodeMessage, messageIdentity, orderingKey, RecentSet, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
+import { decodeMessage, encodeMessage, orderingKey, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
 
 const msg: ReconcileMessage = { v: 1, cluster: 'local', kind: 'Namespace', name: 'team-a', uid: 'u1', resourceVersion: '42', type: 'ADDED' };
 
@@ -60,23 +60,5 @@ describe('reconcile messages', () => {
   it('drops unknown fields instead of passing them on', () => {
     const decoded = decodeMessage(Buffer.from(JSON.stringify({ ...msg, object: { huge: true } })));
     expect(decoded.ok && 'object' in decoded.message).toBe(false);
-  });
-
-  it('identity distinguishes versions and reasons, not delivery', () => {
-    expect(messageIdentity(msg)).toBe(messageIdentity({ ...msg }));
-    expect(messageIdentity(msg)).not.toBe(messageIdentity({ ...msg, resourceVersion: '43' }));
-    expect(messageIdentity(msg)).not.toBe(messageIdentity({ ...msg, type: 'SYNC' }));
-  });
-});
-
-describe('RecentSet', () => {
-  it('remembers a bounded number of identities, oldest evicted first', () => {
-    const seen = new RecentSet(2);
-    expect(seen.checkAndAdd('a')).toBe(false);
-    expect(seen.checkAndAdd('a')).toBe(true);
-    seen.checkAndAdd('b');
-    seen.checkAndAdd('c');
-    expect(seen.size).toBe(2);
-    expect(seen.checkAndAdd('a')).toBe(false);
   });
 });
