@@ -5,7 +5,7 @@
 // message (resync included, and the STATUS messages namespaces send when they change), recount
 // and write the status only if it changed. It is the one writer of template status, and decides
 // nothing from it.
-import { KEY, LEGACY_KEY } from '../keys.ts';
+import { FIELD_MANAGER, KEY, LEGACY_KEY } from '../keys.ts';
 import type { Bus } from '../bus/types.ts';
 import { listEach, mergePatch, NAMESPACES, TEMPLATES } from '../kube/api.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -111,9 +111,20 @@ export function fanoutMessage(cluster: string, namespace: string, cause: string,
   return { v: 1, cluster, kind: 'Namespace', name: namespace, type: 'FANOUT', cause, ...(resourceVersion ? { resourceVersion } : {}) };
 }
 
-async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTemplateStatus): Promise<void> {
-  const res = await mergePatch(deps.kube, `${resourcePath(TEMPLATES, undefined, name)}/status`, { status });
+/**
+ * Writes a status computed from the template at `resourceVersion` (and from what was read after
+ * it): refused with 409 once anyone wrote the template since, so that a recount that read earlier
+ * never lands over a later one's (recounts of one template run side by side: STATUS messages take
+ * their cause's ordering key). The template's new resourceVersion, or 'conflict'.
+ */
+async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTemplateStatus, resourceVersion: string | undefined): Promise<string | 'conflict'> {
+  const res = await deps.kube.call<NamespaceTemplate>({
+    method: 'PATCH', path: `${resourcePath(TEMPLATES, undefined, name)}/status`, query: { fieldManager: FIELD_MANAGER }, contentType: 'application/merge-patch+json',
+    body: { metadata: { resourceVersion }, status }, expected: (r) => r.status === 409,
+  });
+  if (res.status === 409) return 'conflict';
   if (!res.ok && res.status !== 404) transientOr(`update status of template ${name}`, res.status, res.reason, res.error);
+  return res.data?.metadata.resourceVersion ?? '';
 }
 
 async function readTemplate(deps: TemplateDeps, name: string): Promise<NamespaceTemplate | null> {
@@ -128,8 +139,14 @@ export function legacyTemplateKeys(t: NamespaceTemplate): { metadata: { annotati
   return found.length > 0 ? { metadata: { annotations: Object.fromEntries(found.map((k) => [k, null])) } } : null;
 }
 
+/** What a fan-out wrote last: the status, and the template's resourceVersion after it ('conflict' once someone else wrote it). */
+interface Progress {
+  status: NamespaceTemplateStatus | undefined;
+  resourceVersion: string | 'conflict' | undefined;
+}
+
 /** Publishes one message per target, paced, reporting progress in the status; the delivery fails if one publish failed (the fan-out runs again: harmless). */
-async function fanOut(deps: TemplateDeps, name: string, t: NamespaceTemplate | null, state: ClusterState, present: readonly NamespaceInfo[], result: TemplateResult): Promise<NamespaceTemplateStatus | undefined> {
+async function fanOut(deps: TemplateDeps, name: string, t: NamespaceTemplate | null, state: ClusterState, present: readonly NamespaceInfo[], result: TemplateResult): Promise<Progress> {
   const now = () => deps.now?.() ?? new Date();
   const targets = fanoutTargets(name, t, state.namespaces, state.parents, deps.systemNamespaces, state.deleting);
   result.targets = targets.length;
@@ -138,7 +155,8 @@ async function fanOut(deps: TemplateDeps, name: string, t: NamespaceTemplate | n
   const bucket = new TokenBucket(perSecond, Math.max(1, Math.ceil(perSecond / 10)));
   const cause = `template/${name}@${t?.metadata.resourceVersion ?? 'deleted'}`;
   const counts0 = t ? tallyTemplate(t, present, state.parents, null, deps.systemNamespaces) : null;
-  let status = t?.status;
+  // Progress is written while nobody else writes the template; after a conflict, only the recount's.
+  const progress: Progress = { status: t?.status, resourceVersion: t?.metadata.resourceVersion };
   let failed = 0;
   for (const group of chunk(targets, Math.max(1, deps.progressEvery ?? 2000))) {
     const sent = await mapLimit(group, deps.concurrency ?? 64, async (ns) => {
@@ -147,41 +165,58 @@ async function fanOut(deps: TemplateDeps, name: string, t: NamespaceTemplate | n
     });
     result.published += sent.filter(Boolean).length;
     failed += sent.filter((ok) => !ok).length;
-    if (t && counts0 && result.published < targets.length) {
-      status = templateStatus(status, counts0, now(), { published: result.published, total: targets.length, done: false });
-      await patchStatus(deps, name, status);
+    if (t && counts0 && result.published < targets.length && progress.resourceVersion !== 'conflict') {
+      progress.status = templateStatus(progress.status, counts0, now(), { published: result.published, total: targets.length, done: false });
+      progress.resourceVersion = await patchStatus(deps, name, progress.status, progress.resourceVersion);
     }
   }
   await deps.bus.flush();
   deps.log.log(failed ? 'WARNING' : 'INFO', 'template fan-out', { template: name, deleted: t === null, targets: targets.length, published: result.published, failed });
   if (failed > 0) throw new TransientError(`template ${name}: ${failed} of ${targets.length} publishes failed`, { status: 503 });
-  return status;
+  return progress;
 }
+
+/** Recounts after a status write refused for a conflict, before the delivery fails (then Pub/Sub redelivers it). */
+const RECOUNTS = 3;
 
 /**
  * `fanOut` (a create, change or deletion: fanout.ts fanoutNeeded): publish to the namespaces it
- * concerns. Always: recount, and write the status when it changed.
+ * concerns. Always: recount, and write the status when it changed; when someone wrote the
+ * template since it was read (409), read and recount again.
  */
 export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: { fanOut?: boolean } = {}): Promise<TemplateResult> {
   const now = () => deps.now?.() ?? new Date();
-  const t = await readTemplate(deps, name);
+  let t = await readTemplate(deps, name);
   const result: TemplateResult = { template: name, deleted: t === null, fannedOut: false, published: 0, targets: 0, statusWritten: false };
-  // The namespaces, their parents and the template's objects, read side by side.
-  const [state, live] = await Promise.all([readState(deps), t ? readLive(deps, t) : null]);
-  // A namespace being deleted no longer counts: one still pending or failed would hold Ready back until it is gone (heldBackBy).
-  const present = state.namespaces.filter((ns) => !state.deleting.has(ns.name));
-  const status = opts.fanOut ? await fanOut(deps, name, t, state, present, result) : t?.status;
-  if (!t) return result;
-  const legacy = legacyTemplateKeys(t);
-  if (legacy) {
-    const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), legacy);
+  if (t && legacyTemplateKeys(t)) {
+    const res = await mergePatch(deps.kube, resourcePath(TEMPLATES, undefined, name), legacyTemplateKeys(t));
     if (!res.ok && res.status !== 404) transientOr(`remove earlier versions' annotations from template ${name}`, res.status, res.reason, res.error);
+    if (res.ok) t = res.data as NamespaceTemplate;
   }
-  const tally = tallyTemplate(t, present, state.parents, live, deps.systemNamespaces);
-  const next = templateStatus(status, tally, now(), result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined, tally.failures);
-  if (statusDiffers(t.status, next)) {
-    await patchStatus(deps, name, next);
-    result.statusWritten = true;
+  // The namespaces, their parents and the template's objects, read side by side.
+  let [state, live] = await Promise.all([readState(deps), t ? readLive(deps, t) : null]);
+  const written = opts.fanOut ? await fanOut(deps, name, t, state, presentOf(state), result) : { status: t?.status, resourceVersion: t?.metadata.resourceVersion };
+  const progress = result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined;
+  let { status, resourceVersion } = written;
+  for (let recount = 1; t; recount += 1) {
+    const tally = tallyTemplate(t, presentOf(state), state.parents, live, deps.systemNamespaces);
+    const next = templateStatus(status, tally, now(), progress, tally.failures);
+    if (!statusDiffers(t.status, next)) return result;
+    if (resourceVersion !== 'conflict') resourceVersion = await patchStatus(deps, name, next, resourceVersion);
+    if (resourceVersion !== 'conflict') {
+      result.statusWritten = true;
+      return result;
+    }
+    if (recount === RECOUNTS) throw new TransientError(`template ${name}: written by someone else during each of ${RECOUNTS} recounts; its status is left for the redelivery`, { status: 409 });
+    t = await readTemplate(deps, name);
+    if (!t) return result;
+    [state, live] = await Promise.all([readState(deps), readLive(deps, t)]);
+    ({ status, resourceVersion } = { status: t.status, resourceVersion: t.metadata.resourceVersion });
   }
   return result;
+}
+
+/** A namespace being deleted no longer counts: one still pending or failed would hold Ready back until it is gone (heldBackBy). */
+function presentOf(state: ClusterState): NamespaceInfo[] {
+  return state.namespaces.filter((ns) => !state.deleting.has(ns.name));
 }

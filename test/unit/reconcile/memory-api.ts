@@ -217,6 +217,9 @@ export function memoryApi(faults?: FaultHook): MemoryApi {
           return save(withManagers(existing, obj, req, route.subresource), existing ? 200 : 201);
         }
         if (!existing) return { status: 404, data: status(404, 'NotFound') };
+        // A resourceVersion in the patch is a precondition, as on the API server.
+        const sentVersion = (req.body as { metadata?: { resourceVersion?: string } } | undefined)?.metadata?.resourceVersion;
+        if (sentVersion && sentVersion !== existing.metadata.resourceVersion) return { status: 409, data: status(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again') };
         const body = req.contentType === 'application/strategic-merge-patch+json' ? byTypeConditions(existing, req.body) : req.body;
         const merged = mergePatch(existing, body) as KubeObject;
         return save(withManagers(existing, merged, req, route.subresource), 200);

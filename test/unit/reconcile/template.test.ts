@@ -11,6 +11,8 @@ import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
 import { fanoutMessage, legacyTemplateKeys, reconcileTemplate, type TemplateDeps } from '../../../shared/reconcile/template.ts';
 import { heldBackBy, maybeCountedPending } from '../../../shared/reconcile/template-status.ts';
 import { memoryApi } from './memory-api.ts';
+import { gate, holdingClient } from '../../support/fanout-race.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
 
 const ns = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [KEY.phase]: 'ready', ...labels }, annotations: { [KEY.creator]: 'alice' } } });
 const tpl = (name: string, selector: Record<string, string>, data: Record<string, string> = { a: '1' }): NamespaceTemplate => ({
@@ -203,6 +205,37 @@ describe('reconcileTemplate', () => {
     api.put(tpl('gold', { tier: 'gold' }));
     const bus = createMemoryBus({ dropTopic: () => true });
     await expect(reconcileTemplate({ kube: api.client, bus, cluster: 'local', namespaceTopic: 'ns', log: silentLogger }, 'gold', fanOut)).rejects.toThrow('template gold: 1 of 1 publishes failed');
+  });
+
+  it('two recounts side by side: the one that read earlier never lands its count over the later one\'s; refused (409), it reads and recounts', async () => {
+    const api = memoryApi();
+    const held = holdingClient(api.client);
+    api.put(ns('a', { [KEY.phase]: 'pending', tier: 'gold' }));
+    api.put(tpl('gold', { tier: 'gold' }));
+    const deps = (kube: KubeClient): TemplateDeps => ({ kube, resolver: new ResourceResolver(kube), bus: createMemoryBus(), cluster: 'local', namespaceTopic: 'ns', log: silentLogger });
+    const statusOf = () => (api.get('furnish.dev/v1alpha1', 'NamespaceTemplate', undefined, 'gold') as NamespaceTemplate).status;
+    const g = gate((req) => req.method === 'PATCH' && req.path.endsWith('/status'), true);
+    held.set(g.hold);
+    // Reads before the namespace is furnished (0 of 1), and its write waits.
+    const early = reconcileTemplate(deps(held.kube), 'gold');
+    await g.reached;
+    await reconcileNamespace({ kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger }, 'a');
+    await reconcileTemplate(deps(api.client), 'gold');
+    expect(statusOf()).toMatchObject({ matched: 1, applied: 1 });
+    g.open();
+    await expect(early).resolves.toMatchObject({ statusWritten: false });
+    expect(statusOf()).toMatchObject({ matched: 1, applied: 1 });
+    expect(statusOf()?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+  });
+
+  it('a status written by someone else at each of its recounts fails the delivery, saying so (Pub/Sub redelivers it)', async () => {
+    let refused = 0;
+    const api = memoryApi((req) => (req.method === 'PATCH' && req.path.endsWith('/status') && ++refused ? { status: 409, error: 'the object has been modified' } : undefined));
+    api.put(ns('a', { tier: 'gold' }));
+    api.put(tpl('gold', { tier: 'gold' }));
+    const deps: TemplateDeps = { kube: api.client, resolver: new ResourceResolver(api.client), bus: createMemoryBus(), cluster: 'local', namespaceTopic: 'ns', log: silentLogger };
+    await expect(reconcileTemplate(deps, 'gold')).rejects.toThrow('template gold: written by someone else during each of 3 recounts');
+    expect(refused).toBe(3);
   });
 });
 
