@@ -143,11 +143,12 @@ const DERIVED_PHASE: Variable = {
 /**
  * Every Ready condition's status, reason and message, in order, as readyConditionOf compares them
  * (a second Ready condition added through namespaces/status is a change too; absent = empty, as
- * the server omits an empty string).
+ * the server omits an empty string). Its type in any case: `kubectl wait --for=condition=Ready`
+ * takes `ready` or `READY` too (EqualFold; no letter of "ready" has a non-ASCII fold).
  */
 function readyConditions(object: string): string {
   const field = (f: string) => `has(c.${f}) ? c.${f} : ''`;
-  return `${object} != null && has(${object}.status) && has(${object}.status.conditions) ? ${object}.status.conditions.filter(c, has(c.type) && c.type == 'Ready').map(c, [${['status', 'reason', 'message'].map(field).join(', ')}]) : []`;
+  return `${object} != null && has(${object}.status) && has(${object}.status.conditions) ? ${object}.status.conditions.filter(c, has(c.type) && c.type.lowerAscii() == 'ready').map(c, [${['status', 'reason', 'message'].map(field).join(', ')}]) : []`;
 }
 
 /**

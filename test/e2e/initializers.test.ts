@@ -203,6 +203,10 @@ describeKubectl('two initializers: furnish, then the example secret-seeder', () 
     const second = await asSeeder(['patch', 'namespace', TWO, '--subresource=status', '--type=json', '-p', '[{"op":"add","path":"/status/conditions/-","value":{"type":"Ready","status":"True","reason":"Ready","message":"trust me"}}]']);
     expect(second.code).not.toBe(0);
     expect(second.stderr).toContain(`user "${SEEDER}" may not change the Ready condition of namespace "${TWO}"`);
+    // Nor one whose type differs in case only: kubectl wait takes `ready` for Ready (EqualFold).
+    const cased = await asSeeder(['patch', 'namespace', TWO, '--subresource=status', '--type=json', '-p', '[{"op":"add","path":"/status/conditions/0","value":{"type":"ready","status":"True"}}]']);
+    expect(cased.code).not.toBe(0);
+    expect(cased.stderr).toContain(`user "${SEEDER}" may not change the Ready condition of namespace "${TWO}"`);
     expect(await phaseOf(TWO)).toBe('failed');
   }, 30_000);
 

@@ -23,12 +23,16 @@ export function mayMatchNewTemplates(ns: NamespaceInfo, old: NamespaceInfo | und
   return a.length !== Object.keys(old.labels).length || a.some((k) => ns.labels[k] !== old.labels[k]);
 }
 
+/** A condition type kubectl wait takes for Ready: ASCII case folded (no letter of "ready" has another fold). */
+const isReadyType = (type: unknown): boolean => typeof type === 'string' && /^ready$/i.test(type);
+
 /** The Ready conditions as the rule compares them (status, reason, message of each), or undefined without one. */
 export function readyConditionOf(object: unknown): string | undefined {
   const conditions = (object as { status?: { conditions?: unknown } } | undefined)?.status?.conditions;
   if (!Array.isArray(conditions)) return undefined;
-  // Every Ready condition: a second one added is a change too (the server keeps duplicates).
-  const ready = conditions.filter((c): c is Record<string, unknown> => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === 'Ready');
+  // Every Ready condition: a second one added is a change too (the server keeps duplicates), and
+  // its type in any case (`kubectl wait --for=condition=Ready` compares with EqualFold).
+  const ready = conditions.filter((c): c is Record<string, unknown> => typeof c === 'object' && c !== null && isReadyType((c as { type?: unknown }).type));
   return ready.length === 0 ? undefined : JSON.stringify(ready.map((c) => [c.status ?? '', c.reason ?? '', c.message ?? '']));
 }
 

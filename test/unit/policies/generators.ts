@@ -31,7 +31,7 @@ export const ANNOTATION_VALUES = {
   [REQUESTER_ANNOTATIONS[0]]: value('carol', ''),
   description: value('d', 'e'),
 };
-const READY_CONDITION = fc.constantFrom({ type: 'Ready', status: 'True', reason: 'Ready' }, { type: 'Ready', status: 'False', reason: 'Pending' }, { type: 'Ready', status: 'False', reason: 'Pending', message: 'm' });
+const READY_CONDITION = fc.constantFrom({ type: 'Ready', status: 'True', reason: 'Ready' }, { type: 'Ready', status: 'False', reason: 'Pending' }, { type: 'Ready', status: 'False', reason: 'Pending', message: 'm' }, { type: 'ready', status: 'True' }, { type: 'READY', status: 'true' });
 // None, one, or two (the server keeps a second Ready condition written through namespaces/status).
 const READY = fc.array(READY_CONDITION, { maxLength: 2 });
 

@@ -143,6 +143,11 @@ describe('furnish-phase-and-ready (UPDATE, /status, /finalize)', () => {
     // The server keeps a second Ready condition (a PUT of namespaces/status): adding one is a change too.
     const second = { ...old, status: { phase: 'Active', conditions: [...old.status.conditions, { type: 'Ready', status: 'True', reason: 'Ready' }] } };
     expect(judge(namespaceRequest('UPDATE', alice, second, old, 'status'), ADMIN_GRANTS).message).toContain('may not change the Ready condition of namespace "team-a"');
+    // kubectl wait --for=condition=Ready takes the type in any case: so does the rule.
+    for (const type of ['ready', 'READY', 'rEaDy']) {
+      const cased = { ...old, status: { phase: 'Active', conditions: [...old.status.conditions, { type, status: 'True' }] } };
+      expect([type, judge(namespaceRequest('UPDATE', alice, cased, old, 'status'), ADMIN_GRANTS).message]).toEqual([type, expect.stringContaining('may not change the Ready condition of namespace "team-a"')]);
+    }
   });
 });
 

@@ -64,6 +64,10 @@ describe('validate-namespace rules', () => {
     const pending = readyConditionOf({ status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'being furnished' }] } });
     const forged = readyConditionOf({ status: { conditions: [{ type: 'NamespaceDeletionContentFailure', status: 'False' }, { type: 'Ready', status: 'True', reason: 'Ready', message: 'trust me' }] } });
     expect(readyConditionOf({ status: { phase: 'Active' } })).toBeUndefined();
+    // kubectl wait --for=condition=Ready takes the type in any case (EqualFold): a `ready` condition is a Ready condition.
+    expect(readyConditionOf({ status: { conditions: [{ type: 'ready', status: 'True' }] } })).toBe(readyConditionOf({ status: { conditions: [{ type: 'Ready', status: 'True' }] } }));
+    expect(readyConditionOf({ status: { conditions: [{ type: 'READY', status: 'True' }] } })).toBeDefined();
+    expect(readyConditionOf({ status: { conditions: [{ type: 'Readyz', status: 'True' }] } })).toBeUndefined();
     // The server keeps a second Ready condition (a PUT of namespaces/status): adding one is a change too.
     const second = readyConditionOf({ status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'being furnished' }, { type: 'Ready', status: 'True', reason: 'Ready' }] } });
     expect(readyConditionSetOnlyByFurnish({ ...updated(() => {}), readyCondition: { before: pending, after: second } })).toMatchObject({ deny: expect.stringContaining('may not change the Ready condition') });
