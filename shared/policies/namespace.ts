@@ -36,7 +36,8 @@ function expectedCreator(): Variable {
 /**
  * 1. A namespace is created with what mutate-namespace records: the creator, the phase `pending`
  * unless opted out, and the initializer list with `furnish` first. Unmarked (mutate-namespace did
- * not run) only for who may opt namespaces out, an auto-opt-out principal, or an exempt name.
+ * not run) only for who may opt namespaces out, an auto-opt-out principal's namespace that carries
+ * the opt-out annotation (it must: mutate-namespace records it), or an exempt name.
  */
 export function namespaceMarks(settings: PolicySettings): PolicySpec {
   const phase = has(LABELS, KEY.phase);
@@ -52,11 +53,19 @@ export function namespaceMarks(settings: PolicySettings): PolicySpec {
       exemptName(settings),
       principals('autoOptOut', settings.autoOptOutPrincipals),
       principals('reconciler', settings.guard.reconciler),
-      { name: 'optedOut', expression: anyOf([v('exempt'), `${has(ANNOTATIONS, KEY.optOut)} && ${at(ANNOTATIONS, KEY.optOut)} == 'true'`, v('autoOptOut')]) },
-      { name: 'unmarkedAllowed', expression: anyOf([v('exempt'), v('autoOptOut'), optOutAllowed]) },
+      { name: 'optOutAnnotated', expression: `${has(ANNOTATIONS, KEY.optOut)} && ${at(ANNOTATIONS, KEY.optOut)} == 'true'` },
+      { name: 'optedOut', expression: anyOf([v('exempt'), v('optOutAnnotated')]) },
+      { name: 'unmarkedAllowed', expression: anyOf([v('exempt'), `${v('autoOptOut')} && ${v('optOutAnnotated')}`, optOutAllowed]) },
       { name: 'initializers', expression: commaList(v(ANNOTATIONS.name), INITIALIZER_KEY.initializers) },
     ],
     validations: [
+      {
+        // An auto-opt-out principal's namespace is opted out, as mutate-namespace records it; were it
+        // created unmarked while that webhook did not answer, Furnish would populate it later.
+        expression: `!${v('autoOptOut')} || ${v('optedOut')}`,
+        message: `a namespace an auto-opt-out principal creates carries annotation ${KEY.optOut}="true", which Furnish's mutate-namespace webhook records`,
+        messageExpression: byRequester(' may not create ', ...NS, ` without annotation ${KEY.optOut}="true": it matches an auto-opt-out principal, whose namespaces Furnish never populates; ${NOT_MARKED}; retry, or set the annotation`),
+      },
       {
         // creator-is-immutable at CREATE
         expression: `!(${has(ANNOTATIONS, KEY.creator)}) || (${v('creator')} != '' && ${at(ANNOTATIONS, KEY.creator)} == ${v('creator')})`,
