@@ -12,6 +12,15 @@ import { commaList, initializeAllowed, needsInitialize, principals, v } from './
 
 const NOT_FURNISHED = [INIT_PHASE.pending, INIT_PHASE.failed];
 
+/**
+ * What the guard judges, here and in guard-initializing's registration: writes of every namespaced
+ * resource, and the subresources that act on a workload or issue a credential (an eviction deletes
+ * a Pod, an ephemeral container runs one, a token request mints a ServiceAccount's credential, a
+ * scale starts Pods). Not status, exec and the like: writes of the controllers and the kubelet
+ * that keep what already runs running, which the system principals make anyway.
+ */
+export const GUARDED_RESOURCES = ['*', 'pods/eviction', 'pods/ephemeralcontainers', 'serviceaccounts/token', '*/scale'] as const;
+
 export function guard(settings: PolicySettings): PolicySpec {
   const ns = ['namespace "', cel(v('nsName')), '"'];
   const refusal = byRequester(' may not write into ', ...ns, ' until it is furnished: ', ...needsInitialize(v('nsName')));
@@ -20,7 +29,7 @@ export function guard(settings: PolicySettings): PolicySpec {
     `; waiting will not help: fix the NamespaceTemplates the failure names (Furnish applies them again when one changes), or a holder of verb "initialize" repairs the namespace and removes its annotation ${KEY.failure}`);
   return {
     name: 'furnish-guard',
-    resourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' }],
+    resourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], resources: [...GUARDED_RESOURCES], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' }],
     // As guard-initializing's registration. Not a matchCondition: kube-apiserver gives those no
     // namespaceObject (null there); the validation reads the same labels again.
     namespaceSelector: { matchExpressions: [{ key: KEY.phase, operator: 'In', values: NOT_FURNISHED }] },

@@ -176,7 +176,7 @@ describeKubectl('admission end to end (kubectl as alice, bob, mallory, admin)', 
     created.push(`clusterrole/${n('e2e-users')}`, `clusterrolebinding/${n('e2e-users')}`);
     await ok('admin', ['apply', '--validate=false', '-f', '-'], clusterRole(n('e2e-users'), [
       { apiGroups: [''], resources: ['namespaces', 'namespaces/status', 'namespaces/finalize'], verbs: ['create', 'get', 'list', 'patch', 'update'] },
-      { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'get', 'list'] },
+      { apiGroups: [''], resources: ['configmaps', 'serviceaccounts/token'], verbs: ['create', 'get', 'list'] },
     ], [{ kind: 'Group', name: 'system:authenticated', apiGroup: 'rbac.authorization.k8s.io' }]));
     created.push(`namespacetemplate/${n('privileged')}`);
     await ok('admin', ['apply', '--validate=false', '-f', '-'], yaml({
@@ -235,6 +235,14 @@ describeKubectl('admission end to end (kubectl as alice, bob, mallory, admin)', 
     const result = await kubectl('alice', ['create', 'configmap', 'app', '-n', teamA, '--from-literal=a=b']);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain(`admission webhook "guard-initializing.furnish.dev" denied the request: namespace "${teamA}" is still being furnished; retry in a few seconds`);
+  });
+
+  it('refuses alice a token of the pending namespace\'s default ServiceAccount: a subresource that issues a credential is a write into it', async () => {
+    // As kubectl create token sends it, in JSON (kube-sim decodes no protobuf TokenRequest).
+    const request = JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: [] } });
+    const result = await kubectl('alice', ['create', '--raw', `/api/v1/namespaces/${teamA}/serviceaccounts/default/token`, '-f', '-'], request);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(`namespace "${teamA}" is still being furnished; retry in a few seconds`);
   });
 
   it('refuses kubectl label of the phase: only Furnish sets it', async () => {

@@ -17,6 +17,9 @@ import { REVIEW_KINDS, groupResource, type ResourceType } from './resources.ts';
 import { decodeProtobufObject, isProtobuf } from './protobuf.ts';
 import { handleReview } from './reviews.ts';
 import { scaleObject } from './operations/scale.ts';
+import { admissionAttributes, dryRunOf, requestOptions } from './operations/request.ts';
+import { admitMutating, admitValidating } from './admission.ts';
+import type { KubeObject } from '../../../shared/kube/types.ts';
 import type { Sim } from './sim.ts';
 import { serveWatch } from './watch.ts';
 
@@ -128,6 +131,20 @@ function resourceRequestInfo(sim: Sim, method: string, segments: string[], query
   const verb = verbOf(method, name !== undefined, watch);
   return { verb, type, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) };
 }
+
+/** The CREATE of serviceaccounts/token, its object the TokenRequest: admitted (mutating, then validating) as kube-apiserver admits it, then issued (tokens.ts). */
+async function requestToken(sim: Sim, request: ApiRequest, manager: string): Promise<ApiReply> {
+  const warnings: string[] = [];
+  const env = sim.admissionEnvironment(warnings);
+  const attributes = (object: KubeObject) => ({ ...admissionAttributes(request, 'CREATE', object, null, requestOptions('CreateOptions', request), dryRunOf(request)), kind: TOKEN_REQUEST_KIND });
+  const body = request.body as { spec?: unknown } | undefined;
+  const sent = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { name: request.name, namespace: request.namespace }, ...(body && typeof body === 'object' ? { spec: body.spec } : {}) } as KubeObject;
+  const mutated = (await admitMutating(attributes(sent), env)) ?? sent;
+  const issued = await sim.serviceAccountTokens.request(request.namespace!, request.name!, mutated, manager, (tokenRequest) => admitValidating(attributes(tokenRequest), env));
+  return { ...issued, warnings };
+}
+
+const TOKEN_REQUEST_KIND = { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' };
 
 /** serviceaccounts/token: the TokenRequest API (tokens.ts). */
 function isTokenRequest(type: ResourceType, subresource: string | undefined): boolean {
@@ -249,7 +266,7 @@ export class ApiServer {
     }
     if (isTokenRequest(request.type, request.subresource)) {
       if (request.verb !== 'create') throw methodNotSupported(groupResource(request.type), request.verb);
-      return sim.serviceAccountTokens.request(request.namespace!, request.name!, request.body, managerOf(request));
+      return requestToken(sim, request, managerOf(request));
     }
     if (request.subresource === 'scale') return scaleObject(sim, request);
     switch (request.verb) {

@@ -45,8 +45,11 @@ export class ServiceAccountTokens {
    * 422 for a bad duration. Like 1.26's, the answer carries the request's time as its
    * creationTimestamp and one managedFields entry of `manager` for the spec fields it was sent
    * (expirationSeconds always: it is defaulted before).
+   * As kube-apiserver's TokenREST.Create: the ServiceAccount looked up, the request validated,
+   * then `admit` (the validating admission of the serviceaccounts/token CREATE, whose mutating
+   * admission the caller ran), then the token.
    */
-  request(namespace: string, name: string, body: unknown, manager: string): { status: number; body: KubeObject } {
+  async request(namespace: string, name: string, body: unknown, manager: string, admit: (tokenRequest: KubeObject) => Promise<void>): Promise<{ status: number; body: KubeObject }> {
     if (body !== undefined && !isObject(body)) throw badRequest('the body of the request must be an object');
     const spec = (isObject(body) && isObject(body.spec) ? body.spec : {}) as { expirationSeconds?: unknown; audiences?: unknown };
     const seconds = spec.expirationSeconds === undefined || spec.expirationSeconds === null ? DEFAULT_SECONDS : Number(spec.expirationSeconds);
@@ -56,6 +59,7 @@ export class ServiceAccountTokens {
     }
     const sa = this.serviceAccount(namespace, name);
     if (!sa) throw notFound({ group: '', resource: 'serviceaccounts' }, name);
+    await admit({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { name, namespace }, spec: { ...spec } } as KubeObject);
     const token = `kube-sim-sa-${randomBytes(24).toString('base64url')}`;
     const expiresAt = Math.floor(this.now() / 1000) * 1000 + seconds * 1000;
     this.issued.set(token, { namespace, name, uid: sa.metadata.uid!, expiresAt });

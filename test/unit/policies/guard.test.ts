@@ -3,6 +3,10 @@ import { describe, expect, it } from '@jest/globals';
 import { defaultPolicySettings } from '../../../shared/config/types.ts';
 import { INITIALIZER_KEY } from '../../../shared/initializers/keys.ts';
 import { KEY, PHASE } from '../../../shared/keys.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { GUARDED_RESOURCES } from '../../../shared/policies/guard.ts';
 import { judgeWith, namespace, writeInto, type Grant } from './harness.ts';
 
 const settings = defaultPolicySettings();
@@ -39,6 +43,19 @@ describe('furnish-guard', () => {
     expect(judge(writeInto('CREATE', alice, initializing)).allowed).toBe(true);
     const emptied = namespace({ name: 'team-a', labels: { [KEY.phase]: PHASE.pending }, annotations: { [INITIALIZER_KEY.initializers]: ' , ' } });
     expect(judge(writeInto('CREATE', alice, emptied)).allowed).toBe(false);
+  });
+
+  it('judges the subresources that act on a workload or issue a credential (eviction, ephemeral containers, a token, scale), as guard-initializing\'s registration does; not status', () => {
+    const sub = (resource: string, subResource: string, operation: 'CREATE' | 'UPDATE', ns = failed) => ({ ...writeInto(operation, alice, ns), resource: { group: '', version: 'v1', resource }, subResource });
+    for (const [resource, subResource, operation] of [['pods', 'eviction', 'CREATE'], ['pods', 'ephemeralcontainers', 'UPDATE'], ['serviceaccounts', 'token', 'CREATE'], ['replicationcontrollers', 'scale', 'UPDATE']] as const) {
+      expect([subResource, judge(sub(resource, subResource, operation)).message]).toEqual([subResource, expect.stringContaining('user "alice" may not write into namespace "team-a", which failed to initialize')]);
+      expect(judge(sub(resource, subResource, operation, pending)).allowed).toBe(false);
+    }
+    // The kubelet's token requests and the controllers' scale go on (system principals).
+    expect(judge({ ...sub('serviceaccounts', 'token', 'CREATE'), userInfo: { username: 'system:node:n1', groups: ['system:nodes'] } }).allowed).toBe(true);
+    expect(judge(sub('pods', 'status', 'UPDATE')).allowed).toBe(true);
+    const registration = parse(readFileSync(join(import.meta.dirname, '..', '..', '..', 'infra', 'webhooks', 'guard-initializing.yaml'), 'utf8')) as { webhooks: Array<{ rules: Array<{ resources: string[] }> }> };
+    expect(registration.webhooks[0]!.rules.map((r) => r.resources)).toEqual([[...GUARDED_RESOURCES]]);
   });
 
   it('does not judge furnished namespaces, or ones without the phase label', () => {

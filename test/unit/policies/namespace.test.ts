@@ -69,7 +69,7 @@ describe('furnish-namespace-marks (CREATE)', () => {
     // Not opted out (mutate-namespace did not answer): Furnish would populate it later.
     expect(judge(namespaceRequest('CREATE', ci, namespace({ name: 'ci-1' }))).message).toContain('may not create namespace "ci-1" without annotation furnish.dev/opt-out="true": it matches an auto-opt-out principal');
     // Even one who may opt namespaces out: an auto-opt-out principal's namespace is always opted out.
-    expect(judge(namespaceRequest('CREATE', ci, namespace({ name: 'ci-1' })), [{ user: ci.username, verb: 'optout', resource: 'namespacetemplates' }]).allowed).toBe(false);
+    expect(judge(namespaceRequest('CREATE', ci, namespace({ name: 'ci-1' })), [{ user: ci.username!, verb: 'optout', resource: 'namespacetemplates' }]).allowed).toBe(false);
     for (const name of ['kube-public', 'platform', settings.furnishNamespace]) expect(judge(namespaceRequest('CREATE', alice, namespace({ name }))).allowed).toBe(true);
     // An exempt name is never pending: a phase set on it is refused.
     expect(judge(namespaceRequest('CREATE', alice, namespace({ name: 'platform', labels: { [KEY.phase]: PHASE.pending } }))).message).toContain(`may not set label ${KEY.phase}="pending"`);
