@@ -58,7 +58,8 @@ describe('infra/webhooks', () => {
     expect((parse(text('mutate-pod')).webhooks[0] as Webhook).namespaceSelector!.matchExpressions).toContainEqual({ key: 'furnish.dev/organization', operator: 'Exists' });
     expect(rules('validate-template')).toEqual([{ apiGroups: ['furnish.dev'], apiVersions: ['v1alpha1'], resources: ['namespacetemplates', 'namespaceinitializationconfigurations'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }]);
     const guard = parse(text('guard-initializing')).webhooks[0] as Webhook;
-    expect(guard.rules).toEqual([{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' }]);
+    // Every namespaced resource, and the subresources that act on a workload or issue a credential (not status: the controllers' and kubelet's).
+    expect(guard.rules).toEqual([{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*', 'pods/eviction', 'pods/ephemeralcontainers', 'serviceaccounts/token', '*/scale'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' }]);
     expect(guard.namespaceSelector!.matchExpressions).toContainEqual({ key: 'furnish.dev/phase', operator: 'In', values: ['pending', 'failed'] });
     // protect-objects: every namespaced kind (templates hold any), but only ApplySet members (Furnish's objects among them);
     // its second webhook: ApplySet parents (Furnish's told apart by name and id in the function).
