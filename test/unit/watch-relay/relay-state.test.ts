@@ -52,6 +52,17 @@ describe('RelayState', () => {
     expect(s.observe('Namespace', annotated({ 'furnish.dev/quota-pods': '300', 'furnish.dev/initializers': '' }), 'MODIFIED')).toBe(true);
     expect(s.observe('Namespace', annotated({}), 'MODIFIED')).toBe(true);
     expect(s.observe('Namespace', ns('a', 'ready'), 'SYNC')).toBe(true);
+    // The reconciler's own turn is not: its ready write takes `furnish` off the list (removed or
+    // emptied), sets the phase and the Ready condition; no reconcile needs to follow it.
+    const first = (name: string, phase: string, initializers?: string): KubeObject => ({ ...ns(name, phase), metadata: { ...ns(name, phase).metadata, annotations: initializers === undefined ? {} : { 'furnish.dev/initializers': initializers } } });
+    expect(s.observe('Namespace', first('b', 'pending', 'furnish'), 'ADDED')).toBe(true);
+    expect(s.observe('Namespace', first('b', 'ready'), 'MODIFIED')).toBe(false);
+    expect(s.observe('Namespace', first('c', 'pending', 'furnish'), 'ADDED')).toBe(true);
+    expect(s.observe('Namespace', first('c', 'ready', ''), 'MODIFIED')).toBe(false);
+    // Another initializer's turn: its removal of itself (mutate-namespace sets phase=ready) is.
+    expect(s.observe('Namespace', first('d', 'pending', 'furnish,seeder'), 'ADDED')).toBe(true);
+    expect(s.observe('Namespace', first('d', 'pending', 'seeder'), 'MODIFIED')).toBe(true);
+    expect(s.observe('Namespace', first('d', 'ready'), 'MODIFIED')).toBe(true);
     // A failed namespace being deleted: its deletion starting is a change, the steps after it are not.
     const deleting = (status: string) => ({ ...ns('f', 'failed'), metadata: { ...ns('f', 'failed').metadata, deletionTimestamp: '2026-11-23T08:00:00Z' }, status: { phase: status } });
     expect(s.observe('Namespace', ns('f', 'failed'), 'MODIFIED')).toBe(true);
