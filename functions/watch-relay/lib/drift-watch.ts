@@ -40,7 +40,7 @@ export interface DriftCounters {
 
 export interface DriftWatch {
   stop(): Promise<void>;
-  /** Every watch has started and none is silent. */
+  /** The drift events seen, for the relay's metrics. */
   counters: DriftCounters;
 }
 
