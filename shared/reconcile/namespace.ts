@@ -139,9 +139,9 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
     await applyParent(deps, exec, after.parent);
     // The parent is how a later prune finds these objects: a write of it that failed is never
     // left behind a namespace called ready. Transient: the delivery fails, and the next one writes
-    // it. Refused: the namespace fails, decided again with that failure.
+    // it. Refused: the namespace fails, decided again with that failure (readyDespiteFailures or not).
     failOnTransient(name, exec);
-    if (exec.failures.some((f) => f.template === PARENT_FAILURE)) after = afterWrites(input, plan, exec, afterOpts);
+    if (exec.failures.some((f) => f.template === PARENT_FAILURE)) after = afterWrites(input, plan, exec, { readyDespiteFailures: false });
   }
   let writes = exec.writes;
 

@@ -152,9 +152,10 @@ describe('reconcileNamespace', () => {
 
   describe('the parent written after the objects (a template starts matching a ready namespace)', () => {
     /** team-a holds template u; template t (same kind: the parent is written after the objects) starts matching it while `parentAnswer` answers the parent's write. */
-    async function startMatching(parentAnswer: { status: number; reason?: string; error?: string; retryAfterSeconds?: number }) {
+    async function startMatching(parentAnswer: { status: number; reason?: string; error?: string; retryAfterSeconds?: number }, readyDespiteFailures = false) {
       let failParent = true;
-      const { api, deps } = setup((req) => (failParent && req.method === 'PATCH' && req.path.endsWith('/configmaps/furnish-applyset') ? parentAnswer : undefined));
+      const { api, deps: base } = setup((req) => (failParent && req.method === 'PATCH' && req.path.endsWith('/configmaps/furnish-applyset') ? parentAnswer : undefined));
+      const deps = { ...base, readyDespiteFailures };
       failParent = false;
       api.put(ns('team-a'));
       api.put(tpl('u', [cm('cm-u')]));
@@ -178,8 +179,8 @@ describe('reconcileNamespace', () => {
       expect(namesOf(api)).toBe('t,u');
     });
 
-    it('a refused write of it fails the namespace, saying so', async () => {
-      const { api, second } = await startMatching({ status: 403, reason: 'Forbidden', error: 'configmaps "furnish-applyset" is forbidden' });
+    it.each([false, true])('a refused write of it fails the namespace, saying so (readyDespiteFailures: %s)', async (readyDespiteFailures) => {
+      const { api, second } = await startMatching({ status: 403, reason: 'Forbidden', error: 'configmaps "furnish-applyset" is forbidden' }, readyDespiteFailures);
       expect(second).toMatchObject({ result: 'failed' });
       const after = api.get('v1', 'Namespace', undefined, 'team-a')!;
       expect(after.metadata.labels?.[KEY.phase]).toBe('failed');
