@@ -49,9 +49,14 @@ export function namespaceFingerprint(ns: KubeObject): string {
 }
 
 /**
- * A namespace change is worth a reconcile when what it sees moved, or while it is not ready and
- * not being deleted (each step of a deletion is a change: the start, which moves the fingerprint, is enough).
+ * A namespace change is worth a reconcile when what it sees moved, or while it is not furnished and
+ * not being deleted (each step of a deletion is a change: the start, which moves the fingerprint, is
+ * enough). Furnished is phase `ready` with the Ready condition True, which the reconciler writes
+ * together: a namespace made ready otherwise (`furnish` taken off its initializer list by someone
+ * impersonating the reconciler, as troubleshooting a stuck one may) still reaches it.
  */
 export function namespaceChangeMatters<F>(ns: KubeObject, before: F | undefined, now: F): boolean {
-  return before !== now || (ns.metadata.labels?.[KEY.phase] !== PHASE.ready && !ns.metadata.deletionTimestamp);
+  if (before !== now || ns.metadata.deletionTimestamp) return before !== now;
+  const conditions = (ns.status as { conditions?: Array<{ type?: string; status?: string }> } | undefined)?.conditions ?? [];
+  return ns.metadata.labels?.[KEY.phase] !== PHASE.ready || !conditions.some((c) => c.type === 'Ready' && c.status === 'True');
 }

@@ -7,7 +7,8 @@ import { compactFingerprint, redriveAfter, RelayState } from '../../../functions
 import { parentSeen } from '../../../functions/watch-relay/lib/relay.ts';
 
 
-const ns = (name: string, phase?: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: '1', labels: phase ? { 'furnish.dev/phase': phase } : {}, ...extra } });
+/** A ready namespace carries the Ready condition the reconciler writes with the phase. */
+const ns = (name: string, phase?: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: '1', labels: phase ? { 'furnish.dev/phase': phase } : {}, ...extra }, ...(phase === 'ready' ? { status: { conditions: [{ type: 'Ready', status: 'True' }] } } : {}) });
 
 describe('RelayState', () => {
   it('a namespace counts as pending until it is ready, deleted or deleting', () => {
@@ -63,6 +64,11 @@ describe('RelayState', () => {
     expect(s.observe('Namespace', first('d', 'pending', 'furnish,seeder'), 'ADDED')).toBe(true);
     expect(s.observe('Namespace', first('d', 'pending', 'seeder'), 'MODIFIED')).toBe(true);
     expect(s.observe('Namespace', first('d', 'ready'), 'MODIFIED')).toBe(true);
+    // `furnish` taken off by someone impersonating the reconciler (a stuck namespace released):
+    // ready without the Ready condition the reconciler writes with it, so the reconciler is told.
+    expect(s.observe('Namespace', first('e', 'pending', 'furnish'), 'ADDED')).toBe(true);
+    const releasedByHand = { ...first('e', 'ready'), status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Pending' }] } };
+    expect(s.observe('Namespace', releasedByHand, 'MODIFIED')).toBe(true);
     // A failed namespace being deleted: its deletion starting is a change, the steps after it are not.
     const deleting = (status: string) => ({ ...ns('f', 'failed'), metadata: { ...ns('f', 'failed').metadata, deletionTimestamp: '2026-11-23T08:00:00Z' }, status: { phase: status } });
     expect(s.observe('Namespace', ns('f', 'failed'), 'MODIFIED')).toBe(true);

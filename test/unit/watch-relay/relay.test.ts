@@ -30,7 +30,8 @@ interface Script {
   driftWatch?: (res: ServerResponse) => void;
 }
 
-const nsObj = (name: string, rv: number, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv), labels } });
+/** A ready namespace carries the Ready condition the reconciler writes with the phase. */
+const nsObj = (name: string, rv: number, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv), labels }, ...(labels['furnish.dev/phase'] === 'ready' ? { status: { conditions: [{ type: 'Ready', status: 'True' }] } } : {}) });
 const parentObj = (namespace: string, rv: number): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'furnish-applyset', namespace, uid: `uid-parent-${namespace}`, resourceVersion: String(rv), labels: { 'applyset.kubernetes.io/id': `applyset-${namespace}-v1` } } });
 
 function apiServer(script: Script): Promise<{ server: Server; url: string }> {
