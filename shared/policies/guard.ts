@@ -16,8 +16,9 @@ const NOT_FURNISHED = [INIT_PHASE.pending, INIT_PHASE.failed];
  * What the guard judges, here and in guard-initializing's registration: writes of every namespaced
  * resource, and the subresources that act on a workload or issue a credential (an eviction deletes
  * a Pod, an ephemeral container runs one, a token request mints a ServiceAccount's credential, a
- * scale starts Pods). Not status, exec and the like: writes of the controllers and the kubelet
- * that keep what already runs running, which the system principals make anyway.
+ * scale starts Pods), these in pending namespaces only (subresourceLeftOpen: in a failed one,
+ * what already runs keeps running, add-ons' evictions and scaling included). Not status, exec and
+ * the like: the controllers' and the kubelet's.
  */
 export const GUARDED_RESOURCES = ['*', 'pods/eviction', 'pods/ephemeralcontainers', 'serviceaccounts/token', '*/scale'] as const;
 
@@ -45,6 +46,8 @@ export function guard(settings: PolicySettings): PolicySpec {
     validations: [{
       expression: [
         `!(${v('phase')} in ${list(NOT_FURNISHED)})`, v('reconciler'), v('systemPrincipal'),
+        // subresourceLeftOpen (guard-initializing.ts).
+        `(has(request.subResource) && request.subResource != '' && ${v('phase')} == ${str(INIT_PHASE.failed)})`,
         `(${v('phase')} == ${str(INIT_PHASE.pending)} && size(${v('pendingInitializers')}) > 0)`,
         initializeAllowed(v('nsName')),
       ].join(' || '),

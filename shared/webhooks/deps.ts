@@ -31,7 +31,13 @@ export async function templateNamed(source: TemplateSource, name: string): Promi
 export interface NamespaceSource {
   /** Rejects when it cannot be told. */
   exists(name: string): Promise<boolean>;
-  failure(namespace: string): Promise<string | undefined>;
+  /** Its phase label and the reason reconcile-namespace recorded on one it could not furnish; {} when it cannot be read. */
+  state(namespace: string): Promise<NamespaceState>;
+}
+
+export interface NamespaceState {
+  phase?: string;
+  failure?: string;
 }
 
 /** Namespaced objects read fresh: protect-objects reads the object a `/scale` request changes (a Scale has no labels). */

@@ -2,7 +2,6 @@
 // process. RBAC answers come from the Role/ClusterRole/bindings and NamespaceTemplates among
 // `cluster.objects` (a directory of YAML in the CLI); with no cluster, every permission check
 // is refused and there are no templates.
-import { KEY } from '../keys.ts';
 import { decodeAdmissionReview } from '../admission/decode.ts';
 import { toReview } from '../admission/response.ts';
 import type { AdmissionReview } from '../admission/types.ts';
@@ -14,6 +13,7 @@ import { createRbacAuthorizer } from '../rbac/authorizer.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
 import { API_VERSION } from '../render/types.ts';
 import { staticTemplates } from './deps.ts';
+import { namespaceState } from './templates.ts';
 import { staticInitializerLookups } from './initializer-lookups.ts';
 import { staticObjects } from './object-lookups.ts';
 import { memoryOrganizations } from '../org/source.ts';
@@ -64,7 +64,10 @@ export async function admitOffline(options: AdmitOfflineOptions): Promise<Admiss
     organizations: memoryOrganizations(orgs ?? [], objects.filter((o) => o.kind === 'Namespace')),
     namespaces: {
       exists: async (name: string) => objects.some((o) => o.kind === 'Namespace' && o.metadata.name === name),
-      failure: async (name: string) => objects.find((o) => o.kind === 'Namespace' && o.metadata.name === name)?.metadata.annotations?.[KEY.failure],
+      state: async (name: string) => {
+        const ns = objects.find((o) => o.kind === 'Namespace' && o.metadata.name === name);
+        return ns ? namespaceState(ns) : {};
+      },
     },
   };
   const response = await HANDLERS[options.webhook](review.request, deps);

@@ -6,7 +6,7 @@ import { API_VERSION } from '../render/types.ts';
 import type { NamespaceTemplate } from '../render/types.ts';
 import { KEY } from '../keys.ts';
 import type { KubeObject } from '../kube/types.ts';
-import type { NamespaceSource, TemplateSource } from './deps.ts';
+import type { NamespaceSource, NamespaceState, TemplateSource } from './deps.ts';
 
 export const TEMPLATES_PATH = `/apis/${API_VERSION}/namespacetemplates`;
 
@@ -28,7 +28,14 @@ export function clusterTemplates(http: KubeHttp): TemplateSource {
   };
 }
 
-/** Namespaces read fresh: existence, and the reason reconcile-namespace recorded on one it could not furnish. */
+/** What the guard reads of a namespace: its phase, and its failure record. */
+export function namespaceState(ns: KubeObject): NamespaceState {
+  const phase = ns.metadata.labels?.[KEY.phase];
+  const failure = ns.metadata.annotations?.[KEY.failure];
+  return { ...(phase !== undefined ? { phase } : {}), ...(failure !== undefined ? { failure } : {}) };
+}
+
+/** Namespaces read fresh: existence, and their state (phase, failure record). */
 export function clusterNamespaces(http: KubeHttp): NamespaceSource {
   return {
     async exists(name) {
@@ -37,9 +44,9 @@ export function clusterNamespaces(http: KubeHttp): NamespaceSource {
       if (res.status === 404) return false;
       throw new Error(`GET namespace ${name}: ${res.error ?? `HTTP ${res.status}`}`);
     },
-    async failure(namespace) {
+    async state(namespace) {
       const result = await http<KubeObject>({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}` });
-      return result.ok ? result.data?.metadata.annotations?.[KEY.failure] : undefined;
+      return result.ok && result.data ? namespaceState(result.data) : {};
     },
   };
 }

@@ -2,8 +2,8 @@
 // write into a namespace that is still being furnished.
 import { allow, deny } from '../../admission/response.ts';
 import type { AdmissionRequest, AdmissionResponse } from '../../admission/types.ts';
-import type { AdmissionHandler, NamespaceSource } from '../deps.ts';
-import { guardOutcome, stillFurnishing } from '../rules/guard-initializing.ts';
+import type { AdmissionHandler, NamespaceSource, NamespaceState } from '../deps.ts';
+import { guardOutcome, stillFurnishing, subresourceLeftOpen } from '../rules/guard-initializing.ts';
 import { resolve } from '../rules/outcome.ts';
 import type { Verdict } from '../rules/outcome.ts';
 
@@ -12,10 +12,12 @@ function respond(request: AdmissionRequest, namespace: string, verdict: Verdict,
   return deny(request, `${stillFurnishing(namespace, failure)} (${verdict.denials.join('; ')})`, verdict.unavailable ? 503 : 403);
 }
 
-/** A denial looks the namespace's failure up (only then: allowed writes cost no read). */
-async function denyWithReason(request: AdmissionRequest, namespace: string, verdict: Verdict, namespaces: NamespaceSource | undefined): Promise<AdmissionResponse> {
-  const failure = verdict.allowed || !namespaces ? undefined : await namespaces.failure(namespace).catch(() => undefined);
-  return respond(request, namespace, verdict, failure);
+/** A refusal reads the namespace: a subresource write in a failed one is let through (subresourceLeftOpen), any other quotes its failure. Allowed writes cost no read. */
+async function judged(request: AdmissionRequest, namespace: string, verdict: Verdict, namespaces: NamespaceSource | undefined): Promise<AdmissionResponse> {
+  if (verdict.allowed || !namespaces) return respond(request, namespace, verdict);
+  const state = await namespaces.state(namespace).catch(() => ({}) as NamespaceState);
+  if (subresourceLeftOpen(request.subResource, state.phase)) return allow(request);
+  return respond(request, namespace, verdict, state.failure);
 }
 
 export const guardInitializing: AdmissionHandler = (request, { settings, authorizer, namespaces }) => {
@@ -23,6 +25,6 @@ export const guardInitializing: AdmissionHandler = (request, { settings, authori
   // Cluster-scoped objects have no namespace to guard (the webhook's scope is Namespaced).
   if (!namespace || request.operation === 'CONNECT') return allow(request);
   const verdict = resolve([guardOutcome({ user: request.userInfo, namespace, settings })], authorizer);
-  if (verdict instanceof Promise) return verdict.then((v) => denyWithReason(request, namespace, v, namespaces));
-  return verdict.allowed || !namespaces ? respond(request, namespace, verdict) : denyWithReason(request, namespace, verdict, namespaces);
+  if (verdict instanceof Promise) return verdict.then((v) => judged(request, namespace, v, namespaces));
+  return verdict.allowed || !namespaces ? respond(request, namespace, verdict) : judged(request, namespace, verdict, namespaces);
 };

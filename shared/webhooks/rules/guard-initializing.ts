@@ -62,6 +62,16 @@ export function requireInitialize(input: GuardInput): RuleOutcome {
   };
 }
 
+/**
+ * Whether a write of a subresource (an eviction, a scale, a token request) goes unjudged: in a
+ * failed namespace it does, so that what already runs there keeps running (cluster-autoscaler's
+ * evictions, an autoscaler's scale, add-ons' tokens); a pending namespace, new, guards them too.
+ * The handler asks only once the rules would refuse (it reads the phase then).
+ */
+export function subresourceLeftOpen(subResource: string | undefined, phase: string | undefined): boolean {
+  return Boolean(subResource) && phase === PHASE.failed;
+}
+
 /** The first rule that allows, else the requester needs `initialize`. */
 export function guardOutcome(input: GuardInput): RuleOutcome {
   return allowReconciler(input) ?? allowSystemPrincipals(input) ?? requireInitialize(input);

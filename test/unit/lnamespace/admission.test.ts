@@ -23,7 +23,7 @@ function request(operation: 'CREATE' | 'UPDATE', object: KubeObject, old?: KubeO
   } as AdmissionRequest;
 }
 
-const existing = (...names: string[]): NamespaceSource => ({ exists: async (n) => names.includes(n), failure: async () => undefined });
+const existing = (...names: string[]): NamespaceSource => ({ exists: async (n) => names.includes(n), state: async () => ({}) });
 const deps = (opts: { grants?: Grant[]; namespaces?: NamespaceSource | null } = {}) => {
   const d = testDeps({ grants: opts.grants });
   return opts.namespaces === null ? d : { ...d, namespaces: opts.namespaces ?? existing('default', 'taken') };
@@ -93,7 +93,7 @@ describe('the handler', () => {
 
   it('fails closed when it cannot tell whether the namespace exists or whether the requester may adopt', async () => {
     expect((await mutateLNamespace(request('CREATE', lns('shop')), deps({ namespaces: null }))).status).toMatchObject({ code: 503 });
-    expect((await mutateLNamespace(request('CREATE', lns('shop')), deps({ namespaces: { exists: async () => Promise.reject(new Error('timeout')), failure: async () => undefined } }))).status).toMatchObject({ code: 503, message: expect.stringContaining('timeout; retry') });
+    expect((await mutateLNamespace(request('CREATE', lns('shop')), deps({ namespaces: { exists: async () => Promise.reject(new Error('timeout')), state: async () => ({}) } }))).status).toMatchObject({ code: 503, message: expect.stringContaining('timeout; retry') });
     const d = { ...deps(), authorizer: fakeAuthorizer([], 'SAR down') };
     expect((await mutateLNamespace(request('CREATE', lns('taken', {}, { 'furnish.dev/adopt-namespace': 'true' })), d)).status).toMatchObject({ code: 503 });
   });

@@ -25,7 +25,7 @@ function request(operation: 'CREATE' | 'UPDATE', object: KubeObject, old?: KubeO
   } as AdmissionRequest;
 }
 
-const absent: NamespaceSource = { exists: async () => false, failure: async () => undefined };
+const absent: NamespaceSource = { exists: async () => false, state: async () => ({}) };
 /** acme: alice (default), carol; globex: alice, bob. The namespace `shop` is acme's. */
 function deps(options: { globexQuota?: number; acmeQuota?: number; shopIn?: string; privileged?: string[]; allowedAnnotations?: string[] } = {}) {
   const organizations = [

@@ -45,15 +45,16 @@ describe('furnish-guard', () => {
     expect(judge(writeInto('CREATE', alice, emptied)).allowed).toBe(false);
   });
 
-  it('judges the subresources that act on a workload or issue a credential (eviction, ephemeral containers, a token, scale), as guard-initializing\'s registration does; not status', () => {
+  it('judges the subresources that act on a workload or issue a credential (eviction, ephemeral containers, a token, scale) in pending namespaces, as guard-initializing does; not status', () => {
     const sub = (resource: string, subResource: string, operation: 'CREATE' | 'UPDATE', ns = failed) => ({ ...writeInto(operation, alice, ns), resource: { group: '', version: 'v1', resource }, subResource });
     for (const [resource, subResource, operation] of [['pods', 'eviction', 'CREATE'], ['pods', 'ephemeralcontainers', 'UPDATE'], ['serviceaccounts', 'token', 'CREATE'], ['replicationcontrollers', 'scale', 'UPDATE']] as const) {
-      expect([subResource, judge(sub(resource, subResource, operation)).message]).toEqual([subResource, expect.stringContaining('user "alice" may not write into namespace "team-a", which failed to initialize')]);
-      expect(judge(sub(resource, subResource, operation, pending)).allowed).toBe(false);
+      expect([subResource, judge(sub(resource, subResource, operation, pending)).message]).toEqual([subResource, expect.stringContaining('namespace "team-a" is still being furnished')]);
+      // In a failed namespace, what already runs keeps running: add-ons' evictions, scaling, tokens (subresourceLeftOpen).
+      expect([subResource, judge(sub(resource, subResource, operation)).allowed]).toEqual([subResource, true]);
     }
-    // The kubelet's token requests and the controllers' scale go on (system principals).
-    expect(judge({ ...sub('serviceaccounts', 'token', 'CREATE'), userInfo: { username: 'system:node:n1', groups: ['system:nodes'] } }).allowed).toBe(true);
-    expect(judge(sub('pods', 'status', 'UPDATE')).allowed).toBe(true);
+    // The kubelet's token requests go on (a system principal); status is not judged.
+    expect(judge({ ...sub('serviceaccounts', 'token', 'CREATE', pending), userInfo: { username: 'system:node:n1', groups: ['system:nodes'] } }).allowed).toBe(true);
+    expect(judge(sub('pods', 'status', 'UPDATE', pending)).allowed).toBe(true);
     const registration = parse(readFileSync(join(import.meta.dirname, '..', '..', '..', 'infra', 'webhooks', 'guard-initializing.yaml'), 'utf8')) as { webhooks: Array<{ rules: Array<{ resources: string[] }> }> };
     expect(registration.webhooks[0]!.rules.map((r) => r.resources)).toEqual([[...GUARDED_RESOURCES]]);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { guardInitializing } from '../../../shared/webhooks/handlers/guard-initializing.ts';
-import { allowReconciler, allowSystemPrincipals, failedTemplates, guardOutcome, requireInitialize, stillFurnishing } from '../../../shared/webhooks/rules/guard-initializing.ts';
+import { allowReconciler, allowSystemPrincipals, failedTemplates, guardOutcome, requireInitialize, stillFurnishing, subresourceLeftOpen } from '../../../shared/webhooks/rules/guard-initializing.ts';
 import { admissionRequest, fakeAuthorizer, testDeps, testSettings } from '../../support/fixtures.ts';
 
 const settings = testSettings();
@@ -81,7 +81,7 @@ describe('guard-initializing handler on what kube-apiserver sent', () => {
   it('in a namespace that could not be furnished, names the reason instead of asking to retry', async () => {
     const failure = 'template security-defaults: rbac.authorization.k8s.io/RoleBinding/team-a/namespace-admin: Invalid (HTTP 422): subjects[0].name: Required value';
     const asked: string[] = [];
-    const deps = { ...testDeps(), namespaces: { exists: async () => true, failure: async (ns: string) => (asked.push(ns), failure) } };
+    const deps = { ...testDeps(), namespaces: { exists: async () => true, state: async (ns: string) => (asked.push(ns), { phase: 'failed', failure }) } };
     const response = await guardInitializing(admissionRequest('021-guard-CREATE-configmaps-app-config-alice'), deps);
     expect(response).toMatchObject({ allowed: false, status: { code: 403 } });
     expect(response.status!.message).toBe(
@@ -95,6 +95,18 @@ describe('guard-initializing handler on what kube-apiserver sent', () => {
     const allowed = await guardInitializing(admissionRequest('005-guard-CREATE-serviceaccounts-default-system_serviceaccount_kube_system_service_account_controller'), deps);
     expect(allowed).toMatchObject({ allowed: true });
     expect(asked).toEqual(['team-a']);
+  });
+
+  it('a subresource write (an eviction, a scale, a token) in a failed namespace goes through, so what runs there keeps running; in a pending one it is refused', async () => {
+    const eviction = { ...admissionRequest('021-guard-CREATE-configmaps-app-config-alice'), resource: { group: '', version: 'v1', resource: 'pods' }, subResource: 'eviction' };
+    const inPhase = (phase: string) => ({ ...testDeps(), namespaces: { exists: async () => true, state: async () => ({ phase, failure: 'template t: x' }) } });
+    expect(await guardInitializing(eviction, inPhase('failed'))).toMatchObject({ allowed: true });
+    expect(await guardInitializing(eviction, inPhase('pending'))).toMatchObject({ allowed: false, status: { code: 403 } });
+    // The resource itself stays guarded in a failed namespace.
+    expect(await guardInitializing(admissionRequest('021-guard-CREATE-configmaps-app-config-alice'), inPhase('failed'))).toMatchObject({ allowed: false });
+    expect(subresourceLeftOpen('eviction', 'failed')).toBe(true);
+    expect(subresourceLeftOpen(undefined, 'failed')).toBe(false);
+    expect(subresourceLeftOpen('token', 'pending')).toBe(false);
   });
 
   it('allows principals holding initialize', async () => {
