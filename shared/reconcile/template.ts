@@ -115,15 +115,17 @@ export function fanoutMessage(cluster: string, namespace: string, cause: string,
  * Writes a status computed from the template at `resourceVersion` (and from what was read after
  * it): refused with 409 once anyone wrote the template since, so that a recount that read earlier
  * never lands over a later one's (recounts of one template run side by side: STATUS messages take
- * their cause's ordering key). The template's new resourceVersion, or 'conflict'.
+ * their cause's ordering key). The template's new resourceVersion, 'conflict', or null when the
+ * template is gone.
  */
-async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTemplateStatus, resourceVersion: string | undefined): Promise<string | 'conflict'> {
+async function patchStatus(deps: TemplateDeps, name: string, status: NamespaceTemplateStatus, resourceVersion: string | undefined): Promise<string | 'conflict' | null> {
   const res = await deps.kube.call<NamespaceTemplate>({
     method: 'PATCH', path: `${resourcePath(TEMPLATES, undefined, name)}/status`, query: { fieldManager: FIELD_MANAGER }, contentType: 'application/merge-patch+json',
     body: { metadata: { resourceVersion }, status }, expected: (r) => r.status === 409,
   });
   if (res.status === 409) return 'conflict';
-  if (!res.ok && res.status !== 404) transientOr(`update status of template ${name}`, res.status, res.reason, res.error);
+  if (res.status === 404) return null;
+  if (!res.ok) transientOr(`update status of template ${name}`, res.status, res.reason, res.error);
   return res.data?.metadata.resourceVersion ?? '';
 }
 
@@ -139,24 +141,46 @@ export function legacyTemplateKeys(t: NamespaceTemplate): { metadata: { annotati
   return found.length > 0 ? { metadata: { annotations: Object.fromEntries(found.map((k) => [k, null])) } } : null;
 }
 
-/** What a fan-out wrote last: the status, and the template's resourceVersion after it ('conflict' once someone else wrote it). */
-interface Progress {
-  status: NamespaceTemplateStatus | undefined;
-  resourceVersion: string | 'conflict' | undefined;
+/** Attempts at writing a fan-out's progress onto a template that recounts keep writing. */
+const PROGRESS_WRITES = 5;
+
+/**
+ * Writes a fan-out's progress (the Propagated condition, and Ready False until it is done) onto
+ * the template as it is now, keeping the counts recounts wrote: read, then written with its
+ * resourceVersion, read again on a conflict. Never onto a newer generation (its own fan-out
+ * reports that one). The template as last read or written (null once gone); a progress report
+ * that loses every race is skipped, not fatal.
+ */
+async function writeProgress(deps: TemplateDeps, name: string, generation: number, progress: { published: number; total: number; done: boolean }): Promise<NamespaceTemplate | null> {
+  const now = deps.now?.() ?? new Date();
+  let t: NamespaceTemplate | null = null;
+  for (let attempt = 1; attempt <= PROGRESS_WRITES; attempt += 1) {
+    t = await readTemplate(deps, name);
+    if (!t || (t.metadata.generation ?? 0) !== generation) return t;
+    const counts = { generation, matched: t.status?.matched ?? 0, applied: t.status?.applied ?? 0, failed: t.status?.failed ?? 0 };
+    const next = templateStatus(t.status, counts, now, progress);
+    if (!statusDiffers(t.status, next)) return t;
+    const written = await patchStatus(deps, name, next, t.metadata.resourceVersion);
+    if (written === null) return null;
+    if (written !== 'conflict') return { ...t, metadata: { ...t.metadata, resourceVersion: written }, status: next };
+  }
+  deps.log.log('WARNING', 'fan-out progress not written: the template status changed at each attempt', { template: name, published: progress.published, total: progress.total });
+  return t;
 }
 
-/** Publishes one message per target, paced, reporting progress in the status; the delivery fails if one publish failed (the fan-out runs again: harmless). */
-async function fanOut(deps: TemplateDeps, name: string, t: NamespaceTemplate | null, state: ClusterState, present: readonly NamespaceInfo[], result: TemplateResult): Promise<Progress> {
-  const now = () => deps.now?.() ?? new Date();
+/**
+ * Publishes one message per target, paced, reporting progress in the status; the delivery fails if
+ * one publish failed (the fan-out runs again: harmless). The template as the last progress report
+ * left it.
+ */
+async function fanOut(deps: TemplateDeps, name: string, t: NamespaceTemplate | null, state: ClusterState, result: TemplateResult): Promise<NamespaceTemplate | null> {
   const targets = fanoutTargets(name, t, state.namespaces, state.parents, deps.systemNamespaces, state.deleting);
   result.targets = targets.length;
   result.fannedOut = true;
   const perSecond = deps.messagesPerSecond ?? 2000;
   const bucket = new TokenBucket(perSecond, Math.max(1, Math.ceil(perSecond / 10)));
   const cause = `template/${name}@${t?.metadata.resourceVersion ?? 'deleted'}`;
-  const counts0 = t ? tallyTemplate(t, present, state.parents, null, deps.systemNamespaces) : null;
-  // Progress is written while nobody else writes the template; after a conflict, only the recount's.
-  const progress: Progress = { status: t?.status, resourceVersion: t?.metadata.resourceVersion };
+  const generation = t?.metadata.generation ?? 0;
   let failed = 0;
   for (const group of chunk(targets, Math.max(1, deps.progressEvery ?? 2000))) {
     const sent = await mapLimit(group, deps.concurrency ?? 64, async (ns) => {
@@ -165,18 +189,15 @@ async function fanOut(deps: TemplateDeps, name: string, t: NamespaceTemplate | n
     });
     result.published += sent.filter(Boolean).length;
     failed += sent.filter((ok) => !ok).length;
-    if (t && counts0 && result.published < targets.length && progress.resourceVersion !== 'conflict') {
-      progress.status = templateStatus(progress.status, counts0, now(), { published: result.published, total: targets.length, done: false });
-      progress.resourceVersion = await patchStatus(deps, name, progress.status, progress.resourceVersion);
-    }
+    if (t && result.published < targets.length) t = await writeProgress(deps, name, generation, { published: result.published, total: targets.length, done: false }) ?? t;
   }
   await deps.bus.flush();
   deps.log.log(failed ? 'WARNING' : 'INFO', 'template fan-out', { template: name, deleted: t === null, targets: targets.length, published: result.published, failed });
   if (failed > 0) throw new TransientError(`template ${name}: ${failed} of ${targets.length} publishes failed`, { status: 503 });
-  return progress;
+  return t && writeProgress(deps, name, generation, { published: result.published, total: targets.length, done: true });
 }
 
-/** Recounts after a status write refused for a conflict, before the delivery fails (then Pub/Sub redelivers it). */
+/** Recounts after a status write refused for a conflict, before giving up (then Pub/Sub redelivers a recount; a fan-out is not run again for it). */
 const RECOUNTS = 3;
 
 /**
@@ -195,23 +216,26 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
   }
   // The namespaces, their parents and the template's objects, read side by side.
   let [state, live] = await Promise.all([readState(deps), t ? readLive(deps, t) : null]);
-  const written = opts.fanOut ? await fanOut(deps, name, t, state, presentOf(state), result) : { status: t?.status, resourceVersion: t?.metadata.resourceVersion };
-  const progress = result.fannedOut ? { published: result.published, total: result.targets, done: true } : undefined;
-  let { status, resourceVersion } = written;
+  if (opts.fanOut) t = await fanOut(deps, name, t, state, result);
   for (let recount = 1; t; recount += 1) {
     const tally = tallyTemplate(t, presentOf(state), state.parents, live, deps.systemNamespaces);
-    const next = templateStatus(status, tally, now(), progress, tally.failures);
+    const next = templateStatus(t.status, tally, now(), undefined, tally.failures);
     if (!statusDiffers(t.status, next)) return result;
-    if (resourceVersion !== 'conflict') resourceVersion = await patchStatus(deps, name, next, resourceVersion);
-    if (resourceVersion !== 'conflict') {
-      result.statusWritten = true;
+    const written = await patchStatus(deps, name, next, t.metadata.resourceVersion);
+    if (written !== 'conflict') {
+      result.statusWritten = written !== null;
       return result;
     }
-    if (recount === RECOUNTS) throw new TransientError(`template ${name}: written by someone else during each of ${RECOUNTS} recounts; its status is left for the redelivery`, { status: 409 });
+    if (recount === RECOUNTS) {
+      const why = `written by someone else during each of ${RECOUNTS} recounts`;
+      if (!result.fannedOut) throw new TransientError(`template ${name}: ${why}; its status is left for the redelivery`, { status: 409 });
+      // The namespaces' own STATUS messages recount it: a fan-out is not published again for this.
+      deps.log.log('WARNING', `template status left to the namespaces' recounts: ${why}`, { template: name });
+      return result;
+    }
     t = await readTemplate(deps, name);
     if (!t) return result;
     [state, live] = await Promise.all([readState(deps), readLive(deps, t)]);
-    ({ status, resourceVersion } = { status: t.status, resourceVersion: t.metadata.resourceVersion });
   }
   return result;
 }

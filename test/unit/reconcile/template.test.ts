@@ -195,8 +195,9 @@ describe('reconcileTemplate', () => {
     for (const n of ['a', 'b', 'c', 'd', 'e']) api.put(ns(n, { tier: 'gold' }));
     api.put(tpl('gold', { tier: 'gold' }));
     await reconcileTemplate(deps, 'gold', fanOut);
-    const statusWrites = api.writes().filter((w) => w.path.endsWith('/status')).map((w) => (w.body as { status: NamespaceTemplate['status'] }).status?.conditions?.find((c) => c.type === 'Propagated')?.message);
-    expect(statusWrites).toEqual(['published 2 of 5 reconcile messages', 'published 4 of 5 reconcile messages', 'published 5 of 5 reconcile messages']);
+    const statusWrites = api.writes().filter((w) => w.path.startsWith(`${TEMPLATES}/gold/status`)).map((w) => (w.body as { status: NamespaceTemplate['status'] }).status?.conditions?.find((c) => c.type === 'Propagated')?.message);
+    // Each report once (the recount after it keeps the last), in order.
+    expect(statusWrites.filter((m, i) => m !== statusWrites[i - 1])).toEqual(['published 2 of 5 reconcile messages', 'published 4 of 5 reconcile messages', 'published 5 of 5 reconcile messages']);
   });
 
   it('a publish that fails fails the delivery (the fan-out runs again: harmless)', async () => {
@@ -228,7 +229,51 @@ describe('reconcileTemplate', () => {
     expect(statusOf()?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
   });
 
-  it('a status written by someone else at each of its recounts fails the delivery, saying so (Pub/Sub redelivers it)', async () => {
+  it('a fan-out\'s progress lands though recounts write the status beside it: each report read and written again on a conflict, the counts they wrote kept', async () => {
+    const { api, deps } = setup();
+    for (const n of ['a', 'b', 'c', 'd', 'e']) api.put(ns(n, { tier: 'gold' }));
+    api.put(tpl('gold', { tier: 'gold' }));
+    const bumped = new Set<string>();
+    // Before each progress report's first attempt, a recount elsewhere writes the status (counts 9 of 9).
+    const held = holdingClient(api.client);
+    held.set((req) => {
+      const message = (req.body as { status?: NamespaceTemplate['status'] } | undefined)?.status?.conditions?.find((c) => c.type === 'Propagated')?.message;
+      if (req.method !== 'PATCH' || !message || bumped.has(message)) return undefined;
+      bumped.add(message);
+      const live = api.get('furnish.dev/v1alpha1', 'NamespaceTemplate', undefined, 'gold')!;
+      api.put({ ...live, status: { ...(live.status as object), matched: 9, applied: 9 } });
+      return undefined;
+    });
+    await expect(reconcileTemplate({ ...deps, kube: held.kube }, 'gold', fanOut)).resolves.toMatchObject({ fannedOut: true, published: 5 });
+    const reports = api.writes().filter((w) => w.path.startsWith(`${TEMPLATES}/gold/status`)).map((w) => (w.body as { status: NamespaceTemplate['status'] }).status);
+    const propagated = reports.map((st) => st?.conditions?.find((c) => c.type === 'Propagated')?.message);
+    expect(propagated.filter((m, i) => m !== propagated[i - 1])).toEqual(['published 2 of 5 reconcile messages', 'published 4 of 5 reconcile messages', 'published 5 of 5 reconcile messages']);
+    // A report written again keeps the counts the recount wrote (the fan-out's own recount then writes its own).
+    expect(reports[1]).toMatchObject({ matched: 9, applied: 9, conditions: expect.arrayContaining([expect.objectContaining({ type: 'Propagated', message: 'published 2 of 5 reconcile messages' })]) });
+  });
+
+  it('a fan-out overtaken by a newer generation never marks that generation Propagated', async () => {
+    const { api, deps } = setup();
+    for (const n of ['a', 'b', 'c']) api.put(ns(n, { tier: 'gold' }));
+    api.put({ ...tpl('gold', { tier: 'gold' }), metadata: { name: 'gold', generation: 1 } });
+    const held = holdingClient(api.client);
+    let edited = false;
+    // An administrator edits the spec just as the fan-out reports it is done.
+    held.set((req) => {
+      const done = (req.body as { status?: NamespaceTemplate['status'] } | undefined)?.status?.conditions?.some((c) => c.type === 'Propagated' && c.status === 'True');
+      if (req.method !== 'PATCH' || !done || edited) return undefined;
+      edited = true;
+      const live = api.get('furnish.dev/v1alpha1', 'NamespaceTemplate', undefined, 'gold')!;
+      api.put({ ...tpl('gold', { tier: 'gold' }, { a: '2' }), metadata: { ...live.metadata, generation: 2 }, status: live.status } as KubeObject);
+      return undefined;
+    });
+    await reconcileTemplate({ ...deps, kube: held.kube, progressEvery: 1 }, 'gold', fanOut);
+    expect(edited).toBe(true);
+    const t = api.get('furnish.dev/v1alpha1', 'NamespaceTemplate', undefined, 'gold') as NamespaceTemplate;
+    expect(t.status?.conditions?.find((c) => c.type === 'Propagated')).toMatchObject({ status: 'False', observedGeneration: 1 });
+  });
+
+  it('a status written by someone else at each of its recounts fails a recount\'s delivery, saying so (Pub/Sub redelivers it); a fan-out\'s is acknowledged', async () => {
     let refused = 0;
     const api = memoryApi((req) => (req.method === 'PATCH' && req.path.endsWith('/status') && ++refused ? { status: 409, error: 'the object has been modified' } : undefined));
     api.put(ns('a', { tier: 'gold' }));
@@ -236,6 +281,8 @@ describe('reconcileTemplate', () => {
     const deps: TemplateDeps = { kube: api.client, resolver: new ResourceResolver(api.client), bus: createMemoryBus(), cluster: 'local', namespaceTopic: 'ns', log: silentLogger };
     await expect(reconcileTemplate(deps, 'gold')).rejects.toThrow('template gold: written by someone else during each of 3 recounts');
     expect(refused).toBe(3);
+    // After a fan-out, the delivery is acknowledged: its namespaces' STATUS messages recount; publishing them all again would not help.
+    await expect(reconcileTemplate(deps, 'gold', fanOut)).resolves.toMatchObject({ fannedOut: true, published: 1, statusWritten: false });
   });
 });
 
