@@ -129,11 +129,10 @@ export function upsert(list: readonly TemplateCondition[], c: TemplateCondition)
 /**
  * Status after a count: Ready is True when every matched namespace holds this generation's
  * objects. `failures` replaces the list (they are recounted from the namespaces each time);
- * without it the previous list is kept (a progress report during a fan-out).
+ * without it the previous list is kept.
  */
-export function templateStatus(prev: NamespaceTemplateStatus | undefined, counts: TemplateCounts, now: Date, progress?: { published: number; total: number; done: boolean }, failures?: TemplateFailure[]): NamespaceTemplateStatus {
-  // While a fan-out is still publishing, namespaces it has not reached cannot be counted yet.
-  const ready = counts.failed === 0 && counts.applied >= counts.matched && (progress?.done ?? true);
+export function templateStatus(prev: NamespaceTemplateStatus | undefined, counts: TemplateCounts, now: Date, failures?: TemplateFailure[]): NamespaceTemplateStatus {
+  const ready = counts.failed === 0 && counts.applied >= counts.matched;
   const readyCondition = condition(prev?.conditions, {
     type: 'Ready',
     status: ready ? 'True' : 'False',
@@ -141,24 +140,30 @@ export function templateStatus(prev: NamespaceTemplateStatus | undefined, counts
     message: `${counts.applied} of ${counts.matched} matching namespaces populated at generation ${counts.generation}, ${counts.failed} failed`,
     observedGeneration: counts.generation,
   }, now);
-  let conditions = upsert(prev?.conditions ?? [], readyCondition);
-  if (progress) {
-    conditions = upsert(conditions, condition(prev?.conditions, {
-      type: 'Propagated',
-      status: progress.done ? 'True' : 'False',
-      reason: progress.done ? 'Published' : 'Publishing',
-      message: `published ${progress.published} of ${progress.total} reconcile messages`,
-      observedGeneration: counts.generation,
-    }, now));
-  }
   return {
     observedGeneration: counts.generation,
     matched: counts.matched,
     applied: counts.applied,
     failed: counts.failed,
-    conditions: conditions.slice(0, 8),
+    conditions: upsert(prev?.conditions ?? [], readyCondition).slice(0, 8),
     recentFailures: (failures ?? prev?.recentFailures ?? []).slice(0, MAX_RECENT_FAILURES),
   };
+}
+
+/**
+ * A fan-out's progress on the status as it is (its counts are the recounts'): the Propagated
+ * condition, and while it publishes Ready False, since namespaces it has not reached cannot be
+ * counted yet. Done, Ready is left to the recount that follows.
+ */
+export function withProgress(prev: NamespaceTemplateStatus | undefined, generation: number, progress: { published: number; total: number; done: boolean }, now: Date): NamespaceTemplateStatus {
+  const published = `published ${progress.published} of ${progress.total} reconcile messages`;
+  let conditions = upsert(prev?.conditions ?? [], condition(prev?.conditions, {
+    type: 'Propagated', status: progress.done ? 'True' : 'False', reason: progress.done ? 'Published' : 'Publishing', message: published, observedGeneration: generation,
+  }, now));
+  if (!progress.done) {
+    conditions = upsert(conditions, condition(prev?.conditions, { type: 'Ready', status: 'False', reason: 'Progressing', message: `generation ${generation} is being published: ${published}`, observedGeneration: generation }, now));
+  }
+  return { ...prev, conditions: conditions.slice(0, 8) };
 }
 
 /**

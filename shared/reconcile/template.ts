@@ -20,7 +20,7 @@ import type { Logger } from '../log.ts';
 import { encodeMessage, type ReconcileMessage } from '../bus/envelope.ts';
 import { namespaceInfo } from './plan.ts';
 import { groupKindOf, parseGroupKind, sortedUnique } from './objects.ts';
-import { statusDiffers, templateStatus } from './report.ts';
+import { statusDiffers, templateStatus, withProgress } from './report.ts';
 import { addLive, tallyTemplate, type LiveHashes } from './template-status.ts';
 
 export interface TemplateDeps {
@@ -145,8 +145,8 @@ export function legacyTemplateKeys(t: NamespaceTemplate): { metadata: { annotati
 const PROGRESS_WRITES = 5;
 
 /**
- * Writes a fan-out's progress (the Propagated condition, and Ready False until it is done) onto
- * the template as it is now, keeping the counts recounts wrote: read, then written with its
+ * Writes a fan-out's progress (withProgress) onto the template as it is now, keeping the counts
+ * recounts wrote: read, then written with its
  * resourceVersion, read again on a conflict. Never onto a newer generation (its own fan-out
  * reports that one). The template as last read or written (null once gone); a progress report
  * that loses every race is skipped, not fatal.
@@ -157,8 +157,7 @@ async function writeProgress(deps: TemplateDeps, name: string, generation: numbe
   for (let attempt = 1; attempt <= PROGRESS_WRITES; attempt += 1) {
     t = await readTemplate(deps, name);
     if (!t || (t.metadata.generation ?? 0) !== generation) return t;
-    const counts = { generation, matched: t.status?.matched ?? 0, applied: t.status?.applied ?? 0, failed: t.status?.failed ?? 0 };
-    const next = templateStatus(t.status, counts, now, progress);
+    const next = withProgress(t.status, generation, progress, now);
     if (!statusDiffers(t.status, next)) return t;
     const written = await patchStatus(deps, name, next, t.metadata.resourceVersion);
     if (written === null) return null;
@@ -219,7 +218,7 @@ export async function reconcileTemplate(deps: TemplateDeps, name: string, opts: 
   if (opts.fanOut) t = await fanOut(deps, name, t, state, result);
   for (let recount = 1; t; recount += 1) {
     const tally = tallyTemplate(t, presentOf(state), state.parents, live, deps.systemNamespaces);
-    const next = templateStatus(t.status, tally, now(), undefined, tally.failures);
+    const next = templateStatus(t.status, tally, now(), tally.failures);
     if (!statusDiffers(t.status, next)) return result;
     const written = await patchStatus(deps, name, next, t.metadata.resourceVersion);
     if (written !== 'conflict') {

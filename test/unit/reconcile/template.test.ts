@@ -198,6 +198,11 @@ describe('reconcileTemplate', () => {
     const statusWrites = api.writes().filter((w) => w.path.startsWith(`${TEMPLATES}/gold/status`)).map((w) => (w.body as { status: NamespaceTemplate['status'] }).status?.conditions?.find((c) => c.type === 'Propagated')?.message);
     // Each report once (the recount after it keeps the last), in order.
     expect(statusWrites.filter((m, i) => m !== statusWrites[i - 1])).toEqual(['published 2 of 5 reconcile messages', 'published 4 of 5 reconcile messages', 'published 5 of 5 reconcile messages']);
+    // No report says Ready before a count does: a new template's status has no counts yet, and
+    // kubectl wait --for=condition=Ready must not return on a report (it did, once, on the real server).
+    const ready = api.writes().filter((w) => w.path.startsWith(`${TEMPLATES}/gold/status`)).map((w) => (w.body as { status: NamespaceTemplate['status'] }).status)
+      .filter((st) => st?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    for (const st of ready) expect(st).toMatchObject({ matched: 5, applied: 5 });
   });
 
   it('a publish that fails fails the delivery (the fan-out runs again: harmless)', async () => {

@@ -13,7 +13,7 @@ import { recountInterval } from '../../../shared/reconcile/runtime.ts';
 import { DEFAULT_DRIFT_RESOURCES, driftedNamespace, driftPath } from '../../../functions/watch-relay/lib/drift-watch.ts';
 import { lastWrittenByFurnish } from '../../../shared/kube/managed-fields.ts';
 import { decidePhase, failureLineFor, failureText } from '../../../shared/reconcile/phase.ts';
-import { statusDiffers, templateStatus } from '../../../shared/reconcile/report.ts';
+import { statusDiffers, templateStatus, withProgress } from '../../../shared/reconcile/report.ts';
 import { addLive, holdsCurrent, tallyTemplate } from '../../../shared/reconcile/template-status.ts';
 import { renderContextOf } from '../../../shared/reconcile/plan.ts';
 import { renderNamespace } from '../../../shared/render/index.ts';
@@ -103,8 +103,12 @@ describe('template status', () => {
     const now = new Date('2026-01-01T00:00:00Z');
     const done = templateStatus(undefined, { generation: 2, matched: 2, applied: 2, failed: 0 }, now);
     expect(done.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', observedGeneration: 2 });
-    const publishing = templateStatus(done, { generation: 2, matched: 2, applied: 2, failed: 0 }, now, { published: 1, total: 2, done: false });
+    const publishing = withProgress(done, 2, { published: 1, total: 2, done: false }, now);
     expect(publishing.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Progressing' });
+    expect(publishing).toMatchObject({ matched: 2, applied: 2 });
+    // Done, the fan-out leaves Ready to the recount: a report never makes it True from counts it did not take.
+    const fresh = withProgress(undefined, 1, { published: 3, total: 3, done: true }, now);
+    expect(fresh.conditions?.map((c) => c.type)).toEqual(['Propagated']);
   });
 
   it('is compared as a value: keys in another order (as the server returns them) are no change', () => {
