@@ -35,8 +35,9 @@ function othersInitializing(list: string): string {
 /**
  * What the namespace reconciler sees of a namespace: labels (phase aside), annotations (a template
  * renders any of them, $(ANNOTATION:key|default); opt-out, creator) but Furnish's own bookkeeping,
- * deletion. The reconciler's own writes (phase=ready, `furnish` off the initializer list, its verdict) leave it unchanged, so the relay
- * does not send the namespace straight back (see namespaceChangeMatters).
+ * deletion. The reconciler's own writes (phase=ready, `furnish` off the initializer list, its
+ * verdict) leave it unchanged, so the relay does not send the namespace straight back (see
+ * namespaceChangeMatters).
  */
 export function namespaceFingerprint(ns: KubeObject): string {
   const { [KEY.phase]: _phase, ...labels } = ns.metadata.labels ?? {};

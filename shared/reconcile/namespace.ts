@@ -133,8 +133,7 @@ export async function reconcileNamespace(deps: NamespaceDeps, name: string, requ
   for (const p of desired.problems) exec.failures.push({ template: p.template, key: p.path, hash: '', status: 422, reason: 'RenderFailed', message: p.message });
   for (const r of refused) exec.failures.push({ template: r.template, key: '(permission)', hash: '', status: 403, reason: 'Forbidden', message: r.message });
 
-  const afterOpts = { readyDespiteFailures: deps.readyDespiteFailures };
-  let after = afterWrites(input, plan, exec, afterOpts);
+  let after = afterWrites(input, plan, exec, { readyDespiteFailures: deps.readyDespiteFailures });
   if (after.parentWrite) {
     await applyParent(deps, exec, after.parent);
     // The parent is how a later prune finds these objects: a write of it that failed is never
