@@ -13,8 +13,7 @@ function respond(request: AdmissionRequest, namespace: string, verdict: Verdict,
 }
 
 /** A refusal reads the namespace: a subresource write in a failed one is let through (subresourceLeftOpen), any other quotes its failure. Allowed writes cost no read. */
-async function judged(request: AdmissionRequest, namespace: string, verdict: Verdict, namespaces: NamespaceSource | undefined): Promise<AdmissionResponse> {
-  if (verdict.allowed || !namespaces) return respond(request, namespace, verdict);
+async function judged(request: AdmissionRequest, namespace: string, verdict: Verdict, namespaces: NamespaceSource): Promise<AdmissionResponse> {
   const state = await namespaces.state(namespace).catch(() => ({}) as NamespaceState);
   if (subresourceLeftOpen(request.subResource, state.phase)) return allow(request);
   return respond(request, namespace, verdict, state.failure);
@@ -25,6 +24,6 @@ export const guardInitializing: AdmissionHandler = (request, { settings, authori
   // Cluster-scoped objects have no namespace to guard (the webhook's scope is Namespaced).
   if (!namespace || request.operation === 'CONNECT') return allow(request);
   const verdict = resolve([guardOutcome({ user: request.userInfo, namespace, settings })], authorizer);
-  if (verdict instanceof Promise) return verdict.then((v) => judged(request, namespace, v, namespaces));
-  return verdict.allowed || !namespaces ? respond(request, namespace, verdict) : judged(request, namespace, verdict, namespaces);
+  const decide = (v: Verdict) => (v.allowed || !namespaces ? respond(request, namespace, v) : judged(request, namespace, v, namespaces));
+  return verdict instanceof Promise ? verdict.then(decide) : decide(verdict);
 };
