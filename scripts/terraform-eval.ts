@@ -170,6 +170,8 @@ const FUNCTIONS: Record<string, (args: unknown[]) => unknown> = {
   tolist: ([a]) => known(a, 'tolist'),
   tomap: ([a]) => known(a, 'tomap'),
   tostring: ([a]) => String(known(a, 'tostring')),
+  tonumber: ([a]) => { const n = Number(known(a, 'tonumber')); if (Number.isNaN(n)) throw new Error(`tonumber: ${JSON.stringify(a)} is not a number`); return n; },
+  lookup: ([m, k, fallback]) => { const map = known(m, 'lookup') as Record<string, unknown>; const key = String(known(k, 'lookup')); return key in map ? map[key] : known(fallback, 'lookup'); },
   keys: ([a]) => sortedEntries(known(a, 'keys') as Record<string, unknown>).map(([k]) => k),
   values: ([a]) => sortedEntries(known(a, 'values') as Record<string, unknown>).map(([, v]) => v),
   concat: (args) => args.flatMap((a) => known(a, 'concat') as unknown[]),
@@ -417,11 +419,14 @@ export class TerraformModel {
       case 'conditional':
         return known(await src('conditionExpression'), where) === true ? src('trueExpression') : src('falseExpression');
       case 'binaryOp': {
-        const compare = (test: (x: number, y: number) => boolean) => (x: unknown, y: unknown) => {
-          if (typeof x !== 'number' || typeof y !== 'number') throw new Error(`${where}: ${String(meta.operator)} compares numbers, got ${JSON.stringify(x)} and ${JSON.stringify(y)}`);
+        const compare = <R>(test: (x: number, y: number) => R) => (x: unknown, y: unknown) => {
+          if (typeof x !== 'number' || typeof y !== 'number') throw new Error(`${where}: ${String(meta.operator)} takes numbers, got ${JSON.stringify(x)} and ${JSON.stringify(y)}`);
           return test(x, y);
         };
-        const numeric = { greaterThan: compare((x, y) => x > y), greaterThanOrEqual: compare((x, y) => x >= y), lessThan: compare((x, y) => x < y), lessThanOrEqual: compare((x, y) => x <= y) };
+        const numeric = {
+          greaterThan: compare((x, y) => x > y), greaterThanOrEqual: compare((x, y) => x >= y), lessThan: compare((x, y) => x < y), lessThanOrEqual: compare((x, y) => x <= y),
+          add: compare((x, y) => x + y), subtract: compare((x, y) => x - y), multiply: compare((x, y) => x * y),
+        };
         const [a, b] = [await src('lhsExpression'), await src('rhsExpression')];
         const ops: Record<string, (x: unknown, y: unknown) => unknown> = {
           equal: (x, y) => JSON.stringify(x) === JSON.stringify(y),

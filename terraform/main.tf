@@ -73,5 +73,5 @@ locals {
     NODE_ENV                     = "production"
     # A heap of fixed size whatever the instance (shared/reconcile/memory-flags.ts; README, Memory).
     NODE_OPTIONS = "--max-semi-space-size=8 --max-old-space-size=192"
-  }, var.reconciler_env, local.topic_env, { FURNISH_ORGANIZATIONS = var.organizations ? "true" : "false" })
+  }, var.reconciler_env, local.topic_env, { FURNISH_ORGANIZATIONS = var.organizations ? "true" : "false", FURNISH_DELIVERY_TIMEOUT_SECONDS = tostring(var.reconciler.timeout) })
 }

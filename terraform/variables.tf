@@ -83,6 +83,10 @@ variable "reconciler_env" {
     error_message = "reconciler_env: FURNISH_TOPIC_* are set from the topics this module creates, the same the relay gets (output install_vars); remove them."
   }
   validation {
+    condition     = contains(keys(var.reconciler_env), "FURNISH_DELIVERY_TIMEOUT_SECONDS") == false
+    error_message = "reconciler_env: FURNISH_DELIVERY_TIMEOUT_SECONDS follows variable reconciler.timeout, the functions' timeout and the subscriptions' ack deadline; set that instead."
+  }
+  validation {
     condition     = contains(keys(var.reconciler_env), "FURNISH_ORGANIZATIONS") == false
     error_message = "reconciler_env: FURNISH_ORGANIZATIONS follows variable organizations, which the webhooks read too; set that instead."
   }
@@ -119,6 +123,12 @@ variable "reconciler" {
   validation {
     condition     = var.reconciler.timeout >= 10 && var.reconciler.timeout <= 600
     error_message = "reconciler.timeout: between 10 and 600 seconds, the ack deadlines Pub/Sub accepts (the push subscriptions wait that long for each delivery)."
+  }
+  # A delivery sends no Kubernetes call in its last call timeout and 2 s (FURNISH_DELIVERY_TIMEOUT_SECONDS,
+  # set from this timeout): the reconcilers refuse to start with less than one call's time left.
+  validation {
+    condition     = var.reconciler.timeout * 1000 >= 2 * tonumber(lookup(var.reconciler_env, "FURNISH_KUBE_TIMEOUT_MS", "10000")) + 2000
+    error_message = "reconciler.timeout: at least twice a Kubernetes call's timeout (FURNISH_KUBE_TIMEOUT_MS in reconciler_env, 10000 ms by default) and 2 s more, since a delivery sends no call in its last call timeout and 2 s (FURNISH_DELIVERY_TIMEOUT_SECONDS, docs/reference/settings.md)."
   }
 }
 

@@ -44,6 +44,6 @@ export async function emulatorPush(host: string, project: string, config: Reconc
     await rest(`topics/${topic}`);
     // Recreated each start so the endpoint (port) is current.
     await fetch(`http://${host}/v1/projects/${project}/subscriptions/${subscription}`, { method: 'DELETE' });
-    await rest(`subscriptions/${subscription}`, { topic: `projects/${project}/topics/${topic}`, pushConfig: { pushEndpoint: `${base}/${fn}` }, enableMessageOrdering: true, ackDeadlineSeconds: 60, retryPolicy: { minimumBackoff: '1s', maximumBackoff: '10s' } });
+    await rest(`subscriptions/${subscription}`, { topic: `projects/${project}/topics/${topic}`, pushConfig: { pushEndpoint: `${base}/${fn}` }, enableMessageOrdering: true, ackDeadlineSeconds: config.deliveryTimeoutSeconds, retryPolicy: { minimumBackoff: '1s', maximumBackoff: '10s' } });
   }
 }

@@ -44,7 +44,7 @@ export async function serveReconcilers(opts: { credentials: Credentials; config:
     config,
     log,
     bus: async () => opts.bus,
-    kubeFor: async () => createKubeClient(await connect(credentials), { pacing: { maxPerSecond: config.kube.qps, maxInflight: config.kube.maxInflight }, ...opts.kubeOptions }),
+    kubeFor: async () => createKubeClient(await connect(credentials), { pacing: { maxPerSecond: config.kube.qps, maxInflight: config.kube.maxInflight }, timeoutMs: config.kube.timeoutMs, ...opts.kubeOptions }),
   });
   for (const { name, kind, handler } of RECONCILER_FACTORIES) {
     registerReconciler(functions, name, kind, handler(env));

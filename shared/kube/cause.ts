@@ -3,7 +3,8 @@
 // on a cluster where other work goes on, a hook at the seam can tell this message's calls from
 // the rest. AsyncLocalStorage follows the awaits, timers and callbacks a reconcile starts. Work
 // that deliveries share (a list in flight others join, discovery, a coalesced recount) carries
-// the cause of the delivery that started it: a count by cause is a lower bound for the others.
+// the cause of the delivery that started it: a count by cause is a lower bound for the others,
+// and such work stops at that delivery's deadline (the others then retry).
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 export interface Cause {
@@ -12,6 +13,11 @@ export interface Cause {
   name: string;
   /** What the message says started it: a fan-out's `template/<name>@<resourceVersion>`. */
   by?: string;
+  /**
+   * `performance.now()` after which the delivery sends no call (config.ts callWindowMs): the
+   * client answers them unsent, as transient failures, and the delivery is retried.
+   */
+  callsUntil?: number;
 }
 
 const causes = new AsyncLocalStorage<Cause>();

@@ -8,7 +8,7 @@ import { API_RETRY, backoffDelay, hasAttemptsLeft, type RetryPolicy } from './re
 import type { KubeCall, KubeResult } from './http.ts';
 import { emptyMetrics, recordRequest, type KubeMetrics } from './metrics.ts';
 import { createPacer, requestKind, type PacingController, type PacingSettings, type Ticket } from './pacing.ts';
-import { answerOfData, createTransport, type TransportAnswer, type TransportRequest, type Verb } from './transport.ts';
+import { answerOfData, createTransport, noAnswer, type TransportAnswer, type TransportRequest, type Verb } from './transport.ts';
 import { openWatch, type WatchHandle as StreamHandle } from './watch.ts';
 import type { Connection } from './connection.ts';
 
@@ -33,6 +33,8 @@ export interface KubeRequest extends TransportRequest {
 /** The transport's answer, and how many attempts it took. */
 export interface KubeResponse<T = unknown> extends TransportAnswer<T> {
   attempts: number;
+  /** Never sent: the delivery it serves was past its time for calls (Cause.callsUntil). */
+  unsent?: true;
 }
 
 /**
@@ -107,6 +109,12 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
 
   async function attemptOnce<T>(req: KubeRequest, attempt: number): Promise<KubeResponse<T>> {
     const ticket = await turn(req.latencyKind ?? requestKind(req.method, req.path));
+    // Checked after the turn, which may have waited: nothing is sent once the delivery's time is up.
+    const until = req.cause?.callsUntil;
+    if (until !== undefined && performance.now() >= until) {
+      pacer.done(ticket);
+      return { ...responseOf<T>(noAnswer(`not sent: ${req.cause?.kind}/${req.cause?.name}'s delivery is past its time for calls, and is retried`), attempt), unsent: true };
+    }
     const injected = options.faults?.(req, attempt);
     // An injected fault or a replaced network answers as the transport would have.
     const raw = injected ? { status: injected.status ?? 500, data: injected.data, retryAfterSeconds: injected.retryAfterSeconds, error: injected.error } : replaced ? await replaced(req) : undefined;
@@ -122,6 +130,10 @@ export function createKubeClient(conn: Connection, options: KubeClientOptions = 
     const p = req.retry ?? policy;
     for (let attempt = 1; ; attempt += 1) {
       const res = await attemptOnce<T>(req, attempt);
+      if (res.unsent) {
+        metrics.failures += 1;
+        return res;
+      }
       if (res.ok || req.expected?.(res)) return res;
       const transient = classifyApiError({ status: res.status, reason: res.reason, message: res.error }).class === 'transient';
       if (!transient || !hasAttemptsLeft(p, attempt)) {

@@ -4,7 +4,7 @@
 import { readSetting } from '../config/settings.ts';
 import type { CloudEvent, CloudEventFunction, HttpFunction } from '@google-cloud/functions-framework';
 import { createPubSubBus } from '../bus/pubsub.ts';
-import { reconcileConfig } from './config.ts';
+import { callWindowMs, reconcileConfig } from './config.ts';
 import { jsonLogger } from '../log.ts';
 import type { MessageKind, ReconcileMessage } from '../bus/envelope.ts';
 import { handleEnvelope, handlePush } from './push.ts';
@@ -39,6 +39,11 @@ function runtimeFor(name: string): Promise<Runtime> {
   return r;
 }
 
+/** When a delivery that started at `started` sends its last call (config.ts callWindowMs). */
+function callsUntil(rt: Runtime, started: number): number {
+  return started + callWindowMs(rt.config.deliveryTimeoutSeconds, rt.config.kube.timeoutMs);
+}
+
 export function registerReconciler(ff: FunctionsFramework, name: string, kind: MessageKind, handle: (rt: Runtime, msg: ReconcileMessage) => Promise<object>): void {
   ff.http(name, outsideDomain(async (req, res) => {
     if (req.method === 'GET' && req.path.endsWith('/metrics')) {
@@ -61,13 +66,14 @@ export function registerReconciler(ff: FunctionsFramework, name: string, kind: M
         void rt.cluster(m.cluster).then((c) => trackClient(name, m.cluster, c.kube), () => undefined);
       }
     };
-    const answer = await handlePush({ verify: rt.verify, accept: kind, handle: handled, log: rt.log }, req.get('authorization'), req.body);
+    const answer = await handlePush({ verify: rt.verify, accept: kind, handle: handled, log: rt.log, callsUntil: callsUntil(rt, started) }, req.get('authorization'), req.body);
     observeDelivery(name, answer.status, (performance.now() - started) / 1000);
     res.status(answer.status).json(answer.body);
   }));
   ff.cloudEvent(`${name}-event`, outsideDomain(async (event: CloudEvent<unknown>) => {
+    const started = performance.now();
     const rt = await runtimeFor(name);
-    const answer = await handleEnvelope({ accept: kind, handle: async (m) => ({ ...(await handle(rt, m)) }), log: rt.log }, event.data);
+    const answer = await handleEnvelope({ accept: kind, handle: async (m) => ({ ...(await handle(rt, m)) }), log: rt.log, callsUntil: callsUntil(rt, started) }, event.data);
     if (answer.status >= 500) throw new Error(String(answer.body.error ?? `HTTP ${answer.status}`));
   }));
 }

@@ -35,7 +35,15 @@ export interface PushAnswer {
 export type MessageHandler = (msg: ReconcileMessage) => Promise<Record<string, unknown>>;
 
 /** Decodes, authenticates and dispatches one delivery; never throws. */
-export async function handlePush(opts: { verify: PushVerifier; accept: MessageKind; handle: MessageHandler; log: Logger; defaultCluster?: string }, authorization: string | undefined, body: unknown): Promise<PushAnswer> {
+export interface DeliveryOptions {
+  accept: MessageKind;
+  handle: MessageHandler;
+  log: Logger;
+  /** `performance.now()` after which the delivery sends no Kubernetes call (Cause.callsUntil). */
+  callsUntil?: number;
+}
+
+export async function handlePush(opts: DeliveryOptions & { verify: PushVerifier }, authorization: string | undefined, body: unknown): Promise<PushAnswer> {
   return (await refusedPush(opts.verify, authorization, opts.log)) ?? handleEnvelope(opts, body);
 }
 
@@ -65,7 +73,7 @@ export function openEnvelope<T>(body: unknown, decode: Decode<T>, log: Logger, w
   return { ok: false, answer: { status: 204, body: { acknowledged: true, error: decoded.reason } } };
 }
 
-export async function handleEnvelope(opts: { accept: MessageKind; handle: MessageHandler; log: Logger }, body: unknown): Promise<PushAnswer> {
+export async function handleEnvelope(opts: DeliveryOptions, body: unknown): Promise<PushAnswer> {
   const decoded = openEnvelope(body, decodeMessage, opts.log);
   if (!decoded.ok) return decoded.answer;
   const { messageId } = decoded;
@@ -75,8 +83,8 @@ export async function handleEnvelope(opts: { accept: MessageKind; handle: Messag
   }
   try {
     const { kind, name, cause: by } = decoded.message;
-    // Every API call this delivery makes carries its cause (cause.ts).
-    const result = await withCause({ kind, name, by }, () => opts.handle(decoded.message));
+    // Every API call this delivery makes carries its cause (cause.ts), and stops at its deadline.
+    const result = await withCause({ kind, name, by, callsUntil: opts.callsUntil }, () => opts.handle(decoded.message));
     return { status: 200, body: { acknowledged: true, ...result } };
   } catch (e) {
     if (e instanceof TransientError) {

@@ -61,6 +61,7 @@ const byKind = (kind: string, name: string) => objects.find((o) => o.kind === ki
 const envOf = (c: Container) => Object.fromEntries(c.env.map((e) => [e.name, e.value]));
 const topicNames = (t: Topics) => [t.namespaces, t.templates, t.lnamespaces];
 const fnEnv = async (fn: string) => (await tf.attribute('google_cloudfunctions2_function', 'fn', fn, ['service_config', 0, 'environment_variables'])) as Record<string, string>;
+const reconcilerFunctions = async () => [...(await tf.instances('google_cloudfunctions2_function', 'fn')).keys()].filter((fn) => !(WEBHOOKS as readonly string[]).includes(fn));
 const settingsUsedBy = (components: readonly string[]) =>
   new Set((Object.values(SETTINGS) as Setting[]).filter((s) => s.env !== undefined && s.usedBy.some((c) => components.includes(c))).map((s) => s.env!));
 
@@ -96,7 +97,7 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
 
   it('gives every reconciler the same topics and project as the relay', async () => {
     const relay = relayConfig(relayEnv);
-    const reconcilers = [...(await tf.instances('google_cloudfunctions2_function', 'fn')).keys()].filter((fn) => !(WEBHOOKS as readonly string[]).includes(fn));
+    const reconcilers = await reconcilerFunctions();
     expect(reconcilers.length).toBeGreaterThan(0);
     for (const fn of reconcilers) {
       const config = reconcileConfig(await fnEnv(fn));
@@ -113,7 +114,7 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
   });
 
   it('waits for each push as long as the function may run (a push\'s request timeout is its ack deadline), so a reconcile still running is never delivered again beside itself', async () => {
-    const reconcilers = [...(await tf.instances('google_cloudfunctions2_function', 'fn')).keys()].filter((fn) => !(WEBHOOKS as readonly string[]).includes(fn));
+    const reconcilers = await reconcilerFunctions();
     const timeouts = await Promise.all(reconcilers.map(async (fn) => Number(await tf.attribute('google_cloudfunctions2_function', 'fn', fn, ['service_config', 0, 'timeout_seconds']))));
     expect(Math.max(...timeouts)).toBe(300);
     for (const key of (await tf.instances('google_pubsub_subscription', 'push')).keys()) {
@@ -121,6 +122,28 @@ describe(`terraform with name_prefix "${PREFIX}" and infra/ rendered from its ou
     }
     const tooLong = await TerraformModel.load(TERRAFORM, { ...VARIABLES, reconciler: { max_instances: 10, memory: '512Mi', timeout: 900, concurrency: 8 } });
     expect(await tooLong.failedValidations('reconciler')).toEqual([expect.stringContaining('reconciler.timeout: between 10 and 600 seconds')]);
+  });
+
+  it('tells the reconcilers their timeout, so that a delivery stops calling before its redelivery may start; refuses a timeout they would refuse', async () => {
+    for (const fn of await reconcilerFunctions()) {
+      const env = await fnEnv(fn);
+      expect([fn, env.FURNISH_DELIVERY_TIMEOUT_SECONDS]).toEqual([fn, '300']);
+    }
+    const sized = (timeout: number, env: Record<string, string> = {}) => TerraformModel.load(TERRAFORM, { ...VARIABLES, reconciler: { max_instances: 10, memory: '512Mi', timeout, concurrency: 8 }, reconciler_env: env });
+    // Terraform's verdict is the reconcilers' own (reconcileConfig), for the default call timeout and another.
+    for (const [timeout, env] of [[21, {}], [22, {}], [41, { FURNISH_KUBE_TIMEOUT_MS: '20000' }], [42, { FURNISH_KUBE_TIMEOUT_MS: '20000' }], [10, { FURNISH_KUBE_TIMEOUT_MS: '4000' }]] as const) {
+      const refused = (await (await sized(timeout, env)).failedValidations('reconciler')).some((m) => m.includes("at least twice a Kubernetes call's timeout"));
+      const starts = (() => {
+        try {
+          reconcileConfig({ ...env, FURNISH_PUSH_AUTH: 'off', FURNISH_DELIVERY_TIMEOUT_SECONDS: String(timeout) });
+          return true;
+        } catch {
+          return false;
+        }
+      })();
+      expect({ timeout, env, refused }).toEqual({ timeout, env, refused: !starts });
+    }
+    expect(await (await TerraformModel.load(TERRAFORM, { ...VARIABLES, reconciler_env: { FURNISH_DELIVERY_TIMEOUT_SECONDS: '60' } })).failedValidations('reconciler_env')).toEqual([expect.stringContaining('FURNISH_DELIVERY_TIMEOUT_SECONDS follows variable reconciler.timeout')]);
   });
 
   it('lets each side publish where it publishes: the relay on its topics, the reconcilers on fan-out (namespaces) and STATUS (templates)', async () => {

@@ -1,5 +1,5 @@
 import { describe, it, expect } from '@jest/globals';
-import { reconcileConfig } from '../../../shared/reconcile/config.ts';
+import { callWindowMs, reconcileConfig } from '../../../shared/reconcile/config.ts';
 import { relayConfig } from '../../../functions/watch-relay/lib/config.ts';
 import { credentialsFor } from '../../../shared/kube/credentials.ts';
 
@@ -16,6 +16,14 @@ describe('reconciler and relay settings', () => {
     expect(relayConfig({}).pageSize).toBe(500);
     expect(reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_FANOUT_PAGE_SIZE: '300', FURNISH_LIST_PAGE_SIZE: '50' }).fanout.pageSize).toBe(300);
     expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_FANOUT_PAGE_SIZE: '0' })).toThrow(/FURNISH_FANOUT_PAGE_SIZE/);
+  });
+
+  it('a delivery\'s time for calls: its timeout less one call\'s timeout and 2 s, refused when that leaves less than one call', () => {
+    expect(reconcileConfig({ FURNISH_PUSH_AUTH: 'off' }).deliveryTimeoutSeconds).toBe(300);
+    expect(callWindowMs(300, 10_000)).toBe(288_000);
+    expect(() => reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_DELIVERY_TIMEOUT_SECONDS: '21' })).toThrow("FURNISH_DELIVERY_TIMEOUT_SECONDS: 21 s leaves 9000 ms for Kubernetes calls once one call's timeout (FURNISH_KUBE_TIMEOUT_MS, 10000 ms) and 2000 ms are kept for the end: give at least 22 s, or a shorter FURNISH_KUBE_TIMEOUT_MS");
+    expect(reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_DELIVERY_TIMEOUT_SECONDS: '22' }).deliveryTimeoutSeconds).toBe(22);
+    expect(reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_DELIVERY_TIMEOUT_SECONDS: '10', FURNISH_KUBE_TIMEOUT_MS: '4000' }).deliveryTimeoutSeconds).toBe(10);
   });
 
   it('names the setting at fault', () => {

@@ -62,4 +62,28 @@ describe('reconcile-namespace (Functions Framework)', () => {
     await fn({ specversion: '1.0', id: '2', source: 's', type: 'google.cloud.pubsub.topic.v1.messagePublished', data: push('team-b') } as never);
     expect(api.get('v1', 'Namespace', undefined, 'team-b')?.metadata.labels?.[KEY.phase]).toBe('ready');
   });
+
+  it('sends no call once a delivery is past its time for calls, and answers 503 so that Pub/Sub retries it, never beside its redelivery', async () => {
+    // 3 s for the delivery, 100 ms per call and 2 s for the answer: 900 ms for calls.
+    const config = reconcileConfig({ FURNISH_PUSH_AUTH: 'off', FURNISH_DELIVERY_TIMEOUT_SECONDS: '3', FURNISH_KUBE_TIMEOUT_MS: '100' });
+    const slow = memoryApi();
+    slow.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-c', labels: { [KEY.phase]: 'pending' }, annotations: { [KEY.creator]: 'alice' } } });
+    // The first read answers after the window: everything after it would be sent too late.
+    let held = false;
+    slow.hold = async () => {
+      if (held) return;
+      held = true;
+      await new Promise((r) => setTimeout(r, 1000));
+    };
+    useRuntime('reconcile-namespace', createRuntime({ config, log: collectingLogger(), bus: async () => createMemoryBus(), kubeFor: async () => slow.client }));
+    const late = await request(getTestServer('reconcile-namespace')).post('/').send(push('team-c'));
+    expect(late.status).toBe(503);
+    expect(late.body.error).toMatch(/not sent: Namespace\/team-c's delivery is past its time for calls/);
+    expect(slow.requests).toHaveLength(1);
+    expect(slow.get('v1', 'Namespace', undefined, 'team-c')?.metadata.labels?.[KEY.phase]).toBe('pending');
+    // Its redelivery has the whole window again.
+    const again = await request(getTestServer('reconcile-namespace')).post('/').send(push('team-c'));
+    expect(again.status).toBe(200);
+    expect(slow.get('v1', 'Namespace', undefined, 'team-c')?.metadata.labels?.[KEY.phase]).toBe('ready');
+  });
 });

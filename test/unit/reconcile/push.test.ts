@@ -95,6 +95,30 @@ describe('every API call a delivery makes carries its cause (shared/kube/cause.t
   const envelopeOf = (m: ReconcileMessage) => ({ message: { data: Buffer.from(JSON.stringify(m)).toString('base64'), messageId: m.name } });
   const batch = (name: string, template: string): ReconcileMessage => ({ v: 1, cluster: 'local', kind: 'Namespace', name, type: 'FANOUT', cause: `template/${template}@7` });
 
+  it('a delivery past its time for calls sends none, not even a retry of one sent before: they answer unsent and transient (503)', async () => {
+    const sent: string[] = [];
+    const kube = createKubeClient({ server: 'http://127.0.0.1:1', headers: async () => ({}) }, {
+      // The backoff outlasts the delivery's time.
+      sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 60))),
+      transport: async (req) => {
+        sent.push(req.path);
+        return req.path === '/busy' ? { status: 503, data: {} } : { status: 200, data: {} };
+      },
+    });
+    const handle: MessageHandler = async () => {
+      await kube.call({ method: 'GET', path: '/first' });
+      const retried = await kube.call({ method: 'GET', path: '/busy' });
+      expect(retried).toMatchObject({ ok: false, status: 0, unsent: true, attempts: 2 });
+      const late = await kube.call({ method: 'PATCH', path: '/late' });
+      if (!late.ok) throw apiError('patch /late', { status: late.status, message: late.error });
+      return {};
+    };
+    const answer = await handleEnvelope({ accept: 'Namespace', handle, log: collectingLogger(), callsUntil: performance.now() + 30 }, envelopeOf(batch('a', 'quotas')));
+    expect(answer).toEqual({ status: 503, body: { error: "patch /late: no response (network or timeout): not sent: Namespace/a's delivery is past its time for calls, and is retried" } });
+    expect(sent).toEqual(['/first', '/busy']);
+    expect(kube.metrics.failures).toBe(2);
+  });
+
   it('interleaved deliveries keep their own, through awaits, timers and retries; calls outside a delivery have none', async () => {
     const seen: { path: string; attempt: number; cause?: Cause }[] = [];
     let failOnce = true;
