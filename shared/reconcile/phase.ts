@@ -59,10 +59,13 @@ export function decideAfterReconcile(ns: KubeObject, failures: readonly ObjectFa
   const completion = furnishCompletion({ resourceVersion: ns.metadata.resourceVersion, annotations: ns.metadata.annotations });
   if (!completion) return { phase: current, failure: ns.metadata.annotations?.[KEY.failure] ?? null, patch: null, newFailure: false };
   const phase = completion.metadata.labels?.[KEY.phase] ?? PHASE.pending;
-  const annotations = { ...completion.metadata.annotations, ...(ns.metadata.annotations?.[KEY.failure] !== undefined ? { [KEY.failure]: null } : {}) };
+  // Failures here are readyDespiteFailures': their reason is recorded all the same, as decidePhase does.
+  const failure = failures.length > 0 ? failureText(failures) : null;
+  const hadFailure = ns.metadata.annotations?.[KEY.failure] ?? null;
+  const annotations = { ...completion.metadata.annotations, ...(failure !== hadFailure ? { [KEY.failure]: failure } : {}) };
   const labels = current === phase ? undefined : { [KEY.phase]: phase };
   const { resourceVersion } = completion.metadata;
-  return { phase, failure: null, newFailure: false, patch: { metadata: { ...(resourceVersion ? { resourceVersion } : {}), annotations, ...(labels ? { labels } : {}) } } };
+  return { phase, failure, newFailure: failure !== null && failure !== hadFailure, patch: { metadata: { ...(resourceVersion ? { resourceVersion } : {}), annotations, ...(labels ? { labels } : {}) } } };
 }
 
 /** The namespace condition `kubectl wait --for=condition=Ready namespace/x` waits for. */

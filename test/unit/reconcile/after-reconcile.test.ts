@@ -36,6 +36,18 @@ describe('decideAfterReconcile', () => {
     expect(decideAfterReconcile(ns('failed', { 'furnish.dev/initializers': 'vault', 'furnish.dev/failure': 'vault: timed out' }), []).patch).toBeNull();
   });
 
+  it('under readyDespiteFailures, ends furnish\'s turn and records the reason all the same (template status reads it)', () => {
+    const text = 'template stall: example.com/Widget/team-a/w: NotFound (HTTP 404): not served';
+    expect(decideAfterReconcile(ns('pending', { 'furnish.dev/initializers': 'furnish' }), [failure], true)).toEqual({
+      phase: 'ready', failure: text, newFailure: true,
+      patch: { metadata: { resourceVersion: '42', annotations: { 'furnish.dev/initializers': '', 'furnish.dev/failure': text }, labels: { 'furnish.dev/phase': 'ready' } } },
+    });
+    // Recorded already: nothing more to say about it.
+    expect(decideAfterReconcile(ns('pending', { 'furnish.dev/initializers': 'furnish,vault', 'furnish.dev/failure': text }), [failure], true)).toEqual({
+      phase: 'pending', failure: text, newFailure: false, patch: { metadata: { resourceVersion: '42', annotations: { 'furnish.dev/initializers': 'vault' } } },
+    });
+  });
+
   it('marks a failure failed whatever the list says, and without a list behaves as decidePhase', () => {
     const withList = decideAfterReconcile(ns('pending', { 'furnish.dev/initializers': 'furnish,vault' }), [failure]);
     expect(withList).toMatchObject({ phase: 'failed', newFailure: true, patch: { metadata: { labels: { 'furnish.dev/phase': 'failed' } } } });
