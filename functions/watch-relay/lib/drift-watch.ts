@@ -34,14 +34,10 @@ export function driftedNamespace(type: string, obj: KubeObject | undefined): str
   return null;
 }
 
-export interface DriftCounters {
-  driftEvents: number;
-}
-
 export interface DriftWatch {
   stop(): Promise<void>;
-  /** The drift events seen, for the relay's metrics. */
-  counters: DriftCounters;
+  /** The watchdog's tick: ends each watch silent longer than `silenceMs`; it is opened again from where it was. */
+  checkSilence(): void;
 }
 
 export interface DriftWatchDeps {
@@ -55,7 +51,15 @@ export interface DriftWatchDeps {
   decide?: (type: string, obj: KubeObject | undefined) => string[];
   /** `resourceVersion`: the drifted object's, as the watch event carried it. */
   onDrift: (name: string, resourceVersion: string) => void;
+  /**
+   * A watch that delivered nothing, not even a bookmark, this long is presumed dead (a half-open
+   * connection), as the relay's other watches (FURNISH_WATCH_SILENCE_SECONDS); 0: never.
+   */
+  silenceMs?: number;
+  /** A watch the watchdog ended, for the relay's metrics. */
+  onSilent?: () => void;
   sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
 }
 
 const namespaceOf = (type: string, obj: KubeObject | undefined): string[] => {
@@ -66,8 +70,9 @@ const namespaceOf = (type: string, obj: KubeObject | undefined): string[] => {
 export function watchDrift(deps: DriftWatchDeps): DriftWatch {
   const { kube, log } = deps;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const counters: DriftCounters = { driftEvents: 0 };
-  const handles = new Set<WatchHandle>();
+  const now = deps.now ?? (() => performance.now());
+  /** Each open watch, and when it last delivered anything. */
+  const handles = new Map<WatchHandle, number>();
   const selector = deps.selector ?? KEY.template;
   const decide = deps.decide ?? namespaceOf;
   let stopped = false;
@@ -95,6 +100,7 @@ export function watchDrift(deps: DriftWatchDeps): DriftWatch {
       let expired = false;
       const handle: WatchHandle = kube.watch({ method: 'GET', path, query: { watch: 1, labelSelector: selector, resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: deps.watchTimeoutSeconds } }, (raw) => {
         const ev = raw as { type?: string; object?: KubeObject & { code?: number } };
+        if (handles.has(handle)) handles.set(handle, now());
         if (ev.type === 'ERROR') {
           expired = ev.object?.code === 410;
           handle.stop();
@@ -102,12 +108,9 @@ export function watchDrift(deps: DriftWatchDeps): DriftWatch {
         }
         const objectVersion = ev.object?.metadata?.resourceVersion ?? '';
         if (objectVersion) rv = objectVersion;
-        for (const name of decide(ev.type ?? '', ev.object)) {
-          counters.driftEvents += 1;
-          deps.onDrift(name, objectVersion);
-        }
+        for (const name of decide(ev.type ?? '', ev.object)) deps.onDrift(name, objectVersion);
       });
-      handles.add(handle);
+      handles.set(handle, now());
       const res = await handle.done;
       handles.delete(handle);
       if (stopped) break;
@@ -122,10 +125,20 @@ export function watchDrift(deps: DriftWatchDeps): DriftWatch {
 
   const loops = deps.resources.map((r) => loop(r));
   return {
-    counters,
+    checkSilence() {
+      const silenceMs = deps.silenceMs ?? 0;
+      if (silenceMs <= 0) return;
+      for (const [h, seen] of handles) {
+        if (now() - seen <= silenceMs) continue;
+        // Ended once: the loop opens the next watch from the last revision seen.
+        handles.delete(h);
+        deps.onSilent?.();
+        h.stop();
+      }
+    },
     async stop() {
       stopped = true;
-      for (const h of handles) h.stop();
+      for (const h of handles.keys()) h.stop();
       await Promise.all(loops);
     },
   };

@@ -52,7 +52,7 @@ describe('the Prometheus text reader', () => {
 
 describe('the relay\'s /metrics', () => {
   const relay = {
-    counters: { eventsSeen: 9, bookmarks: 1, published: 4, publishFailed: 0, suppressed: 2, relists: 1, gone: 0, watches: 3, reconnects: 0, resyncs: 1, silentRelists: 0, redriven: 0, drift: 0, parents: 5 },
+    counters: { eventsSeen: 9, bookmarks: 1, published: 4, publishFailed: 0, suppressed: 2, relists: 1, gone: 0, watches: 3, reconnects: 0, resyncs: 1, silentRelists: 0, silentDriftWatches: 0, redriven: 0, drift: 0, parents: 5 },
     sizes: () => ({ Namespace: 2, NamespaceTemplate: 1, LNamespace: 0 }),
     pending: () => 1,
     ready: () => true,

@@ -28,6 +28,8 @@ interface Script {
   parentQueries?: URLSearchParams[];
   /** The next watch of Furnish's templates' objects (drift, label furnish.dev/template). */
   driftWatch?: (res: ServerResponse) => void;
+  /** The resourceVersion each drift watch asked for. */
+  driftWatchRequests?: string[];
 }
 
 /** A ready namespace carries the Ready condition the reconciler writes with the phase. */
@@ -40,6 +42,7 @@ function apiServer(script: Script): Promise<{ server: Server; url: string }> {
     const templates = url.pathname.includes('namespacetemplates');
     if (url.pathname === '/api/v1/configmaps' && url.searchParams.get('labelSelector') === 'furnish.dev/template') {
       if (!url.searchParams.get('watch')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ items: [], metadata: { resourceVersion: String(script.rv) } }));
+      script.driftWatchRequests?.push(url.searchParams.get('resourceVersion') ?? '');
       res.writeHead(200, { 'content-type': 'application/json' });
       script.driftWatch?.(res);
       script.driftWatch = undefined;
@@ -264,6 +267,21 @@ describe('watch relay', () => {
     expect(received.map((m) => `${m.type} ${m.name}@${m.resourceVersion} ${JSON.stringify(m.organizations)}`)).toEqual(['MODIFIED team-a@32 []', 'MODIFIED team-a@33 []']);
     expect(relay.counters.drift).toBe(2);
   });
+
+  it('a silent drift watch (a half-open connection) is ended by the watchdog and opened again from the last revision it saw, so drift is repaired again', async () => {
+    const script: Script = { namespaces: new Map(), rv: 10, watches: [], watchRequests: [], lists: 0, driftWatchRequests: [] };
+    const cm = (rv: number, manager: string) => `${JSON.stringify({ type: 'MODIFIED', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'quota', namespace: 'team-a', resourceVersion: String(rv), labels: { 'furnish.dev/template': 't' }, managedFields: [{ manager, operation: 'Update', time: '2026-01-01T00:00:00Z' }] } } })}\n`;
+    // The reconciler's own write, then nothing ever again (not even a bookmark).
+    script.driftWatch = (res) => res.write(cm(31, 'furnish'));
+    const { relay, received } = await setup(script, 0.3, undefined, {}, { driftWatches: [{ kind: 'Namespace', resources: ['configmaps'] }] });
+    await relay.start();
+    await until(() => script.driftWatchRequests!.length === 1);
+    script.driftWatch = (res) => res.write(cm(40, 'kubectl-edit'));
+    await until(() => received.some((m) => m.name === 'team-a' && m.resourceVersion === '40'), 8000);
+    expect(relay.counters.silentDriftWatches).toBeGreaterThanOrEqual(1);
+    expect(script.driftWatchRequests!.slice(0, 2)).toEqual(['10', '31']);
+    expect(metricsText(relay, { published: 0, failed: 0, delivered: 0, redelivered: 0, deadLettered: 0 })).toMatch(/furnish_relay_silent_drift_watches_total [1-9]/);
+  }, 15_000);
 
   it("every write of a namespace's ApplySet parent, by anyone, is a reconcile of its namespace at the parent's resourceVersion; the first list and a resync send nothing for parents", async () => {
     const script: Script = { namespaces: new Map([['a', nsObj('a', 5)], ['b', nsObj('b', 6)]]), rv: 10, watches: [], watchRequests: [], lists: 0, parents: new Map([['a', parentObj('a', 7)]]), parentWatches: [], parentQueries: [] };
