@@ -12,6 +12,7 @@ import type { KubeClient, KubeMetrics } from '../../shared/kube/client.ts';
 import { collectingLogger, silentLogger } from '../../shared/log.ts';
 import { MetricsRegistry } from '../../shared/metrics.ts';
 import { registerReconciler, useRuntime } from '../../shared/reconcile/functions.ts';
+import { reconcileConfig } from '../../shared/reconcile/config.ts';
 import type { Runtime } from '../../shared/reconcile/runtime.ts';
 import { clusterDepsCache } from '../../shared/webhooks/cluster-deps.ts';
 import { HANDLERS } from '../../shared/webhooks/handlers/index.ts';
@@ -92,7 +93,7 @@ describe('a reconciler function', () => {
 
   beforeAll(() => {
     const kube = { metrics } as unknown as KubeClient;
-    const runtime = { log: silentLogger, verify: async () => ({ ok: true }), cluster: async () => ({ kube }) } as unknown as Runtime;
+    const runtime = { config: reconcileConfig({ FURNISH_PUSH_AUTH: 'off' }), log: silentLogger, verify: async () => ({ ok: true }), cluster: async () => ({ kube }) } as unknown as Runtime;
     registerReconciler(functions, 'observed-reconciler', 'Namespace', async () => ({ converged: true }));
     useRuntime('observed-reconciler', runtime);
   });

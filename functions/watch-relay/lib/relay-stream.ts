@@ -187,6 +187,8 @@ export class WatchStream {
           continue;
         }
         needList = false;
+        // Stopped while listing: a watch opened now would outlive stop() (up to its timeout).
+        if (this.stopped) break;
       }
       let gone = false;
       const handle = this.deps.kube.watch({ method: 'GET', path: this.path, query: { watch: 1, labelSelector: this.scope.labelSelector, fieldSelector: this.scope.fieldSelector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: this.deps.watchTimeoutSeconds } }, (ev) =>
