@@ -7,6 +7,7 @@ import type { KubeObject } from '../kube/types.ts';
 import { guard } from './guard.ts';
 import { initializerKeys } from './initializers.ts';
 import { creatorImmutable, namespaceMarks, optOut, phaseAndReady } from './namespace.ts';
+import { subresourceMetadata } from './objects.ts';
 import { bindingObject, policyObject, type PolicySpec } from './policy.ts';
 
 export type { PolicySpec } from './policy.ts';
@@ -18,7 +19,7 @@ export { webhookMatchConditions } from './match-conditions.ts';
  * validate-namespace, which matchConditions send every request they judge.
  */
 export function policySpecs(settings: PolicySettings): PolicySpec[] {
-  return [namespaceMarks(settings), creatorImmutable(), phaseAndReady(settings), guard(settings), optOut(settings), initializerKeys()];
+  return [namespaceMarks(settings), creatorImmutable(), phaseAndReady(settings), guard(settings), optOut(settings), initializerKeys(), subresourceMetadata(settings)];
 }
 
 /** The ValidatingAdmissionPolicies, then their bindings (a binding names its policy, so it goes second). */

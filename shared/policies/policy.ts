@@ -29,6 +29,8 @@ export interface PolicySpec {
   name: string;
   resourceRules: ResourceRule[];
   namespaceSelector?: LabelSelector;
+  /** Matched against the old and the new object, as a webhook's. */
+  objectSelector?: LabelSelector;
   matchConditions?: { name: string; expression: string }[];
   variables: { name: string; expression: string }[];
   validations: Validation[];
@@ -52,7 +54,12 @@ export function policyObject(spec: PolicySpec): KubeObject {
     spec: {
       // Fail: an expression that cannot be evaluated refuses, as the webhooks fail closed.
       failurePolicy: 'Fail',
-      matchConstraints: { matchPolicy: 'Equivalent', ...(spec.namespaceSelector ? { namespaceSelector: spec.namespaceSelector } : {}), resourceRules: spec.resourceRules },
+      matchConstraints: {
+        matchPolicy: 'Equivalent',
+        ...(spec.namespaceSelector ? { namespaceSelector: spec.namespaceSelector } : {}),
+        ...(spec.objectSelector ? { objectSelector: spec.objectSelector } : {}),
+        resourceRules: spec.resourceRules,
+      },
       ...(spec.matchConditions?.length ? { matchConditions: spec.matchConditions } : {}),
       variables: spec.variables,
       validations: spec.validations.map((v) => ({ reason: 'Forbidden', ...v })),

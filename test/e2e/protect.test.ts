@@ -14,6 +14,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { KEY } from '../../shared/keys.ts';
 import { inTreePolicies } from '../../shared/kube/features.ts';
 import { applySetId } from '../../shared/render/applyset.ts';
+import { ownedByFurnish } from '../../shared/ownership.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KubeObject } from '../../shared/kube/types.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
@@ -173,6 +174,7 @@ kubectlGate.describe('ownership: what Furnish applied stays Furnish\'s, and noth
         templates: [
           { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'viewers' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `viewers-${run}` }] },
           { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' }, data: { a: '1' } },
+          { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute' }, spec: { hard: { pods: '20' } } },
         ],
       },
     });
@@ -180,6 +182,9 @@ kubectlGate.describe('ownership: what Furnish applied stays Furnish\'s, and noth
     await waitReady(admin, OWN_NS, 60_000);
     const rbac = 'rbac.authorization.k8s.io/v1';
     await applyObject({ apiVersion: rbac, kind: 'RoleBinding', metadata: { name: 'alice-admin', namespace: OWN_NS }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: aliceName }] }, `/apis/${rbac}/namespaces/${OWN_NS}/rolebindings/alice-admin`);
+    // Beyond `admin`: the status of ResourceQuotas, through which kube-apiserver keeps metadata.
+    await applyObject({ apiVersion: rbac, kind: 'Role', metadata: { name: 'quota-status', namespace: OWN_NS }, rules: [{ apiGroups: [''], resources: ['resourcequotas/status'], verbs: ['get', 'update', 'patch'] }] }, `/apis/${rbac}/namespaces/${OWN_NS}/roles/quota-status`);
+    await applyObject({ apiVersion: rbac, kind: 'RoleBinding', metadata: { name: 'alice-quota-status', namespace: OWN_NS }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'quota-status' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: aliceName }] }, `/apis/${rbac}/namespaces/${OWN_NS}/rolebindings/alice-quota-status`);
   }, 90_000);
 
   it('finding 13: alice\'s own ConfigMap labelled furnish.dev/template is hers; she cannot make it (or a new one) Furnish\'s with the ApplySet label and field manager furnish', async () => {
@@ -200,6 +205,28 @@ kubectlGate.describe('ownership: what Furnish applied stays Furnish\'s, and noth
     expect(edit.stderr).toContain(parentDenial('update'));
     const deleted = await kubectl(['delete', 'configmap', 'furnish-applyset', '-n', OWN_NS]);
     expect(deleted.stderr).toContain(parentDenial('delete'));
+  });
+
+  it("through resourcequotas/status, which keeps metadata, alice may neither detach Furnish's quota nor give it an owner for the garbage collector: refused in-tree; not judged without in-tree policies (docs/operate/enforcement.md)", async () => {
+    const quota = () => get(admin, `/api/v1/namespaces/${OWN_NS}/resourcequotas/compute`);
+    const statusPatch = (body: unknown) => kubectl(['patch', 'resourcequota', 'compute', '-n', OWN_NS, '--subresource=status', '--type=merge', '-p', JSON.stringify(body)]);
+    const refusal = (what: string) => `ValidatingAdmissionPolicy 'furnish-subresource-metadata' with binding 'furnish-subresource-metadata' denied request: user "${aliceName}" may not change the ${what} of ResourceQuota "compute" in namespace "${OWN_NS}" through its status subresource`;
+    if (await inTreePolicies(admin)) {
+      const detached = await statusPatch({ metadata: { labels: { [KEY.applySetPartOf]: null } } });
+      expect(detached.stderr).toContain(refusal('labels'));
+      const owned = await statusPatch({ metadata: { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'mine', uid: '00000000-0000-0000-0000-000000000001' }] } });
+      expect(owned.stderr).toContain(refusal('ownerReferences'));
+      expect(ownedByFurnish((await quota())!)).toBe(true);
+      expect((await quota())!.metadata.ownerReferences).toBeUndefined();
+    } else {
+      // The gap on 1.26: the server keeps an annotation sent through status, and nothing refuses it.
+      const noted = await statusPatch({ metadata: { annotations: { [`e2e-${run}`]: 'through-status' } } });
+      expect(noted.stderr).toBe('');
+      expect((await quota())!.metadata.annotations?.[`e2e-${run}`]).toBe('through-status');
+    }
+    // Status alone is anyone's who may write it (the quota controller's, quota admission's).
+    const used = await statusPatch({ status: { used: { pods: '0' } } });
+    expect(used.stderr).toBe('');
   });
 
   // Drift is judged by field ownership (docs/adr/0009): an edit moves a field out of Furnish's

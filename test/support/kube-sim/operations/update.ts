@@ -11,17 +11,52 @@ import type { Sim } from '../sim.ts';
 import { validateUpdate } from '../validation.ts';
 import { admissionAttributes, type ApiReply, type ApiRequest, bodyObject, checkKind, checkQuantities, checkNameOfBody, checkNamespaceLifecycle, checkNamespaceOfBody, dropUnknownWebhookFields, dryRunOf, isNamespaceType, liveOrNotFound, requestOptions, sortedKeys, withDefaults, writeContext } from './request.ts';
 
+/** A metadata field that a kind's status strategy sets back to the live object's value. */
+export type StatusResetField = 'labels' | 'annotations' | 'ownerReferences' | 'finalizers' | 'deletionTimestamp' | 'generation';
+
+/** metav1.ResetObjectMetaForStatus (k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go), less selfLink, which kube-sim never sets. */
+const RESET_OBJECT_META_FOR_STATUS: readonly StatusResetField[] = ['deletionTimestamp', 'generation', 'labels', 'annotations', 'finalizers', 'ownerReferences'];
+
+/**
+ * An update through `<plural>/status` of a built-in kind: the status strategy's PrepareForUpdate
+ * (kube-apiserver 1.26.3, unchanged in 1.32) sets the spec back to the live object's, and only
+ * these metadata fields: every other metadata change the request sends is stored. One entry per
+ * built-in kind kube-sim serves with a status subresource (a unit test checks there is one).
+ * deletionTimestamp and generation are the live object's on every update anyway (rest.BeforeUpdate).
+ * Custom resources are not here: their status strategy keeps only status and managedFields.
+ */
+export const STATUS_STRATEGY_RESETS: Readonly<Record<string, readonly StatusResetField[]>> = {
+  // pkg/registry/core/namespace/strategy.go, namespaceStatusStrategy: spec only (so admission must judge namespaces/status like the namespace).
+  Namespace: [],
+  // pkg/registry/core/resourcequota/strategy.go, resourcequotaStatusStrategy: spec only.
+  ResourceQuota: [],
+  // pkg/registry/core/pod/strategy.go, podStatusStrategy: spec, deletionTimestamp, ownerReferences.
+  Pod: ['deletionTimestamp', 'ownerReferences'],
+  // pkg/registry/apps/deployment/strategy.go, deploymentStatusStrategy: spec, labels.
+  Deployment: ['labels'],
+  // pkg/registry/admissionregistration/validatingadmissionpolicy/strategy.go, validatingAdmissionPolicyStatusStrategy: spec, ResetObjectMetaForStatus(new, old).
+  ValidatingAdmissionPolicy: RESET_OBJECT_META_FOR_STATUS,
+  // staging/src/k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition/strategy.go, statusStrategy: spec; its ResetObjectMetaForStatus(new, new) resets nothing (the CRD finalizer drops its finalizer through /status).
+  CustomResourceDefinition: [],
+};
+
+/** The metadata fields a status update of this kind sets back to the live object's; undefined for custom resources. */
+export function statusStrategyResets(type: ResourceType): readonly StatusResetField[] | undefined {
+  return type.crdName ? undefined : STATUS_STRATEGY_RESETS[type.kind];
+}
+
 /** Fields an update may not change, the status/main split, and generation (PrepareForUpdate). */
 export function prepareForUpdate(type: ResourceType, live: KubeObject, next: KubeObject, subresource: string | undefined): KubeObject {
   let prepared: KubeObject;
-  if (subresource === 'status' && type.group === '' && type.plural === 'namespaces') {
-    // The namespace status strategy keeps only the spec: labels and annotations change here too
-    // (which is why admission must judge namespaces/status like the namespace).
-    prepared = { ...structuredClone(next), spec: structuredClone(live.spec) };
+  const resets = subresource === 'status' ? statusStrategyResets(type) : undefined;
+  if (resets) {
+    // A built-in kind's status strategy: the spec and the fields of its table entry are the live object's.
+    prepared = structuredClone(next);
+    keepLive(prepared as unknown as Record<string, unknown>, live as unknown as Record<string, unknown>, ['spec']);
+    keepLive(prepared.metadata as Record<string, unknown>, live.metadata as Record<string, unknown>, resets);
   } else if (subresource === 'status') {
+    // customresource/status_strategy.go: the live object with the request's status and managedFields.
     prepared = { ...structuredClone(live), status: next.status };
-    // The namespace status strategy resets only spec: label and annotation changes are kept.
-    if (isNamespaceType(type)) prepared.metadata = structuredClone(next.metadata);
     prepared.metadata.managedFields = next.metadata.managedFields;
   } else {
     prepared = structuredClone(next);
@@ -30,17 +65,21 @@ export function prepareForUpdate(type: ResourceType, live: KubeObject, next: Kub
       else prepared.status = structuredClone(live.status);
     }
   }
-  const kept = ['uid', 'creationTimestamp', 'deletionTimestamp', 'generation', 'name', 'namespace'] as const;
-  const target = prepared.metadata as Record<string, unknown>;
-  for (const field of kept) {
-    if (live.metadata[field] === undefined) Reflect.deleteProperty(target, field);
-    else target[field] = live.metadata[field];
-  }
+  keepLive(prepared.metadata as Record<string, unknown>, live.metadata as Record<string, unknown>,
+    ['uid', 'creationTimestamp', 'deletionTimestamp', 'generation', 'name', 'namespace']);
   if (type.crdName && subresource !== 'status') prepared = applySchema(type, prepared);
   if (isNamespaceType(type) && !isObject(prepared.spec)) prepared.spec = live.spec;
   // spec.finalizers change only through namespaces/finalize (the namespace strategy keeps them on other updates).
   if (isNamespaceType(type) && subresource !== 'finalize') keepSpecFinalizers(prepared, live);
   return type.crdName ? sortedKeys(prepared) : prepared;
+}
+
+/** Each field of `target` becomes (a copy of) the live one's, or goes where the live object has none. */
+function keepLive(target: Record<string, unknown>, live: Record<string, unknown>, fields: readonly string[]): void {
+  for (const field of fields) {
+    if (live[field] === undefined) Reflect.deleteProperty(target, field);
+    else target[field] = structuredClone(live[field]);
+  }
 }
 
 function keepSpecFinalizers(prepared: KubeObject, live: KubeObject): void {
