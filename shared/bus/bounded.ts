@@ -8,6 +8,9 @@
 // fails: then the later ones of its key wait until it is published or given up. Why: the client
 // fails what is queued behind a failed publish and accepts new ones once resumed (bus/pubsub.ts), so
 // without the wait a later message of the key would overtake the failed one's retry.
+// Items that `coalesce` says are about one thing (a later change of one object) wait as one: the
+// newer merged into the waiting one, so that during a long bus outage what waits is bounded by the
+// objects, not by how often they change.
 import { backoffDelay, hasAttemptsLeft, PUBLISH_RETRY } from '../kube/retry.ts';
 import type { Envelope } from './envelope.ts';
 import type { Bus } from './types.ts';
@@ -35,12 +38,16 @@ export interface BoundedPublisherDeps<T> {
   published: (item: T) => void;
   /** Given up: out of attempts, or drained meanwhile (`topic` empty when it could not be encoded). */
   failed: (item: T, topic: string, error: string | undefined) => void;
+  /** What an item is about, and one item saying what two of it say (the older one waiting, the newer arriving). */
+  coalesce?: { key: (item: T) => string; merge: (older: T, newer: T) => T };
 }
 
 export function boundedPublisher<T>(deps: BoundedPublisherDeps<T>): BoundedPublisher<T> {
   const inFlight = new Set<Promise<void>>();
   /** Beyond the bound, in arrival order: a publish that ends starts the next (so: waiting ⇒ the bound is reached). */
-  const waiting: Array<{ item: T; done: () => void }> = [];
+  const waiting: Array<{ item: T; done: Array<() => void> }> = [];
+  /** The waiting entry of each coalesce key. */
+  const waitingByKey = new Map<string, { item: T; done: Array<() => void> }>();
   /** Each ordering key's publishes in flight, in the order they started; `failed` once one of its attempts failed. */
   const keys = new Map<string, { turns: Array<{ failed: boolean }>; wake: Array<() => void> }>();
   let stopping = false;
@@ -96,7 +103,8 @@ export function boundedPublisher<T>(deps: BoundedPublisherDeps<T>): BoundedPubli
     const p = publishOnce(item).finally(() => {
       inFlight.delete(p);
       const next = waiting.shift();
-      if (next) void start(next.item).then(next.done);
+      if (next && deps.coalesce) waitingByKey.delete(deps.coalesce.key(next.item));
+      if (next) void start(next.item).then(() => next.done.forEach((done) => done()));
     });
     inFlight.add(p);
     return p;
@@ -109,7 +117,17 @@ export function boundedPublisher<T>(deps: BoundedPublisherDeps<T>): BoundedPubli
   return {
     publish(item) {
       if (inFlight.size < deps.maxInFlight) return start(item);
-      return new Promise<void>((done) => waiting.push({ item, done }));
+      const key = deps.coalesce?.key(item);
+      const same = key === undefined ? undefined : waitingByKey.get(key);
+      if (same) {
+        same.item = deps.coalesce!.merge(same.item, item);
+        return new Promise<void>((done) => same.done.push(done));
+      }
+      return new Promise<void>((done) => {
+        const entry = { item, done: [done] };
+        waiting.push(entry);
+        if (key !== undefined) waitingByKey.set(key, entry);
+      });
     },
     room: () => (inFlight.size >= deps.maxInFlight ? waitForRoom() : undefined),
     async drain() {

@@ -27,6 +27,20 @@ export function messageOf(cluster: string, kind: MessageKind, change: Change): R
   return msg;
 }
 
+/**
+ * One message for two changes of an object waiting to be published: the newer, asking for all
+ * either asks. Its type, unless a resync's SYNC follows a change (a change fans a template out, a
+ * SYNC does not: fanoutNeeded); the organizations either concerns (every one when either is not
+ * narrowed: a SYNC, or none named; shared/org/function.ts).
+ */
+export function mergeChanges(older: Change, newer: Change): Change {
+  const type = newer.type === 'SYNC' ? older.type : newer.type;
+  const { organizations: _newer, ...merged } = newer;
+  const narrowed = (c: Change): c is Change & { organizations: string[] } => c.type !== 'SYNC' && c.organizations !== undefined;
+  if (!narrowed(older) || !narrowed(newer)) return { ...merged, type };
+  return { ...merged, type, organizations: [...new Set([...older.organizations, ...newer.organizations])].sort() };
+}
+
 export interface PublishCounters {
   published: number;
   publishFailed: number;
@@ -47,6 +61,8 @@ export function createPublisher(deps: { bus: Bus; cluster: string; topics: Topic
     maxInFlight: deps.maxInFlight,
     sleep: deps.sleep,
     encode: ({ kind, change }) => ({ topic: topicFor(deps.topics, kind), envelope: encodeMessage(messageOf(deps.cluster, kind, change)) }),
+    // Messages name what changed, and receivers read current state: one per object waits.
+    coalesce: { key: ({ kind, change }) => `${kind}/${change.name}`, merge: (older, newer) => ({ kind: newer.kind, change: mergeChanges(older.change, newer.change) }) },
     published: () => void (counters.published += 1),
     failed: ({ kind, change }, topic, error) => {
       counters.publishFailed += 1;
