@@ -1,6 +1,7 @@
 // From apiVersion/kind (or an ApplySet group-kind) to a REST path. The common kinds are known
 // up front; anything else is looked up once through API discovery and cached.
-import type { KubeClient } from './client.ts';
+import type { KubeClient, KubeResponse } from './client.ts';
+import { isTransient, TransientError } from './errors.ts';
 import { formatGroupKind, groupOf } from '../render/kinds.ts';
 
 export interface ResourceInfo {
@@ -99,12 +100,25 @@ export class ResourceResolver {
       if (group === '') v = 'v1';
       else {
         const g = await this.client.call<{ preferredVersion?: { version?: string } }>({ method: 'GET', path: `/apis/${group}` });
-        v = g.data?.preferredVersion?.version;
-        if (!g.ok || !v) return null;
+        v = answered(g, `discovery of API group ${group}`) ? g.data?.preferredVersion?.version : undefined;
+        if (!v) return null;
       }
     }
-    const list = await this.client.call<DiscoveryList>({ method: 'GET', path: group === '' ? `/api/${v}` : `/apis/${group}/${v}` });
-    const r = list.ok ? list.data?.resources?.find((x) => x.kind === kind && !x.name.includes('/')) : undefined;
+    const path = group === '' ? `/api/${v}` : `/apis/${group}/${v}`;
+    const list = await this.client.call<DiscoveryList>({ method: 'GET', path });
+    const r = answered(list, `discovery of ${path}`) ? list.data?.resources?.find((x) => x.kind === kind && !x.name.includes('/')) : undefined;
     return r ? { group, version: v, plural: r.name, namespaced: r.namespaced } : null;
   }
+}
+
+/**
+ * Whether a discovery read was answered; one that failed for a reason a retry may mend (no
+ * answer, a 503, a call past its delivery's time) throws instead. Null means "not served", which
+ * fails a template for good: a lookup other deliveries share must not say so for a passing fault.
+ */
+function answered(res: KubeResponse<unknown>, what: string): boolean {
+  if (res.ok) return true;
+  const failure = { status: res.status, reason: res.reason, message: res.error };
+  if (isTransient(failure)) throw new TransientError(`${what}: ${res.error ?? `HTTP ${res.status}`}`, failure);
+  return false;
 }

@@ -50,6 +50,8 @@ export function registerReconciler(ff: FunctionsFramework, name: string, kind: M
       res.status(200).type(PROMETHEUS_CONTENT_TYPE).send(reconcilerMetrics.text());
       return;
     }
+    // Before the runtime: a cold start's set-up counts against the push's request timeout too.
+    const started = performance.now();
     let rt: Runtime;
     try {
       rt = await runtimeFor(name);
@@ -57,7 +59,6 @@ export function registerReconciler(ff: FunctionsFramework, name: string, kind: M
       res.status(500).json({ error: `configuration: ${(e as Error).message}` });
       return;
     }
-    const started = performance.now();
     const handled = async (m: ReconcileMessage) => {
       try {
         return { ...(await handle(rt, m)) };

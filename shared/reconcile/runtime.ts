@@ -7,7 +7,7 @@ import { clientCache, connect, createKubeClient, type KubeClient, type KubeClien
 import { credentialsFor, type SecretReader } from '../kube/credentials.ts';
 import { ResourceResolver } from '../kube/resources.ts';
 import { cachedAuthorizer, createSarAuthorizer, type Authorizer } from '../kube/sar.ts';
-import type { ReconcileConfig } from './config.ts';
+import { callWindowMs, type ReconcileConfig } from './config.ts';
 import type { Logger } from '../log.ts';
 import { coalescer, gatherNotices, type RunHistory } from './concurrency.ts';
 import { encodeMessage, statusMessage, type ReconcileMessage } from '../bus/envelope.ts';
@@ -57,8 +57,8 @@ const RECOUNT_SHARE = 5;
  * have run beside the fan-out it counts and taken several times that: the recount that ends a
  * fan-out then waits for it, not for five times a slow one.
  */
-export function recountInterval(floorMs: number): (history: RunHistory) => number {
-  return (h) => Math.max(floorMs, RECOUNT_SHARE * (h.quiet ? h.shortestMs : h.lastMs));
+export function recountInterval(floorMs: number, ceilingMs = Infinity): (history: RunHistory) => number {
+  return (h) => Math.min(ceilingMs, Math.max(floorMs, RECOUNT_SHARE * (h.quiet ? h.shortestMs : h.lastMs)));
 }
 
 export function createRuntime(opts: RuntimeOptions): Runtime {
@@ -79,7 +79,8 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   // A recount reads every namespace and the template's objects cluster-wide: at most one per
   // interval (recountInterval; a recount of a large cluster during a fan-out competes with the
   // fan-out's own writes). No STATUS for an interval: the burst is over.
-  const recount = coalescer<TemplateResult>({ intervalMs: recountInterval(config.statusIntervalMs), quietMs: config.statusIntervalMs });
+  // At most half a delivery's time for calls: a queued recount runs within the time of the delivery that queued it.
+  const recount = coalescer<TemplateResult>({ intervalMs: recountInterval(config.statusIntervalMs, callWindowMs(config.deliveryTimeoutSeconds, config.kube.timeoutMs) / 2), quietMs: config.statusIntervalMs });
   // Best effort and bounded: a lost STATUS message costs a late status (the next resync recounts), never the namespace's ack.
   const publishNotices = async (cluster: string, cause: string, templates: string[]) => {
     const b = await busOnce();

@@ -171,6 +171,13 @@ describe('coalescer', () => {
     expect(clock.waits.at(-1)).toBe(2000);
   });
 
+  it('a recount interval never exceeds its ceiling (half a delivery\'s time for calls: a queued recount runs within the time of the delivery that queued it)', () => {
+    const capped = recountInterval(1000, 144_000);
+    expect(capped({ lastMs: 58_000, shortestMs: 58_000, quiet: false })).toBe(144_000);
+    expect(capped({ lastMs: 10, shortestMs: 10, quiet: false })).toBe(1000);
+    expect(capped({ lastMs: 20_000, shortestMs: 20_000, quiet: true })).toBe(100_000);
+  });
+
   // A recount measured beside a fan-out took 2.6 s, and the recount ending that fan-out waited 13 s.
   const share = recountInterval(0);
   /** Runs of 10 ms (idle), then 1,000 ms (under load) during which two calls queue a third: when does it start? */
