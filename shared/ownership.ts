@@ -12,7 +12,7 @@ import type { KubeObject } from './kube/types.ts';
 import { APPLYSET_PARENT_KIND, APPLYSET_PARENT_NAME, applySetId } from './render/applyset.ts';
 
 /** The labels and annotations Furnish's template applies put on every object, and only Furnish changes. */
-const OWNERSHIP_MARKS = {
+export const OWNERSHIP_MARKS = {
   labels: [KEY.template, KEY.applySetPartOf],
   annotations: [KEY.appliedHash, KEY.deletionPolicy],
 } as const;
