@@ -1,14 +1,26 @@
-// Bounded concurrency: at most `limit` calls of `fn` in flight; results in input order.
+/**
+ * Bounded concurrency: at most `limit` calls of `fn` in flight; results in input order. A call
+ * that throws stops new ones from starting, and its error is thrown once every call started has
+ * settled: nothing this starts outlives it (a delivery that failed answers only after its writes).
+ */
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    while (next < items.length) {
+    while (next < items.length && !failed) {
       const i = next++;
-      results[i] = await fn(items[i]!, i);
+      try {
+        results[i] = await fn(items[i]!, i);
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  const settled = await Promise.allSettled(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (rejected) throw rejected.reason;
   return results;
 }
 

@@ -79,13 +79,18 @@ export async function readTemplates(kube: KubeClient, atLeast?: string): Promise
   if (!slot) snapshots.set(kube, (slot = {}));
   if (atLeast !== undefined) {
     if (recentEnough(slot.last, atLeast)) return { ok: true, value: slot.last };
-    const shared = slot.inflight ? await slot.inflight : undefined;
+    // A shared list that failed (another delivery's deadline, a 503) is this one's to send again.
+    const shared = slot.inflight ? await slot.inflight.catch(() => undefined) : undefined;
     if (shared?.ok && recentEnough(shared.value, atLeast)) return shared;
   }
   const listing = listTemplatesNow(kube);
   slot.inflight = listing;
-  const got = await listing;
-  if (slot.inflight === listing) slot.inflight = undefined;
+  let got: Read<TemplatesRead>;
+  try {
+    got = await listing;
+  } finally {
+    if (slot.inflight === listing) slot.inflight = undefined;
+  }
   if (got.ok && (!slot.last || writtenAfter(got.value.listedAt, slot.last.listedAt))) slot.last = got.value;
   return got;
 }

@@ -61,9 +61,25 @@ interface Made {
 /** What one write did: refused (or failed), done, or done by creating the object. */
 type Written = { ok: false } | { ok: true; made?: Made };
 
+/**
+ * The resource of an object to write; undefined when discovery failed for a reason a retry may
+ * mend, recorded as transient (the writes settle, the template is rolled back, the delivery is
+ * retried), null when the server does not serve it.
+ */
+async function resolve(deps: WriteDeps, exec: Execution, ref: { apiVersion: string; kind: string }, key: string): Promise<ResourceInfo | null | undefined> {
+  try {
+    return await deps.resolver.forObject(ref.apiVersion, ref.kind);
+  } catch (e) {
+    if (!(e instanceof TransientError)) throw e;
+    exec.transient.push(`${key}: ${e.message}`);
+    return undefined;
+  }
+}
+
 /** Sends one write (or its dry run); a create of an object that exists is fine: CreateOnly never touches it. */
 async function write(deps: WriteDeps, exec: Execution, want: DesiredObject, how: WriteHow, dryRun: boolean): Promise<Written> {
-  const info = await deps.resolver.forObject(want.object.apiVersion, want.object.kind);
+  const info = await resolve(deps, exec, want.object, want.key);
+  if (info === undefined) return { ok: false };
   if (!info) {
     exec.failures.push({ template: want.template, key: want.key, hash: want.hash, status: 404, reason: 'NotFound', message: `the API server does not serve ${want.object.apiVersion} ${want.object.kind}` });
     return { ok: false };
@@ -131,7 +147,7 @@ async function writeOrRollBack(deps: WriteDeps, exec: Execution, writes: readonl
 }
 
 async function release(deps: WriteDeps, exec: Execution, ref: ObjectRef | OrphanRef, how: 'prune' | 'orphan'): Promise<void> {
-  const info = await deps.resolver.forObject(ref.apiVersion, ref.kind);
+  const info = await resolve(deps, exec, ref, ref.key);
   if (!info) return;
   exec.writes += 1;
   const res = how === 'prune'

@@ -8,6 +8,7 @@ import { encodeMessage, type MessageKind, type ReconcileMessage } from '../../..
 import type { Logger } from '../../../shared/log.ts';
 import type { Topics } from './config.ts';
 import type { Change } from './versions.ts';
+import { newestRevision } from '../../../shared/kube/revisions.ts';
 
 /**
  * The topic a message takes: one per kind. Every message about a namespace (its own changes, its
@@ -29,13 +30,16 @@ export function messageOf(cluster: string, kind: MessageKind, change: Change): R
 
 /**
  * One message for two changes of an object waiting to be published: the newer, asking for all
- * either asks. Its type, unless a resync's SYNC follows a change (a change fans a template out, a
+ * either asks. The newer revision of the two; its type, unless a resync's SYNC follows a change (a change fans a template out, a
  * SYNC does not: fanoutNeeded); the organizations either concerns (every one when either is not
  * narrowed: a SYNC, or none named; shared/org/function.ts).
  */
 export function mergeChanges(older: Change, newer: Change): Change {
   const type = newer.type === 'SYNC' ? older.type : newer.type;
-  const { organizations: _newer, ...merged } = newer;
+  const { organizations: _newer, ...rest } = newer;
+  // The newest revision of the two: a namespace's messages come from several watches (the
+  // namespace, its ApplySet parent, drift), so the later to arrive may name an older one.
+  const merged = { ...rest, resourceVersion: newestRevision([older.resourceVersion, newer.resourceVersion]) ?? newer.resourceVersion };
   const narrowed = (c: Change): c is Change & { organizations: string[] } => c.type !== 'SYNC' && c.organizations !== undefined;
   if (!narrowed(older) || !narrowed(newer)) return { ...merged, type };
   return { ...merged, type, organizations: [...new Set([...older.organizations, ...newer.organizations])].sort() };

@@ -104,6 +104,8 @@ const NOT_DECISIONS: Readonly<Record<string, readonly string[]>> = {
   // the subresources' names, the object's template label, the denial's text
   'shared/webhooks/rules/protect-objects.ts': ['SCALE', 'JUDGED_AS_OBJECT', 'templateOf', 'protectFirstStep', 'protectionDenial'],
   'shared/webhooks/rules/run-once-pod.ts': ['POD_DEADLINE_ANNOTATION'],
+  // the marks ownershipChange judges, which the in-tree policy furnish-subresource-metadata reads too
+  'shared/ownership.ts': ['OWNERSHIP_MARKS'],
   'shared/webhooks/rules/validate-namespace.ts': ['validationOutcomes'],
 };
 

@@ -69,5 +69,7 @@ describe('mergeChanges', () => {
     expect(mergeChanges(c('SYNC', '1'), c('MODIFIED', '2', ['b']))).toEqual(c('MODIFIED', '2'));
     expect(mergeChanges(c('MODIFIED', '1'), c('MODIFIED', '2', []))).toEqual(c('MODIFIED', '2'));
     expect(mergeChanges(c('MODIFIED', '1', []), c('MODIFIED', '2', []))).toEqual(c('MODIFIED', '2', []));
+    // A parent's message at 520 waiting, then the namespace's own at 500 (another watch): 520 stays.
+    expect(mergeChanges(c('MODIFIED', '520', []), c('MODIFIED', '500', []))).toEqual({ ...c('MODIFIED', '500', []), resourceVersion: '520' });
   });
 });
