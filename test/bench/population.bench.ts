@@ -327,7 +327,10 @@ async function measured(label: string, relay: Child, reconciler: Child, run: () 
 /** When each object of `path` matching `labelSelector` was first seen satisfying `pred` (performance.now()), by `keyOf`. */
 function firstSeen(kube: KubeClient, path: string, labelSelector: string, pred: (o: KubeObject) => boolean, keyOf: (o: KubeObject) => string): { seen: Map<string, number>; stop(): void } {
   const seen = new Map<string, number>();
-  const handle = kube.watch({ method: 'GET', path, query: { watch: 1, labelSelector, allowWatchBookmarks: true } }, (ev) => {
+  // From resourceVersion 0 (any), without bookmarks: over etcd 3.4 (no progress notifications),
+  // kube-apiserver 1.32 ends a watch from the current revision with "Too large resource version"
+  // when the kind is quiet, and refuses one asking for bookmarks without a revision at once.
+  const handle = kube.watch({ method: 'GET', path, query: { watch: 1, labelSelector, resourceVersion: '0' } }, (ev) => {
     const o = (ev as { object?: KubeObject }).object;
     if (!o?.metadata) return;
     const key = keyOf(o);
