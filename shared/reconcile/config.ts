@@ -47,9 +47,9 @@ export const ANSWER_GRACE_MS = 2000;
 
 /**
  * How long a delivery may send Kubernetes calls: its request timeout less one call's timeout and
- * a grace. Nothing it sends then reaches the server once Pub/Sub may deliver the message again
- * (ADR 0009), and a call sent at the window's end has had its answer or its timeout in time for
- * the delivery to answer (503, retried) before the request is cut.
+ * a grace. It sends no call once Pub/Sub may deliver the message again (ADR 0009), and a call sent
+ * at the window's end has had its answer or its timeout in time for the delivery to answer (503,
+ * retried) before the request is cut.
  */
 export function callWindowMs(deliveryTimeoutSeconds: number, callTimeoutMs: number): number {
   return deliveryTimeoutSeconds * 1000 - callTimeoutMs - ANSWER_GRACE_MS;

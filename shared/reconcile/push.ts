@@ -34,7 +34,6 @@ export interface PushAnswer {
 
 export type MessageHandler = (msg: ReconcileMessage) => Promise<Record<string, unknown>>;
 
-/** Decodes, authenticates and dispatches one delivery; never throws. */
 export interface DeliveryOptions {
   accept: MessageKind;
   handle: MessageHandler;
@@ -43,6 +42,7 @@ export interface DeliveryOptions {
   callsUntil?: number;
 }
 
+/** Decodes, authenticates and dispatches one delivery; never throws. */
 export async function handlePush(opts: DeliveryOptions & { verify: PushVerifier }, authorization: string | undefined, body: unknown): Promise<PushAnswer> {
   return (await refusedPush(opts.verify, authorization, opts.log)) ?? handleEnvelope(opts, body);
 }

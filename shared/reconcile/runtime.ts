@@ -79,7 +79,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   // A recount reads every namespace and the template's objects cluster-wide: at most one per
   // interval (recountInterval; a recount of a large cluster during a fan-out competes with the
   // fan-out's own writes). No STATUS for an interval: the burst is over.
-  // At most half a delivery's time for calls: a queued recount runs within the time of the delivery that queued it.
+  // At most half a delivery's time for calls after the last one started: a queued recount rarely starts past its queuer's window.
   const recount = coalescer<TemplateResult>({ intervalMs: recountInterval(config.statusIntervalMs, callWindowMs(config.deliveryTimeoutSeconds, config.kube.timeoutMs) / 2), quietMs: config.statusIntervalMs });
   // Best effort and bounded: a lost STATUS message costs a late status (the next resync recounts), never the namespace's ack.
   const publishNotices = async (cluster: string, cause: string, templates: string[]) => {

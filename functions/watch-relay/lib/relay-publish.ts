@@ -30,15 +30,14 @@ export function messageOf(cluster: string, kind: MessageKind, change: Change): R
 
 /**
  * One message for two changes of an object waiting to be published: the newer, asking for all
- * either asks. The newer revision of the two; its type, unless a resync's SYNC follows a change (a change fans a template out, a
+ * either asks. Its type, unless a resync's SYNC follows a change (a change fans a template out, a
  * SYNC does not: fanoutNeeded); the organizations either concerns (every one when either is not
- * narrowed: a SYNC, or none named; shared/org/function.ts).
+ * narrowed: a SYNC, or none named; shared/org/function.ts); the newest revision of the two (a
+ * namespace's messages come from three watches, so the later to arrive may name the older).
  */
 export function mergeChanges(older: Change, newer: Change): Change {
   const type = newer.type === 'SYNC' ? older.type : newer.type;
   const { organizations: _newer, ...rest } = newer;
-  // The newest revision of the two: a namespace's messages come from several watches (the
-  // namespace, its ApplySet parent, drift), so the later to arrive may name an older one.
   const merged = { ...rest, resourceVersion: newestRevision([older.resourceVersion, newer.resourceVersion]) ?? newer.resourceVersion };
   const narrowed = (c: Change): c is Change & { organizations: string[] } => c.type !== 'SYNC' && c.organizations !== undefined;
   if (!narrowed(older) || !narrowed(newer)) return { ...merged, type };
