@@ -11,7 +11,7 @@
 //   refuse because their webhook fails closed, and mutate-pod fails open;
 // - webhooks only (1.26, kube-sim with KUBE_SIM_ADMISSION_POLICIES=0): every namespace write, the
 //   administrator's and the namespace controller's too, is refused by the fail-closed webhook that
-//   does not answer.
+//   does not answer; an ApplySet member's metadata written through its status is not judged.
 // On kube-sim both variants run; on a real cluster (FURNISH_TEST_KUBECONFIG: contexts admin and
 // alice; its API server must reach this host's loopback) the one it has.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -27,6 +27,7 @@ import { clientFor, get, waitFor } from '../integration/helpers.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
 import { whoAmI } from '../support/kubectl.ts';
 import { organization } from '../support/organizations.ts';
+import { applySetId } from '../../shared/render/applyset.ts';
 
 const once = { attempts: 1, baseMs: 0, maxMs: 0, factor: 1, jitter: 0 };
 const RBAC = 'rbac.authorization.k8s.io/v1';
@@ -36,7 +37,9 @@ const INITIALIZATIONS = '/apis/furnish.dev/v1alpha1/namespaceinitializationconfi
 const LNAMESPACES = '/apis/furnish.dev/v1alpha1/lnamespaces';
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 /** The policies whose refusals this suite sees. */
-const POLICIES_ATTACKED = ['furnish-namespace-marks', 'furnish-creator-immutable', 'furnish-phase-and-ready', 'furnish-guard', 'furnish-opt-out', 'furnish-initializer-keys'];
+const POLICIES_ATTACKED = ['furnish-namespace-marks', 'furnish-creator-immutable', 'furnish-phase-and-ready', 'furnish-guard', 'furnish-opt-out', 'furnish-initializer-keys', 'furnish-subresource-metadata'];
+/** An ApplySet member in the victim namespace, whose status alice may write. */
+const QUOTA = 'down-quota';
 
 /** On kube-sim, both servers; on a real cluster, the one it is. */
 const VARIANTS: { title: string; simPolicies?: boolean }[] = process.env.FURNISH_TEST_KUBECONFIG
@@ -137,6 +140,7 @@ describe.each(VARIANTS.map((v, i) => [v.title, v, i] as const))('every function 
       { apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces', 'namespaces/status'], verbs: ['update', 'patch'], resourceNames: own },
       { apiGroups: [''], resources: ['configmaps', 'pods'], verbs: ['create', 'get'] },
+      { apiGroups: [''], resources: ['resourcequotas/status'], verbs: ['get', 'patch'], resourceNames: [QUOTA] },
       { apiGroups: ['furnish.dev'], resources: ['lnamespaces'], verbs: ['create'] },
     ] } });
     await ok(admin, { method: 'POST', path: `/apis/${RBAC}/clusterrolebindings`, body: { apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: { name: ROLE }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: ROLE }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: aliceName }] } });
@@ -152,6 +156,7 @@ describe.each(VARIANTS.map((v, i) => [v.title, v, i] as const))('every function 
       spec: { namespaces: { labelSelector: { matchLabels: { [INIT_LABEL]: `broken-${run}` } } }, templates: [{ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }] } } });
     await ok(admin, { method: 'POST', path: NAMESPACES, body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n.failed, labels: { [INIT_LABEL]: `broken-${run}` } } } });
     for (const ns of [n.victim, n.deleted, n.orgNamespace]) await waitFor(`namespace ${ns} ready`, async () => (await get(admin, `${NAMESPACES}/${ns}`))?.metadata.labels?.[KEY.phase] === 'ready', 60_000);
+    await ok(admin, { method: 'POST', path: `${NAMESPACES}/${n.victim}/resourcequotas`, body: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: QUOTA, labels: { [KEY.applySetPartOf]: applySetId(n.victim) } }, spec: { hard: { pods: '50' } } } });
     await waitFor(`namespace ${n.failed} failed`, async () => (await get(admin, `${NAMESPACES}/${n.failed}`))?.metadata.labels?.[KEY.phase] === 'failed', 60_000);
     await waitFor(`namespace ${n.initializing} waiting for ${INITIALIZER} alone`, async () => (await get(admin, `${NAMESPACES}/${n.initializing}`))?.metadata.annotations?.[INITIALIZER_KEY.initializers] === INITIALIZER, 60_000);
     // mutate-pod answers: a run-once Pod gets the default deadline.
@@ -220,6 +225,12 @@ describe.each(VARIANTS.map((v, i) => [v.title, v, i] as const))('every function 
 
     it("alice removing the working initializer without verb initialize: furnish-initializer-keys", async () => {
       refused(await patchNamespace(alice, n.initializing, { metadata: { annotations: { [INITIALIZER_KEY.initializers]: null } } }), inTree ? byPolicy('furnish-initializer-keys') : unanswered('mutate-namespace'));
+    });
+
+    it('alice taking an ApplySet member out of its set through resourcequotas/status: furnish-subresource-metadata (webhooks only: not judged, as docs/operate/enforcement.md says)', async () => {
+      const res = await send(alice, { method: 'PATCH', path: `${NAMESPACES}/${n.victim}/resourcequotas/${QUOTA}/status`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { [KEY.applySetPartOf]: null } } } });
+      if (inTree) refused(res, byPolicy('furnish-subresource-metadata'));
+      else expect([res.status, res.data?.metadata.labels?.[KEY.applySetPartOf]]).toEqual([200, undefined]);
     });
 
     // The organization rules turn on with the first Organization (state): validate-namespace holds them, fail-closed,
