@@ -6,21 +6,20 @@
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
-  let failed = false;
+  /** The first error thrown, in time. */
+  let failure: { error: unknown } | undefined;
   const worker = async () => {
-    while (next < items.length && !failed) {
+    while (next < items.length && !failure) {
       const i = next++;
       try {
         results[i] = await fn(items[i]!, i);
-      } catch (e) {
-        failed = true;
-        throw e;
+      } catch (error) {
+        failure ??= { error };
       }
     }
   };
-  const settled = await Promise.allSettled(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (rejected) throw rejected.reason;
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  if (failure) throw failure.error;
   return results;
 }
 

@@ -132,18 +132,21 @@ async function unmake(deps: WriteDeps, exec: Execution, m: Made): Promise<void> 
 }
 
 /** The real writes, in parallel; a template one of whose writes fails (refused or transient) has what they created of it deleted again. */
-async function writeOrRollBack(deps: WriteDeps, exec: Execution, writes: readonly (readonly [WriteHow, DesiredObject])[], limit: number): Promise<void> {
+async function writeOrRollBack(deps: WriteDeps, exec: Execution, writes: readonly (readonly [WriteHow, DesiredObject])[], limit: number): Promise<ReadonlySet<string>> {
   const made = new Map<string, Made[]>();
   const failed = new Set<string>();
   await mapLimit(writes, limit, async ([how, w]) => {
+    // A template one of whose writes failed is rolled back: its writes not yet sent are not sent.
+    if (failed.has(w.template)) return;
     const done = await write(deps, exec, w, how, false);
     if (!done.ok) failed.add(w.template);
     else if (done.made) made.set(w.template, [...(made.get(w.template) ?? []), done.made]);
   });
   const undo = [...failed].flatMap((t) => made.get(t) ?? []);
-  if (undo.length === 0) return;
+  if (undo.length === 0) return failed;
   deps.log.log('INFO', 'rolling back templates that could not be applied in full', { templates: [...failed].sort(), objects: undo.map((m) => m.want.key) });
   await mapLimit(undo, limit, (m) => unmake(deps, exec, m));
+  return failed;
 }
 
 async function release(deps: WriteDeps, exec: Execution, ref: ObjectRef | OrphanRef, how: 'prune' | 'orphan'): Promise<void> {
@@ -185,8 +188,9 @@ export async function execute(deps: WriteDeps, plan: NamespacePlan, blocked: Rea
     if (exec.transient.length > 0 || exec.failures.some((f) => f.template === PARENT_FAILURE)) return exec;
   }
   const refused = failedTemplates(exec, blocked);
-  await writeOrRollBack(deps, exec, writes.filter(([, w]) => !refused.has(w.template)), limit);
-  const afterWrites = failedTemplates(exec, blocked);
+  const notWritten = await writeOrRollBack(deps, exec, writes.filter(([, w]) => !refused.has(w.template)), limit);
+  // A template with a failed write (refused or transient) releases nothing.
+  const afterWrites = new Set([...failedTemplates(exec, blocked), ...notWritten]);
   const releases = [...plan.prune.map((r) => ['prune', r] as const), ...plan.orphan.map((r) => ['orphan', r] as const)].filter(([, r]) => !afterWrites.has(r.template));
   await mapLimit(releases, limit, ([how, r]) => release(deps, exec, r, how));
   return exec;

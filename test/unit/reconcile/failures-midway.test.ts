@@ -13,7 +13,7 @@ import { silentLogger } from '../../../shared/log.ts';
 import { mapLimit } from '../../../shared/reconcile/concurrency.ts';
 import { reconcileNamespace } from '../../../shared/reconcile/namespace.ts';
 import { readTemplates } from '../../../shared/reconcile/namespace-reads.ts';
-import { memoryApi } from './memory-api.ts';
+import { memoryApi, type MemoryApi } from './memory-api.ts';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,6 +30,11 @@ describe('mapLimit', () => {
     await expect(run).rejects.toThrow('refused');
     expect(started).toEqual([0, 1]);
     expect(ended).toEqual([1]);
+    // The first error in time, whichever worker threw it.
+    await expect(mapLimit([0, 1], 2, async (i) => {
+      await pause(i === 0 ? 30 : 1);
+      throw new Error(`error ${i}`);
+    })).rejects.toThrow('error 1');
   });
 });
 
@@ -67,5 +72,35 @@ describe('a reconcile whose calls fail midway', () => {
     expect(api.writes().filter((r) => r.method === 'DELETE').length).toBeGreaterThan(0);
     expect(api.all('ConfigMap').filter((o) => o.metadata.namespace === 'team-a' && o.metadata.labels?.[KEY.template] === 'mixed')).toEqual([]);
     expect(api.get('v1', 'Namespace', undefined, 'team-a')?.metadata.labels?.[KEY.phase]).toBe('pending');
+  });
+
+  it('a template whose new object cannot be written for a passing reason (its apply, or its kind\'s discovery) keeps its old object: a template with a failed write releases nothing', async () => {
+    const unavailable = { ok: false, status: 503, error: 'the server is currently unable to handle the request', attempts: 1 };
+    const cases = {
+      // The apply of the new ServiceAccount answers 503.
+      apply: { object: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'new' } }, resolverCall: (api: MemoryApi) => (req: KubeRequest) => api.client.call(req), kubeCall: (api: MemoryApi) => (req: KubeRequest) => (req.method === 'PATCH' && req.path.endsWith('/serviceaccounts/new') ? Promise.resolve(unavailable) : api.client.call(req)) },
+      // The new Widget's kind is found by the reads (by group-kind), then its lookup by apiVersion for the write answers 503.
+      discovery: { object: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'new' } }, kubeCall: (api: MemoryApi) => (req: KubeRequest) => api.client.call(req), resolverCall: (api: MemoryApi) => {
+        let lookups = 0;
+        return async (req: KubeRequest) => {
+          if (req.path === '/apis/example.com') return { ok: true, status: 200, data: { preferredVersion: { version: 'v1' } }, attempts: 1 };
+          if (req.path !== '/apis/example.com/v1') return api.client.call(req);
+          return (lookups += 1) === 1 ? { ok: true, status: 200, data: { resources: [{ name: 'widgets', kind: 'Widget', namespaced: true }] }, attempts: 1 } : unavailable;
+        };
+      } },
+    };
+    for (const [fault, c] of Object.entries(cases)) {
+      const api = memoryApi();
+      api.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { [KEY.phase]: 'pending', team: 'x' }, annotations: { [KEY.creator]: 'alice' } } });
+      const tpl = (object: unknown) => ({ apiVersion: 'furnish.dev/v1alpha1', kind: 'NamespaceTemplate', metadata: { name: 'swap' }, spec: { namespaces: { labelSelector: { matchLabels: { team: 'x' } } }, templates: [object], mode: 'Enforce', deletionPolicy: 'Delete' } } as KubeObject);
+      api.put(tpl({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'old' }, data: { k: 'v' } }));
+      await reconcileNamespace({ kube: api.client, resolver: new ResourceResolver(api.client), log: silentLogger }, 'team-a');
+      expect(api.get('v1', 'ConfigMap', 'team-a', 'old')).toBeDefined();
+      api.put(tpl(c.object));
+      const kube = { ...api.client, call: c.kubeCall(api) } as KubeClient;
+      const resolver = new ResourceResolver({ ...api.client, call: c.resolverCall(api) } as KubeClient);
+      await expect(reconcileNamespace({ kube, resolver, log: silentLogger }, 'team-a')).rejects.toBeInstanceOf(TransientError);
+      expect([fault, api.get('v1', 'ConfigMap', 'team-a', 'old') !== undefined]).toEqual([fault, true]);
+    }
   });
 });
