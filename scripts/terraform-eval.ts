@@ -419,13 +419,13 @@ export class TerraformModel {
       case 'conditional':
         return known(await src('conditionExpression'), where) === true ? src('trueExpression') : src('falseExpression');
       case 'binaryOp': {
-        const compare = <R>(test: (x: number, y: number) => R) => (x: unknown, y: unknown) => {
+        const numbers = <R>(op: (x: number, y: number) => R) => (x: unknown, y: unknown) => {
           if (typeof x !== 'number' || typeof y !== 'number') throw new Error(`${where}: ${String(meta.operator)} takes numbers, got ${JSON.stringify(x)} and ${JSON.stringify(y)}`);
-          return test(x, y);
+          return op(x, y);
         };
         const numeric = {
-          greaterThan: compare((x, y) => x > y), greaterThanOrEqual: compare((x, y) => x >= y), lessThan: compare((x, y) => x < y), lessThanOrEqual: compare((x, y) => x <= y),
-          add: compare((x, y) => x + y), subtract: compare((x, y) => x - y), multiply: compare((x, y) => x * y),
+          greaterThan: numbers((x, y) => x > y), greaterThanOrEqual: numbers((x, y) => x >= y), lessThan: numbers((x, y) => x < y), lessThanOrEqual: numbers((x, y) => x <= y),
+          add: numbers((x, y) => x + y), subtract: numbers((x, y) => x - y), multiply: numbers((x, y) => x * y),
         };
         const [a, b] = [await src('lhsExpression'), await src('rhsExpression')];
         const ops: Record<string, (x: unknown, y: unknown) => unknown> = {

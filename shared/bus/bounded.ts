@@ -43,11 +43,13 @@ export interface BoundedPublisherDeps<T> {
 }
 
 export function boundedPublisher<T>(deps: BoundedPublisherDeps<T>): BoundedPublisher<T> {
+  /** An item beyond the bound, and the publish() calls it answers (more than one when coalesced). */
+  type Waiting = { item: T; done: Array<() => void> };
   const inFlight = new Set<Promise<void>>();
   /** Beyond the bound, in arrival order: a publish that ends starts the next (so: waiting ⇒ the bound is reached). */
-  const waiting: Array<{ item: T; done: Array<() => void> }> = [];
+  const waiting: Waiting[] = [];
   /** The waiting entry of each coalesce key. */
-  const waitingByKey = new Map<string, { item: T; done: Array<() => void> }>();
+  const waitingByKey = new Map<string, Waiting>();
   /** Each ordering key's publishes in flight, in the order they started; `failed` once one of its attempts failed. */
   const keys = new Map<string, { turns: Array<{ failed: boolean }>; wake: Array<() => void> }>();
   let stopping = false;
@@ -124,7 +126,7 @@ export function boundedPublisher<T>(deps: BoundedPublisherDeps<T>): BoundedPubli
         return new Promise<void>((done) => same.done.push(done));
       }
       return new Promise<void>((done) => {
-        const entry = { item, done: [done] };
+        const entry: Waiting = { item, done: [done] };
         waiting.push(entry);
         if (key !== undefined) waitingByKey.set(key, entry);
       });

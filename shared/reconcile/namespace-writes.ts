@@ -131,7 +131,7 @@ async function unmake(deps: WriteDeps, exec: Execution, m: Made): Promise<void> 
   else leftBehind(res.status, res.reason ?? c.why, res.error ?? c.why);
 }
 
-/** The real writes, in parallel; a template one of whose writes fails (refused or transient) has what they created of it deleted again. */
+/** The real writes, in parallel; a template one of whose writes fails (refused or transient) has what they created of it deleted again. Returns those templates. */
 async function writeOrRollBack(deps: WriteDeps, exec: Execution, writes: readonly (readonly [WriteHow, DesiredObject])[], limit: number): Promise<ReadonlySet<string>> {
   const made = new Map<string, Made[]>();
   const failed = new Set<string>();
@@ -188,9 +188,9 @@ export async function execute(deps: WriteDeps, plan: NamespacePlan, blocked: Rea
     if (exec.transient.length > 0 || exec.failures.some((f) => f.template === PARENT_FAILURE)) return exec;
   }
   const refused = failedTemplates(exec, blocked);
-  const notWritten = await writeOrRollBack(deps, exec, writes.filter(([, w]) => !refused.has(w.template)), limit);
+  const failedWrites = await writeOrRollBack(deps, exec, writes.filter(([, w]) => !refused.has(w.template)), limit);
   // A template with a failed write (refused or transient) releases nothing.
-  const afterWrites = new Set([...failedTemplates(exec, blocked), ...notWritten]);
+  const afterWrites = new Set([...failedTemplates(exec, blocked), ...failedWrites]);
   const releases = [...plan.prune.map((r) => ['prune', r] as const), ...plan.orphan.map((r) => ['orphan', r] as const)].filter(([, r]) => !afterWrites.has(r.template));
   await mapLimit(releases, limit, ([how, r]) => release(deps, exec, r, how));
   return exec;

@@ -46,7 +46,7 @@ interface Kind {
   kept: Field[];
 }
 
-const WIDGETS_CRD = {
+const GADGETS_CRD = {
   apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'gadgets.status.example.dev' },
   spec: {
     group: 'status.example.dev', scope: 'Namespaced', names: { kind: 'Gadget', plural: 'gadgets', singular: 'gadget', listKind: 'GadgetList' },
@@ -61,8 +61,8 @@ const WIDGETS_CRD = {
 };
 
 const CRD = (name: string): Record<string, unknown> => ({
-  ...WIDGETS_CRD, metadata: { name: `${name}s.crd.example.dev`, ...BEFORE },
-  spec: { ...WIDGETS_CRD.spec, group: 'crd.example.dev', names: { kind: `Crd${name}`, plural: `${name}s`, singular: name, listKind: `Crd${name}List` } },
+  ...GADGETS_CRD, metadata: { name: `${name}s.crd.example.dev`, ...BEFORE },
+  spec: { ...GADGETS_CRD.spec, group: 'crd.example.dev', names: { kind: `Crd${name}`, plural: `${name}s`, singular: name, listKind: `Crd${name}List` } },
 });
 
 const KINDS: Record<string, Kind> = {
@@ -130,7 +130,7 @@ beforeAll(async () => {
   const owner = await call(cluster, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { body: { metadata: { name: OWNER.name } } });
   expect(owner.status).toBe(201);
   OWNER.uid = owner.body.metadata.uid;
-  expect((await call(cluster, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: WIDGETS_CRD })).status).toBe(201);
+  expect((await call(cluster, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: GADGETS_CRD })).status).toBe(201);
 });
 
 afterAll(async () => {
