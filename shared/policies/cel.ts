@@ -85,3 +85,22 @@ export function keyChanged(before: string, after: string, key: string): string {
 export function quoted(map: string, key: string): Cel {
   return cel(`${str(key)} in ${map} ? '"' + ${map}[${str(key)}].split('\\n').join('; ') + '"' : 'null'`);
 }
+
+/** RE2 (and JavaScript) regular-expression metacharacters, escaped in a wildcard's literal parts. */
+const REGEX_SPECIAL = /[\\^$.|?*+()[\]{}]/g;
+
+/**
+ * Whether `value` matches a wildcard pattern as matchesWildcard does (shared/org/settings.ts: `*`
+ * anywhere matches any run of characters, everything else is literal): `==` without a `*`, else an
+ * anchored `matches`.
+ */
+export function wildcard(value: string, pattern: string): string {
+  if (!pattern.includes('*')) return `${value} == ${str(pattern)}`;
+  const regex = pattern.split('*').map((part) => part.replace(REGEX_SPECIAL, '\\$&')).join('.*');
+  return `${value}.matches(${str(`^${regex}$`)})`;
+}
+
+/** The first of `patterns` that `value` matches (matchesAny), as a CEL string; '' for none. */
+export function firstWildcard(value: string, patterns: readonly string[]): string {
+  return patterns.reduceRight((otherwise, p) => `(${wildcard(value, p)} ? ${str(p)} : ${otherwise})`, "''");
+}

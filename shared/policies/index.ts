@@ -8,18 +8,24 @@ import { guard } from './guard.ts';
 import { initializerKeys } from './initializers.ts';
 import { creatorImmutable, namespaceMarks, optOut, phaseAndReady } from './namespace.ts';
 import { subresourceMetadata } from './objects.ts';
+import { organizationMetadata } from './organization.ts';
 import { bindingObject, policyObject, type PolicySpec } from './policy.ts';
 
 export type { PolicySpec } from './policy.ts';
 export { webhookMatchConditions } from './match-conditions.ts';
 
 /**
- * Every policy for these settings, in order. None for the organization rules: they turn on with
- * the first Organization (shared/webhooks/organizations.ts), state no policy can see; they stay in
- * validate-namespace, which matchConditions send every request they judge.
+ * Every policy for these settings, in order. Of the organization rules only reserved names and the
+ * metadata allowlist, and only where a namespace names an organization (organization.ts): the
+ * others read Organizations (state), and stay in validate-namespace, which matchConditions send
+ * every request they judge.
  */
 export function policySpecs(settings: PolicySettings): PolicySpec[] {
-  return [namespaceMarks(settings), creatorImmutable(), phaseAndReady(settings), guard(settings), optOut(settings), initializerKeys(), subresourceMetadata(settings)];
+  const organization = organizationMetadata(settings);
+  return [
+    namespaceMarks(settings), creatorImmutable(), phaseAndReady(settings), guard(settings), optOut(settings), initializerKeys(), subresourceMetadata(settings),
+    ...(organization ? [organization] : []),
+  ];
 }
 
 /** The ValidatingAdmissionPolicies, then their bindings (a binding names its policy, so it goes second). */

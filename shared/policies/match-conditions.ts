@@ -8,6 +8,7 @@ import { INITIALIZER_KEY } from '../initializers/keys.ts';
 import { KEY } from '../keys.ts';
 import { organizationSettings } from '../org/settings.ts';
 import { anyOf, anyPrincipal, keyChanged, metadataMap, str } from './cel.ts';
+import { namesOrganization } from './organization.ts';
 import { mayOnEveryTemplate } from './variables.ts';
 
 export interface MatchCondition {
@@ -48,15 +49,18 @@ const USE_EVERY_TEMPLATE = mayOnEveryTemplate('use');
  * (which initializers select it is state): mutate-namespace records both, so without it, as when
  * the functions are unreachable, there is none. An UPDATE is kept out when it changes no
  * label, opt-out, creator, requester or initializer key, nor (organizations on, an unprivileged
- * requester: the allowlist) any annotation. Everything else it judges, the policies hold too.
+ * requester, on a namespace that names no organization: the allowlist) any annotation. Everything
+ * else it judges, the policies hold too.
  */
 function validateNamespace(settings: PolicySettings): MatchCondition[] {
   const organizations = organizationSettings(settings);
   const privileged = organizations.enabled ? anyPrincipal(organizations.privileged) : 'true';
   const carriesNeither = [...REQUESTER_ANNOTATIONS, CREATOR_IDENTITY, INITIALIZER_KEY.initializers].map((k) => `!(${str(k)} in ${ANNOTATIONS})`).join(' && ');
   const judgedKeys = [KEY.optOut, KEY.creator, CREATOR_IDENTITY, ...REQUESTER_ANNOTATIONS, ...INITIALIZER_KEYS].map(annotationChanged);
-  // With organizations, the allowlist judges every annotation an unprivileged requester changes.
-  const allowlisted = organizations.enabled ? [`!(${privileged}) && ${ANNOTATIONS} != ${OLD_ANNOTATIONS}`] : [];
+  // With organizations, the allowlist judges every annotation an unprivileged requester changes;
+  // furnish-organization-metadata holds it where the namespace names an organization (a label, so
+  // unchanged here: a label change is sent anyway), and the webhook alone where it names none.
+  const allowlisted = organizations.enabled ? [`!(${privileged}) && ${ANNOTATIONS} != ${OLD_ANNOTATIONS} && !(${namesOrganization(OLD_LABELS)})`] : [];
   return [{
     name: 'needs-state',
     expression: `${CREATE} ? !(${carriesNeither} && (${privileged}) && ${USE_EVERY_TEMPLATE}) : ${anyOf([`${LABELS} != ${OLD_LABELS}`, ...judgedKeys, ...allowlisted])}`,

@@ -14,7 +14,7 @@ import type { Organization } from '../org/types.ts';
 import type { NamespaceInfo } from '../render/types.ts';
 import type { WebhookDeps } from './deps.ts';
 import { applyChanges, type MetadataChange, type MutationOutcome } from './rules/mutate-namespace.ts';
-import { isFurnish, isOrganizationExempt, organizationExemption, organizationOf, organizationOutcomes, setDefaultOrganization, type OrganizationContext, type OrganizationRuleInput } from './rules/organization-namespace.ts';
+import { isFurnish, isOrganizationExempt, namesOrganization, organizationExemption, organizationOf, organizationOutcomes, setDefaultOrganization, type OrganizationContext, type OrganizationRuleInput } from './rules/organization-namespace.ts';
 import type { Verdict } from './rules/outcome.ts';
 
 /** Namespace subresources whose updates can change labels and annotations, so are judged like the namespace. */
@@ -110,8 +110,9 @@ async function judge(request: AdmissionRequest, deps: WebhookDeps, api: Organiza
   const outcomes = organizationOutcomes({ ...ctx, operation, requester: request.userInfo, creator, namespace, old, target, source, serviceAccountOrganization: saOrg, lnamespace });
   const denials = outcomes.flatMap((o) => ('deny' in o ? [o.deny] : []));
   const reasons = outcomes.flatMap((o) => ('allow' in o ? [`${o.rule}: ${o.allow}`] : []));
-  // A cluster that has never had an Organization behaves as before organizations existed.
-  if (denials.length > 0 && !target && !source && !(await api.anyOrganization())) return { allowed: true, denials: [], reasons: ['organizations: no Organization exists yet, no organization rule applies'], unavailable: false };
+  // A cluster without Organizations behaves as before organizations existed, for a namespace
+  // that names none (one that does is under the rules, as furnish-organization-metadata holds them).
+  if (denials.length > 0 && !namesOrganization(namespace, old) && !(await api.anyOrganization())) return { allowed: true, denials: [], reasons: ['organizations: no Organization exists yet, no organization rule applies'], unavailable: false };
   if (denials.length > 0 || !to || (operation === 'UPDATE' && to === from)) return { allowed: denials.length === 0, denials, reasons, unavailable: false };
   // A CREATE, or a transfer (which counts against the target): take a slot.
   const slot = await reserveSlot(api, to, { uid: request.uid, namespace: namespace.name }, {

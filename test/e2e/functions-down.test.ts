@@ -37,7 +37,7 @@ const INITIALIZATIONS = '/apis/furnish.dev/v1alpha1/namespaceinitializationconfi
 const LNAMESPACES = '/apis/furnish.dev/v1alpha1/lnamespaces';
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 /** The policies whose refusals this suite sees. */
-const POLICIES_ATTACKED = ['furnish-namespace-marks', 'furnish-creator-immutable', 'furnish-phase-and-ready', 'furnish-guard', 'furnish-opt-out', 'furnish-initializer-keys', 'furnish-subresource-metadata'];
+const POLICIES_ATTACKED = ['furnish-namespace-marks', 'furnish-creator-immutable', 'furnish-phase-and-ready', 'furnish-guard', 'furnish-opt-out', 'furnish-initializer-keys', 'furnish-subresource-metadata', 'furnish-organization-metadata'];
 /** An ApplySet member in the victim namespace, whose status alice may write. */
 const QUOTA = 'down-quota';
 
@@ -135,7 +135,7 @@ describe.each(VARIANTS.map((v, i) => [v.title, v, i] as const))('every function 
     inTree = await inTreePolicies(admin);
 
     // alice's rights: a tenant's, wide enough that RBAC lets every attack below through and admission alone decides.
-    const own = [n.victim, n.initializing];
+    const own = [n.victim, n.initializing, n.orgNamespace];
     await ok(admin, { method: 'POST', path: `/apis/${RBAC}/clusterroles`, body: { apiVersion: RBAC, kind: 'ClusterRole', metadata: { name: ROLE }, rules: [
       { apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces', 'namespaces/status'], verbs: ['update', 'patch'], resourceNames: own },
@@ -233,14 +233,27 @@ describe.each(VARIANTS.map((v, i) => [v.title, v, i] as const))('every function 
       else expect([res.status, res.data?.metadata.labels?.[KEY.applySetPartOf]]).toEqual([200, undefined]);
     });
 
-    // The organization rules turn on with the first Organization (state): validate-namespace holds them, fail-closed,
-    // and its matchConditions send it every request they judge.
-    it('with organizations on, alice creating a reserved name, with the marks mutate-namespace would add: validate-namespace', async () => {
+    // Reserved names and the allowlist hold in-tree on a namespace that names an organization (its label);
+    // on one that names none they turn on with the first Organization (state): validate-namespace alone, fail-closed.
+    it('with organizations on, alice creating a reserved name in her organization, with the marks mutate-namespace would add: furnish-organization-metadata', async () => {
       const [labels, annotations] = marks();
-      refused(await createNamespace(alice, n.reserved, labels, annotations), unanswered(inTree ? 'validate-namespace' : 'mutate-namespace'));
+      refused(await createNamespace(alice, n.reserved, { ...labels, [KEY.organization]: ORG }, annotations), inTree ? byPolicy('furnish-organization-metadata') : unanswered('mutate-namespace'));
     });
 
-    it('with organizations on, alice adding a label, or only an annotation, outside the allowlist: validate-namespace', async () => {
+    it('with organizations on, alice adding a label, or only an annotation, outside the allowlist of her organization\'s namespace: furnish-organization-metadata', async () => {
+      const because = inTree ? byPolicy('furnish-organization-metadata') : unanswered('mutate-namespace');
+      refused(await patchNamespace(alice, n.orgNamespace, { metadata: { labels: { costcenter: 'elsewhere' } } }), because);
+      refused(await patchNamespace(alice, n.orgNamespace, { metadata: { annotations: { costcenter: 'elsewhere' } } }), because);
+      refused(await patchNamespace(alice, n.orgNamespace, { metadata: { annotations: { costcenter: 'elsewhere' } } }, true), because);
+    });
+
+    it('with organizations on, alice changing an allowlisted annotation of her organization\'s namespace: admitted, no function asked (webhooks only: mutate-namespace fails closed)', async () => {
+      const res = await patchNamespace(alice, n.orgNamespace, { metadata: { annotations: { description: `edited while down ${run}` } } });
+      if (inTree) expect([res.status, res.data?.metadata.annotations?.description]).toEqual([200, `edited while down ${run}`]);
+      else refused(res, unanswered('mutate-namespace'));
+    });
+
+    it('with organizations on, alice changing metadata outside the allowlist of a namespace in no organization: validate-namespace', async () => {
       refused(await patchNamespace(alice, n.victim, { metadata: { labels: { costcenter: 'elsewhere' } } }), unanswered(inTree ? 'validate-namespace' : 'mutate-namespace'));
       refused(await patchNamespace(alice, n.victim, { metadata: { annotations: { costcenter: 'elsewhere' } } }), unanswered(inTree ? 'validate-namespace' : 'mutate-namespace'));
     });
@@ -250,6 +263,9 @@ describe.each(VARIANTS.map((v, i) => [v.title, v, i] as const))('every function 
       expect(victim?.metadata.annotations?.[KEY.creator]).toBe(adminName);
       expect(victim?.metadata.annotations?.[KEY.optOut]).toBeUndefined();
       expect(victim?.metadata.labels?.costcenter).toBeUndefined();
+      const inOrganization = await get(admin, `${NAMESPACES}/${n.orgNamespace}`);
+      expect([inOrganization?.metadata.labels?.costcenter, inOrganization?.metadata.annotations?.costcenter]).toEqual([undefined, undefined]);
+      expect(await get(admin, `${NAMESPACES}/${n.reserved}`)).toBeUndefined();
       const initializing = await get(admin, `${NAMESPACES}/${n.initializing}`);
       expect(initializing?.metadata.labels?.[KEY.phase]).toBe('pending');
       expect(initializing?.metadata.annotations?.[INITIALIZER_KEY.initializers]).toBe(INITIALIZER);

@@ -11,10 +11,12 @@
 // this host's network, e.g. k3s or minikube --driver=none; not kind or a cloud cluster).
 import { it, expect, beforeAll, afterAll } from '@jest/globals';
 import { KEY } from '../../shared/keys.ts';
+import { ORGANIZATIONS_PATH } from '../../shared/org/source.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { jsonLogger, silentLogger } from '../../shared/log.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/start.ts';
 import { useTestCluster, type TestCluster } from '../support/cluster.ts';
+import { organization } from '../support/organizations.ts';
 import { describeWithTools } from '../support/tools.ts';
 import { runKubectl } from '../support/kubectl.ts';
 import { startPubSubEmulator, type PubSubEmulator } from '../support/pubsub-emulator.ts';
@@ -34,6 +36,8 @@ let aliceName = '';
 const suffix = process.env.FURNISH_TEST_KUBECONFIG ? `-${Date.now().toString(36).slice(-5)}` : '';
 const TEAM = `team-e2e${suffix}`;
 const ORG = `org-e2e${suffix}`;
+/** The Organization alice's organization namespace names (she is a member). */
+const ACME = `acme-e2e${suffix}`;
 
 /** kubectl as a user; asynchronous, because kube-sim answers from this very process. */
 const kubectl = (user: 'alice', args: string[], input?: string) => runKubectl(cluster.kubeconfigPath, cluster.users[user]!.context, args, input);
@@ -67,13 +71,17 @@ beforeAll(async () => {
 afterAll(async () => {
   if (cluster && !cluster.isSimulated && admin) {
     for (const n of [TEAM, ORG]) await admin.call({ method: 'DELETE', path: `/api/v1/namespaces/${n}` });
+    // An Organization left behind would put the next suites' namespaces under the organization rules;
+    // one with a live namespace may not be deleted.
+    await waitFor(`namespace ${ORG} gone`, async () => (await admin.call({ method: 'GET', path: `/api/v1/namespaces/${ORG}` })).status === 404, 60_000).catch(() => undefined);
+    await admin.call({ method: 'DELETE', path: `${ORGANIZATIONS_PATH}/${ACME}` });
     for (const t of examples()) await deleteTemplate(admin, t.metadata.name!);
   }
   await stack?.stop();
   await emulator?.stop();
   admin?.close();
   await cluster?.stop();
-});
+}, 120_000);
 
 describeWithBoth('kubectl create namespace, as alice', () => {
   it('ends with the examples\' objects, applied by furnish for alice, and phase=ready', async () => {
@@ -102,7 +110,9 @@ describeWithBoth('kubectl create namespace, as alice', () => {
   }, 90_000);
 
   it('an organization namespace also gets the CreateOnly starter settings', async () => {
-    const manifest = JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ORG, labels: { [KEY.organization]: 'acme' } } });
+    const acme = await admin.call({ method: 'POST', path: ORGANIZATIONS_PATH, body: organization(ACME, [{ kind: 'User', name: aliceName }]) });
+    expect(acme.error ?? '').toBe('');
+    const manifest = JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ORG, labels: { [KEY.organization]: ACME } } });
     const r = await kubectl('alice', ['create', '-f', '-'], manifest);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);

@@ -76,6 +76,15 @@ export interface OrganizationRuleInput extends OrganizationContext {
 
 export const organizationOf = (ns: NamespaceInfo | undefined): string | undefined => ns?.labels[KEY.organization] || undefined;
 
+/**
+ * Whether the namespace names an organization, before or after the write: then the organization
+ * rules hold even while no Organization exists (the in-tree floor, furnish-organization-metadata,
+ * sees the label and nothing else).
+ */
+export function namesOrganization(namespace: NamespaceInfo, old: NamespaceInfo | undefined): boolean {
+  return organizationOf(namespace) !== undefined || organizationOf(old) !== undefined;
+}
+
 /** System namespaces and Furnish's own belong to no organization. */
 export function isOrganizationExempt(namespace: string, ctx: OrganizationContext): boolean {
   return isSystemNamespace(namespace, ctx.systemNamespaces) || namespace === ctx.furnishNamespace;

@@ -200,14 +200,24 @@ describe('as deployed: Furnish\'s own identity is not privileged (issue 25)', ()
     expect(deps.organizations.organizations.get('acme')!.status!.reservations).toHaveLength(1);
   });
 
-  it('a cluster with organizations on that never created an Organization behaves as before: no "no organization", no allowlist', async () => {
+  it('a cluster with organizations on that never created an Organization behaves as before for a namespace that names none: no "no organization", no allowlist', async () => {
     const none = orgDeps({ organizations: [] });
     expect((await validateNamespace(namespaceRequest({ user: mallory }), none)).allowed).toBe(true);
-    expect((await validateNamespace(namespaceRequest({ user: mallory, labels: { [ORG]: 'anything' } }), none)).allowed).toBe(true);
+    expect((await validateNamespace(namespaceRequest({ user: mallory, name: 'kube-mine' }), none)).allowed).toBe(true);
     expect((await validateNamespace(namespaceRequest({ operation: 'UPDATE', user: alice, labels: { env: 'prod' }, annotations: { ...CREATED, 'furnish.dev/requester': 'bob' } }), none)).allowed).toBe(true);
     expect((await mutateNamespace(namespaceRequest({ user: mallory, webhook: 'mutate' }), none)).allowed).toBe(true);
     // The first Organization turns the rules on.
     expect(message(await validateNamespace(namespaceRequest({ user: mallory }), orgDeps({ organizations: [organization('acme')] })))).toContain('without an organization');
+  });
+
+  it('a namespace that names an organization is under the rules while no Organization exists, as furnish-organization-metadata holds them in-tree', async () => {
+    const none = orgDeps({ organizations: [] });
+    expect(message(await validateNamespace(namespaceRequest({ user: mallory, labels: { [ORG]: 'anything' } }), none))).toContain('organization "anything": no such Organization');
+    expect(message(await validateNamespace(namespaceRequest({ user: mallory, name: 'kube-mine', labels: { [ORG]: 'anything' } }), none))).toContain('names matching "kube-*" are reserved');
+    // A namespace of a deleted Organization (the last one): unchanged, it may still be updated, within the allowlist.
+    const orphan = { labels: { [ORG]: 'gone' }, annotations: CREATED };
+    expect((await validateNamespace(namespaceRequest({ operation: 'UPDATE', user: alice, labels: { [ORG]: 'gone', team: 'x' }, annotations: CREATED, old: orphan }), none)).allowed).toBe(true);
+    expect(message(await validateNamespace(namespaceRequest({ operation: 'UPDATE', user: alice, labels: { [ORG]: 'gone', env: 'prod' }, annotations: CREATED, old: orphan }), none))).toContain('may not add, change or remove label env');
   });
 
   it('finding 2: Furnish moves a namespace only into the organization its controlling LNamespace names', async () => {

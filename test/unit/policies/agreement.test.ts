@@ -15,7 +15,10 @@ import { readyConditionOf } from '../../../shared/webhooks/handlers/validate-nam
 import { guardOutcome } from '../../../shared/webhooks/rules/guard-initializing.ts';
 import { writesWaitForInitializers } from '../../../shared/webhooks/rules/initializers-guard.ts';
 import { initializerValidation } from '../../../shared/webhooks/rules/initializers-validate.ts';
+import { metadataAllowlist, namesOrganization, organizationExemption, reservedName, type OrganizationContext } from '../../../shared/webhooks/rules/organization-namespace.ts';
 import type { RuleOutcome } from '../../../shared/webhooks/rules/outcome.ts';
+import { organizationSettings } from '../../../shared/org/settings.ts';
+import type { PolicySettings } from '../../../shared/config/types.ts';
 import { creatorIsImmutable, optOutNeedsPermission, phaseSetOnlyByFurnish, readyConditionSetOnlyByFurnish, type NamespaceValidationInput } from '../../../shared/webhooks/rules/validate-namespace.ts';
 import { authorizeFrom, judgeWith, mutated, namespaceRequest, writeInto, type Grant, type UserInfo } from './harness.ts';
 import { ANNOTATION_VALUES, defined, grants, LABEL_VALUES, NAME, namespaceCreate, namespaceOf, namespaceUpdate, SETTINGS, USERS } from './generators.ts';
@@ -93,5 +96,56 @@ describe('furnish-guard refuses exactly when guard-initializing does, but for pe
       if (initializing) expect(policyRefuses ? webhookRefuses : true).toBe(true);
       else expect(policyRefuses).toBe(webhookRefuses);
     }), { numRuns: 1000 });
+  });
+});
+
+describe('furnish-organization-metadata refuses exactly when reserved-name and metadata-allowlist do, on a namespace that names an organization', () => {
+  // `ci` privileged; allowlist wildcards with a regular expression's metacharacters in them.
+  const orgSettings: PolicySettings = { ...settings, organizations: { enabled: true, privileged: ['group:system:masters', 'ci'] } };
+  const judgeOrg = judgeWith(orgSettings, ['furnish-organization-metadata']);
+  const ctx: OrganizationContext = {
+    settings: organizationSettings(orgSettings), systemNamespaces: orgSettings.systemNamespaces, furnishNamespace: orgSettings.furnishNamespace,
+    furnishPrincipals: orgSettings.guard.reconciler, trustedCreators: orgSettings.trustedCreators,
+  };
+  /** The two rules' denials, where the webhook applies them (not exempt) and the namespace names an organization; [] elsewhere. */
+  function denials(operation: 'CREATE' | 'UPDATE', user: UserInfo, object: KubeObject, oldObject?: KubeObject): string[] {
+    const namespace = info(object);
+    const old = oldObject ? info(oldObject) : undefined;
+    if (organizationExemption(user, namespace.name, ctx) !== undefined || !namesOrganization(namespace, old)) return [];
+    const input = { ...ctx, operation, requester: user, creator: user, namespace, ...(old ? { old } : {}) };
+    return [reservedName(input), metadataAllowlist(input)].flatMap((o) => ('deny' in o ? [o.deny] : []));
+  }
+  /** The keys a denial names (`label a, annotation b`), in any order: CEL keeps no order of a map's keys. */
+  const keysNamed = (message: string) => /remove (.*) on namespace/.exec(message)?.[1]?.split(', ').sort();
+  function agree(policy: { allowed: boolean; message: string }, expected: string[]): void {
+    expect(!policy.allowed).toBe(expected.length > 0);
+    if (expected.length === 0) return;
+    const [first] = expected;
+    // The API server words the first validation that fails (reserved-name comes first) after its own prefix.
+    const keysLeftOut = (m: string) => m.replace(/remove .* on namespace/, 'remove … on namespace');
+    expect(policy.message).toMatch(/^namespaces "[^"]*" is forbidden: ValidatingAdmissionPolicy 'furnish-organization-metadata' with binding 'furnish-organization-metadata' denied request: /);
+    const words = keysLeftOut(first!);
+    expect([keysNamed(policy.message), keysLeftOut(policy.message).slice(-words.length)]).toEqual([keysNamed(first!), words]);
+  }
+
+  it('for generated UPDATEs (the namespace, /status, /finalize)', () => {
+    let refused = 0;
+    fc.assert(fc.property(namespaceUpdate, ({ object, oldObject, ...u }) => {
+      const expected = denials('UPDATE', u.user, object, oldObject);
+      refused += expected.length > 0 ? 1 : 0;
+      agree(judgeOrg(namespaceRequest('UPDATE', u.user, object, oldObject, u.subResource), u.grants), expected);
+    }), { numRuns: 3000 });
+    expect(refused).toBeGreaterThan(100);
+  });
+
+  it('for generated CREATEs, as mutate-namespace leaves them', () => {
+    let reserved = 0;
+    fc.assert(fc.property(namespaceCreate, (c) => {
+      const object = mutated(orgSettings, 'CREATE', c.user, c.object);
+      const expected = denials('CREATE', c.user, object);
+      reserved += expected.some((d) => d.includes('are reserved')) ? 1 : 0;
+      agree(judgeOrg(namespaceRequest('CREATE', c.user, object), c.grants), expected);
+    }), { numRuns: 2000 });
+    expect(reserved).toBeGreaterThan(20);
   });
 });

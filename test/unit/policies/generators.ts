@@ -6,6 +6,7 @@ import { defaultPolicySettings, type PolicySettings } from '../../../shared/conf
 import { INITIALIZER_KEY } from '../../../shared/initializers/keys.ts';
 import { KEY, PHASE } from '../../../shared/keys.ts';
 import type { KubeObject } from '../../../shared/kube/types.ts';
+import { LNS_KEY } from '../../../shared/lnamespace/types.ts';
 import { namespace, type Grant, type UserInfo } from './harness.ts';
 
 export const SETTINGS: PolicySettings = { ...defaultPolicySettings(), autoOptOutPrincipals: ['ci'], systemNamespaces: ['platform'] };
@@ -19,7 +20,9 @@ const absent = fc.constant(undefined);
 const value = (...values: string[]) => fc.oneof(absent, fc.constantFrom(...values));
 export const LABEL_VALUES = {
   [KEY.phase]: value(PHASE.pending, PHASE.ready, PHASE.failed, ''), team: value('x', 'y'), tier: value('gold'),
-  [KEY.metadataName]: value(NAME, 'other'), [KEY.organization]: value('acme', 'other'),
+  [KEY.metadataName]: value(NAME, 'other'), [KEY.organization]: value('acme', 'other', ''),
+  // The organization allowlist's wildcard `app.kubernetes.io/*` matches the first, not the second.
+  'app.kubernetes.io/name': value('web'), 'appXkubernetes.io/name': value('web'),
 };
 export const ANNOTATION_VALUES = {
   [KEY.creator]: value('alice', 'bob'),
@@ -30,6 +33,8 @@ export const ANNOTATION_VALUES = {
   [KEY.failure]: value('template t: x', 'vault: y'),
   [REQUESTER_ANNOTATIONS[0]]: value('carol', ''),
   description: value('d', 'e'),
+  // Furnish's own keys on a namespace (KEYS_WRITTEN_BY_FURNISH, by wildcard): the allowlist exempts them for Furnish alone.
+  [`${LNS_KEY.billingPrefix}team`]: value('t'),
 };
 const READY_CONDITION = fc.constantFrom({ type: 'Ready', status: 'True', reason: 'Ready' }, { type: 'Ready', status: 'False', reason: 'Pending' }, { type: 'Ready', status: 'False', reason: 'Pending', message: 'm' }, { type: 'ready', status: 'True' }, { type: 'READY', status: 'true' });
 // None, one, or two (the server keeps a second Ready condition written through namespaces/status).
@@ -64,5 +69,5 @@ export const namespaceUpdate = fc.record({ labels: maps(LABEL_VALUES), annotatio
 
 export const namespaceCreate = fc.record({
   labels: maps(LABEL_VALUES), annotations: maps(ANNOTATION_VALUES), user: fc.constantFrom(...USERS), grants,
-  name: fc.constantFrom(NAME, 'platform', 'kube-system', SETTINGS.furnishNamespace, 'kube-x'),
+  name: fc.constantFrom(NAME, 'platform', 'kube-system', SETTINGS.furnishNamespace, 'kube-x', 'openshift-x'),
 }).map((c) => ({ ...c, object: namespaceOf(c.labels, c.annotations, [], c.name) }));

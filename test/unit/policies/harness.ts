@@ -58,9 +58,9 @@ export interface Judge {
   (attrs: PolicyAttributes, grants?: readonly Grant[]): { allowed: boolean; message: string };
 }
 
-/** Every policy of `settings`, judging one request: allowed, or the message the API server would send. */
-export function judgeWith(settings: PolicySettings): Judge {
-  const objects = admissionPolicies(settings);
+/** Every policy of `settings` (or only those named), judging one request: allowed, or the message the API server would send. */
+export function judgeWith(settings: PolicySettings, only?: readonly string[]): Judge {
+  const objects = admissionPolicies(settings).filter((o) => only === undefined || only.includes(o.metadata.name!));
   const policies = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy');
   const bindings = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding');
   return (attrs, grants = []) => {

@@ -103,6 +103,16 @@ describe.each([['organizations off', SETTINGS], ['organizations on', ORGANIZATIO
     const tenant = namespaceRequest('CREATE', USERS[0]!, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } });
     expect(called(settings, 'validate-namespace', tenant, use.map((g) => ({ ...g, user: 'alice' })))).toBe(organizationSettings(settings).enabled);
   });
+
+  it('validate-namespace: a tenant\'s change of annotations alone is kept out where the namespace names an organization (furnish-organization-metadata holds the allowlist), sent where it names none', () => {
+    const alice = USERS[0]!;
+    const update = (labels: Record<string, string>) => namespaceRequest('UPDATE', alice,
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', labels, annotations: { description: 'new' } } },
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', labels, annotations: { description: 'old' } } });
+    expect(called(settings, 'validate-namespace', update({ [KEY.organization]: 'acme' }))).toBe(false);
+    expect(called(settings, 'validate-namespace', update({ [KEY.organization]: '' }))).toBe(organizationSettings(settings).enabled);
+    expect(called(settings, 'validate-namespace', update({}))).toBe(organizationSettings(settings).enabled);
+  });
 });
 
 describe('guard-initializing', () => {
