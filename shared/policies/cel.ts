@@ -91,11 +91,16 @@ const REGEX_SPECIAL = /[\\^$.|?*+()[\]{}]/g;
 
 /**
  * Whether `value` matches a wildcard pattern as matchesWildcard does (shared/org/settings.ts: `*`
- * anywhere matches any run of characters, everything else is literal): `==` without a `*`, else an
- * anchored `matches`.
+ * anywhere matches any run of characters, everything else is literal): `==` without a `*`,
+ * `startsWith` or `endsWith` for one at either end, else an anchored `matches`. A regular
+ * expression costs the API server's CEL budget per character of key and pattern; the others far
+ * less, so a write that changes many keys stays within it.
  */
 export function wildcard(value: string, pattern: string): string {
-  if (!pattern.includes('*')) return `${value} == ${str(pattern)}`;
+  const stars = pattern.split('*').length - 1;
+  if (stars === 0) return `${value} == ${str(pattern)}`;
+  if (stars === 1 && pattern.endsWith('*')) return `${value}.startsWith(${str(pattern.slice(0, -1))})`;
+  if (stars === 1 && pattern.startsWith('*')) return `${value}.endsWith(${str(pattern.slice(1))})`;
   const regex = pattern.split('*').map((part) => part.replace(REGEX_SPECIAL, '\\$&')).join('.*');
   return `${value}.matches(${str(`^${regex}$`)})`;
 }

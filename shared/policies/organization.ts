@@ -10,7 +10,7 @@
 import type { PolicySettings } from '../config/types.ts';
 import { KEY } from '../keys.ts';
 import { organizationSettings } from '../org/settings.ts';
-import { KEYS_WRITTEN_BY_FURNISH, OWN_RULE_KEYS } from '../webhooks/rules/organization-namespace.ts';
+import { ANNOTATIONS_WRITTEN_BY_FURNISH, OWN_RULE_KEYS } from '../webhooks/rules/organization-namespace.ts';
 import { METADATA_SUBRESOURCES } from '../webhooks/request.ts';
 import { anyOf, cel, firstWildcard, list, str, wildcard } from './cel.ts';
 import { NS } from './namespace.ts';
@@ -22,11 +22,12 @@ export const namesOrganization = (map: string) => `${str(KEY.organization)} in $
 
 /**
  * The keys of one field this write adds, changes or removes (changedKeys) that the allowlist
- * refuses: not judged by their own rules, not Furnish's own keys written by Furnish, and matching
- * no allowed pattern.
+ * refuses: not judged by their own rules, not Furnish's own annotations written by Furnish, and
+ * matching no allowed pattern.
  */
-function refusedKeys([old, now]: readonly [Variable, Variable], allowed: readonly string[]): string {
-  const judged = `!(k in ${list([...OWN_RULE_KEYS])}) && !(${v('furnish')} && (${anyOf(KEYS_WRITTEN_BY_FURNISH.map((p) => wildcard('k', p)))})) && !(${anyOf(allowed.map((p) => wildcard('k', p)))})`;
+function refusedKeys(field: 'labels' | 'annotations', [old, now]: readonly [Variable, Variable], allowed: readonly string[]): string {
+  const furnishes = field === 'annotations' ? [`!(${v('furnish')} && (${anyOf(ANNOTATIONS_WRITTEN_BY_FURNISH.map((p) => wildcard('k', p)))}))`] : [];
+  const judged = [`!(k in ${list([...OWN_RULE_KEYS[field]])})`, ...furnishes, `!(${anyOf(allowed.map((p) => wildcard('k', p)))})`].join(' && ');
   const [o, n] = [v(old.name), v(now.name)];
   return `${n}.filter(k, (!(k in ${o}) || ${o}[k] != ${n}[k]) && ${judged}) + ${o}.filter(k, !(k in ${n}) && ${judged})`;
 }
@@ -49,7 +50,7 @@ export function organizationMetadata(settings: PolicySettings): PolicySpec | und
       { name: 'reserved', expression: `request.operation == 'CREATE' ? ${firstWildcard(v(NAME.name), org.reservedNames)} : ''` },
       {
         name: 'refused',
-        expression: `(${refusedKeys([OLD_LABELS, LABELS], org.allowedLabels)}).map(k, 'label ' + k) + (${refusedKeys([OLD_ANNOTATIONS, ANNOTATIONS], org.allowedAnnotations)}).map(k, 'annotation ' + k)`,
+        expression: `(${refusedKeys('labels', [OLD_LABELS, LABELS], org.allowedLabels)}).map(k, 'label ' + k) + (${refusedKeys('annotations', [OLD_ANNOTATIONS, ANNOTATIONS], org.allowedAnnotations)}).map(k, 'annotation ' + k)`,
       },
     ],
     validations: [

@@ -18,29 +18,25 @@ import { allowBecause, denyBecause, type RuleOutcome } from './outcome.ts';
 import { matchingPrincipal, who } from './principals.ts';
 
 /**
- * Keys judged by their own rules, never by the allowlist: creator and the identity admission saw,
- * phase, opt-out, organization, the trusted requester, and the initializer list and its failure
- * report (shared/initializers).
+ * Keys judged by their own rules, never by the allowlist, each in the field its rule reads: the
+ * labels phase, organization and name; the annotations creator and the identity admission saw,
+ * opt-out, the trusted requester, and the initializer list and its failure report
+ * (shared/initializers). The same key in the other field is judged by nothing else, so the
+ * allowlist judges it.
  */
-export const OWN_RULE_KEYS: ReadonlySet<string> = new Set([
-  KEY.creator,
-  CREATOR_IDENTITY,
-  KEY.phase,
-  KEY.optOut,
-  KEY.organization,
-  KEY.metadataName,
-  ...REQUESTER_ANNOTATIONS,
-  INITIALIZER_KEY.initializers,
-  INITIALIZER_KEY.initializerFailed,
-]);
+export const OWN_RULE_KEYS: Readonly<Record<'labels' | 'annotations', ReadonlySet<string>>> = {
+  labels: new Set([KEY.phase, KEY.organization, KEY.metadataName]),
+  annotations: new Set([KEY.creator, CREATOR_IDENTITY, KEY.optOut, ...REQUESTER_ANNOTATIONS, INITIALIZER_KEY.initializers, INITIALIZER_KEY.initializerFailed]),
+};
 
 /**
- * Keys only Furnish's own identity writes on a namespace (guard.reconciler): the reconciler's
- * failure report (and the record earlier versions kept there, which it removes), and the billing fields the LNamespace reconciler carries over from an
- * LNamespace (judged when the LNamespace was admitted: organization-lnamespace.ts). Exempt from the
- * allowlist for that identity alone; anyone else who names them is judged like any other key.
+ * Annotations only Furnish's own identity writes on a namespace (guard.reconciler): the
+ * reconciler's failure report (and the record earlier versions kept there, which it removes), and
+ * the billing fields the LNamespace reconciler carries over from an LNamespace (judged when the
+ * LNamespace was admitted: organization-lnamespace.ts). Exempt from the allowlist for that identity
+ * alone; anyone else who names them is judged like any other key.
  */
-export const KEYS_WRITTEN_BY_FURNISH: readonly string[] = [LEGACY_KEY.applied, KEY.failure, `${LNS_KEY.billingPrefix}*`];
+export const ANNOTATIONS_WRITTEN_BY_FURNISH: readonly string[] = [LEGACY_KEY.applied, KEY.failure, `${LNS_KEY.billingPrefix}*`];
 
 export interface OrganizationContext {
   settings: OrganizationSettings;
@@ -217,13 +213,11 @@ export function metadataAllowlist(input: OrganizationRuleInput): RuleOutcome {
   const rule = 'metadata-allowlist';
   const { settings } = input;
   const furnish = isFurnish(input.requester, input);
-  const exempt = (k: string) => OWN_RULE_KEYS.has(k) || (furnish && matchesAny(k, KEYS_WRITTEN_BY_FURNISH) !== undefined);
-  const refused = (field: 'label' | 'annotation', keys: string[], allowed: readonly string[]) =>
-    keys.filter((k) => !exempt(k) && matchesAny(k, allowed) === undefined).map((k) => `${field} ${k}`);
-  const bad = [
-    ...refused('label', changedKeys(input.old?.labels, input.namespace.labels), settings.allowedLabels),
-    ...refused('annotation', changedKeys(input.old?.annotations, input.namespace.annotations), settings.allowedAnnotations),
-  ];
+  const exempt = (field: 'labels' | 'annotations', k: string) =>
+    OWN_RULE_KEYS[field].has(k) || (field === 'annotations' && furnish && matchesAny(k, ANNOTATIONS_WRITTEN_BY_FURNISH) !== undefined);
+  const refused = (field: 'labels' | 'annotations', allowed: readonly string[]) =>
+    changedKeys(input.old?.[field], input.namespace[field]).filter((k) => !exempt(field, k) && matchesAny(k, allowed) === undefined).map((k) => `${field === 'labels' ? 'label' : 'annotation'} ${k}`);
+  const bad = [...refused('labels', settings.allowedLabels), ...refused('annotations', settings.allowedAnnotations)];
   if (bad.length === 0) return allowBecause(rule, 'only allowlisted keys changed');
   const allowed = `labels ${JSON.stringify(settings.allowedLabels)}, annotations ${JSON.stringify(settings.allowedAnnotations)}`;
   return denyBecause(rule, `${who(input.requester)} may not add, change or remove ${bad.join(', ')} on namespace "${input.namespace.name}": only privileged principals may; others may change ${allowed}`);

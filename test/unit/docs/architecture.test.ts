@@ -96,7 +96,7 @@ const NOT_DECISIONS: Readonly<Record<string, readonly string[]>> = {
   'shared/webhooks/rules/mutate-namespace.ts': ['isChange', 'IMMUTABLE_ANNOTATIONS', 'keptCreator', 'MUTATE_NAMESPACE_RULES', 'mutationsFor', 'applyChanges'],
   'shared/webhooks/rules/organization-lnamespace.ts': ['lnamespaceAsk'],
   // the allowlist's fixed exceptions (metadataAllowlist decides), the label's reader, a diff, who Furnish is
-  'shared/webhooks/rules/organization-namespace.ts': ['OWN_RULE_KEYS', 'KEYS_WRITTEN_BY_FURNISH', 'organizationOf', 'changedKeys', 'isFurnish', 'ORGANIZATION_NAMESPACE_RULES', 'organizationOutcomes'],
+  'shared/webhooks/rules/organization-namespace.ts': ['OWN_RULE_KEYS', 'ANNOTATIONS_WRITTEN_BY_FURNISH', 'organizationOf', 'changedKeys', 'isFurnish', 'ORGANIZATION_NAMESPACE_RULES', 'organizationOutcomes'],
   // an outcome's builders; resolveNow and resolve are resolveOutcomes without waiting
   'shared/webhooks/rules/outcome.ts': ['allowBecause', 'denyBecause', 'resolveNow', 'resolve'],
   // a pattern match, as the settings spell principals

@@ -210,6 +210,15 @@ describe('as deployed: Furnish\'s own identity is not privileged (issue 25)', ()
     expect(message(await validateNamespace(namespaceRequest({ user: mallory }), orgDeps({ organizations: [organization('acme')] })))).toContain('without an organization');
   });
 
+  it('an own-rule key in the field its rule does not read is judged by the allowlist (annotation furnish.dev/phase, label furnish.dev/creator)', async () => {
+    const deps = orgDeps();
+    const update = (labels: Record<string, string>, annotations: Record<string, string>) =>
+      validateNamespace(namespaceRequest({ operation: 'UPDATE', user: alice, labels: { [ORG]: 'acme', ...labels }, annotations: { ...CREATED, ...annotations }, old: { labels: { [ORG]: 'acme' }, annotations: CREATED } }), deps);
+    expect(message(await update({}, { 'furnish.dev/phase': 'ready' }))).toContain('annotation furnish.dev/phase on');
+    expect(message(await update({ 'furnish.dev/creator': 'alice' }, {}))).toContain('label furnish.dev/creator on');
+    expect(message(await update({}, { 'furnish.dev/organization': 'globex' }))).toContain('annotation furnish.dev/organization on');
+  });
+
   it('a namespace that names an organization is under the rules while no Organization exists, as furnish-organization-metadata holds them in-tree', async () => {
     const none = orgDeps({ organizations: [] });
     expect(message(await validateNamespace(namespaceRequest({ user: mallory, labels: { [ORG]: 'anything' } }), none))).toContain('organization "anything": no such Organization');

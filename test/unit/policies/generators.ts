@@ -23,6 +23,8 @@ export const LABEL_VALUES = {
   [KEY.metadataName]: value(NAME, 'other'), [KEY.organization]: value('acme', 'other', ''),
   // The organization allowlist's wildcard `app.kubernetes.io/*` matches the first, not the second.
   'app.kubernetes.io/name': value('web'), 'appXkubernetes.io/name': value('web'),
+  // An annotation's own-rule key as a label: no rule of its own judges it there, the allowlist does.
+  [`${KEY.creator}`]: value('mallory'),
 };
 export const ANNOTATION_VALUES = {
   [KEY.creator]: value('alice', 'bob'),
@@ -33,8 +35,10 @@ export const ANNOTATION_VALUES = {
   [KEY.failure]: value('template t: x', 'vault: y'),
   [REQUESTER_ANNOTATIONS[0]]: value('carol', ''),
   description: value('d', 'e'),
-  // Furnish's own keys on a namespace (KEYS_WRITTEN_BY_FURNISH, by wildcard): the allowlist exempts them for Furnish alone.
+  // Furnish's own keys on a namespace (ANNOTATIONS_WRITTEN_BY_FURNISH, by wildcard): the allowlist exempts them for Furnish alone.
   [`${LNS_KEY.billingPrefix}team`]: value('t'),
+  // A label's own-rule key as an annotation: judged by the allowlist.
+  [`${KEY.phase}`]: value('ready'),
 };
 const READY_CONDITION = fc.constantFrom({ type: 'Ready', status: 'True', reason: 'Ready' }, { type: 'Ready', status: 'False', reason: 'Pending' }, { type: 'Ready', status: 'False', reason: 'Pending', message: 'm' }, { type: 'ready', status: 'True' }, { type: 'READY', status: 'true' });
 // None, one, or two (the server keeps a second Ready condition written through namespaces/status).

@@ -45,6 +45,13 @@ describe(POLICY, () => {
     expect(r.message).toMatch(/user "alice" may not add, change or remove (label env, label tier|label tier, label env), annotation note on namespace "n": only privileged principals may; others may change labels \["team","app.kubernetes.io\/\*","cost\(center\)"\], annotations \["a\*b.c"\]$/);
   });
 
+  it('judges an own-rule key in the field its rule does not read, like any other key', () => {
+    // Label furnish.dev/phase and annotation furnish.dev/creator have rules of their own; the other way round, none.
+    expect(judge(namespaceRequest('UPDATE', alice, inAcme('n', {}, { [KEY.phase]: 'ready' }), inAcme('n'))).message).toContain(`annotation ${KEY.phase} on`);
+    expect(judge(namespaceRequest('UPDATE', alice, inAcme('n', { [KEY.creator]: 'alice' }), inAcme('n'))).message).toContain(`label ${KEY.creator} on`);
+    expect(judge(namespaceRequest('UPDATE', alice, inAcme('n', {}, { [KEY.creator]: 'alice' }), inAcme('n'))).allowed).toBe(true);
+  });
+
   it('judges a namespace leaving its organization by its old label, and none that never named one', () => {
     expect(judge(namespaceRequest('UPDATE', alice, namespace({ name: 'n', labels: { env: 'prod' } }), inAcme('n'))).message).toContain('label env');
     expect(judge(namespaceRequest('UPDATE', alice, namespace({ name: 'n', labels: { env: 'prod' } }), namespace({ name: 'n' }))).allowed).toBe(true);
