@@ -5,7 +5,9 @@
 // (shared/reconcile/drift.ts) and re-applies only what someone else changed. The same watch, with
 // another selector and decision, repairs what LNamespaces hold (wiring.ts hands it the decision of
 // shared/lnamespace/relay.ts). Each reconcile asked for names the drifted object's resourceVersion:
-// the reconcile reads at or after it, so it sees the change it was sent for.
+// the reconcile reads at or after it, so it sees the change it was sent for. A watch that expires
+// (410 Gone) resumes from the current revision, and the relay resyncs every namespace, so drift in
+// between is repaired at once, not at the next periodic resync.
 import { KEY } from '../../../shared/keys.ts';
 import type { KubeClient, WatchHandle } from '../../../shared/kube/client.ts';
 import { lastWrittenByFurnish } from '../../../shared/kube/managed-fields.ts';
@@ -58,6 +60,13 @@ export interface DriftWatchDeps {
   silenceMs?: number;
   /** A watch the watchdog ended, for the relay's metrics. */
   onSilent?: () => void;
+  /**
+   * The watch of `resource` expired (410 Gone) and was opened again from the current revision:
+   * drift between the last revision it saw and that one was not seen. Called once the new
+   * revision is known, so that whatever the caller reads afterwards (the relay resyncs every
+   * namespace) is at least as new as where the watch resumes.
+   */
+  onGap?: (resource: string) => void;
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
 }
@@ -77,7 +86,7 @@ export function watchDrift(deps: DriftWatchDeps): DriftWatch {
   const decide = deps.decide ?? namespaceOf;
   let stopped = false;
 
-  /** Where to watch from: the collection's current resourceVersion (nothing before it is drift we missed; the resync covers that). */
+  /** Where to watch from: the collection's current resourceVersion (what came before it, the resync covers). */
   async function currentVersion(path: string): Promise<string | null> {
     const res = await kube.call<{ metadata?: { resourceVersion?: string } }>({ method: 'GET', path, query: { labelSelector: selector, limit: 1 } });
     return res.ok ? res.data?.metadata?.resourceVersion ?? '' : null;
@@ -87,9 +96,15 @@ export function watchDrift(deps: DriftWatchDeps): DriftWatch {
     const path = driftPath(resource);
     let rv: string | null = null;
     let failures = 0;
+    /** The watch expired: what happened before the revision it resumes from was not seen. */
+    let gap = false;
     while (!stopped) {
       rv ??= await currentVersion(path);
       if (stopped) break; // stopped while listing: a watch opened now would outlive stop()
+      if (gap && rv !== null) {
+        gap = false;
+        deps.onGap?.(resource);
+      }
       if (rv === null) {
         // Not served (no such kind here) or not allowed: say so once in a while, never spin.
         failures += 1;
@@ -114,7 +129,10 @@ export function watchDrift(deps: DriftWatchDeps): DriftWatch {
       const res = await handle.done;
       handles.delete(handle);
       if (stopped) break;
-      if (expired || res.status === 410) rv = null;
+      if (expired || res.status === 410) {
+        rv = null;
+        gap = true;
+      }
       if (res.ok || expired) failures = 0;
       else {
         failures += 1;

@@ -19,6 +19,7 @@ const COUNTERS: ReadonlyArray<[keyof Relay['counters'], string, string]> = [
   ['resyncs', 'furnish_relay_resyncs_total', 'Full resyncs (a SYNC message per object).'],
   ['silentRelists', 'furnish_relay_silent_relists_total', 'Watches ended by the watchdog for silence, then relisted.'],
   ['silentDriftWatches', 'furnish_relay_silent_drift_watches_total', 'Drift watches ended by the watchdog for silence, then opened again from the last revision seen.'],
+  ['driftGaps', 'furnish_relay_drift_gaps_total', 'Drift watches that expired (410 Gone) and resumed from the current revision, each followed by a resync of every namespace.'],
   ['redriven', 'furnish_relay_redriven_total', 'Messages re-published for namespaces still pending after a redrive period.'],
   ['drift', 'furnish_relay_drift_total', "Changes of Furnish's objects by someone else, sent as a reconcile."],
   ['parents', 'furnish_relay_parents_total', "Writes of a namespace's ApplySet parent, sent as a reconcile."],

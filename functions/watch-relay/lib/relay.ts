@@ -40,6 +40,8 @@ export interface RelayCounters {
   silentRelists: number;
   /** Drift watches the watchdog ended because they were silent too long (then opened again from where they were). */
   silentDriftWatches: number;
+  /** Drift watches that expired (410 Gone), each followed by a resync of every namespace. */
+  driftGaps: number;
   /** Messages re-published for namespaces still pending after a redrive period. */
   redriven: number;
   /** Changes or deletions of Furnish's objects by someone else, each sent as a reconcile of its namespace (or of the LNamespaces holding it). */
@@ -145,7 +147,7 @@ export function createRelay(deps: RelayDeps): Relay {
   const now = deps.now ?? Date.now;
   const observers = deps.observers ?? [];
   const kinds = deps.kinds ?? [];
-  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, watches: 0, reconnects: 0, resyncs: 0, silentRelists: 0, silentDriftWatches: 0, redriven: 0, drift: 0, parents: 0 };
+  const counters: RelayCounters = { eventsSeen: 0, bookmarks: 0, published: 0, publishFailed: 0, suppressed: 0, relists: 0, gone: 0, watches: 0, reconnects: 0, resyncs: 0, silentRelists: 0, silentDriftWatches: 0, driftGaps: 0, redriven: 0, drift: 0, parents: 0 };
   const state = new RelayState(now, Object.fromEntries(kinds.map((k) => [k.kind, k.fingerprint])));
   const publisher = createPublisher({ bus, cluster: config.cluster, topics: config.topics, log, counters, sleep, maxInFlight: deps.maxInFlight ?? 256 });
   const publish = (kind: MessageKind, change: Change) => publisher.publish(kind, change);
@@ -255,9 +257,15 @@ export function createRelay(deps: RelayDeps): Relay {
       const watchTimeoutSeconds = config.watchTimeoutSeconds;
       const silenceMs = (config.watchSilenceSeconds ?? 0) * 1000;
       const onSilent = () => { counters.silentDriftWatches += 1; };
+      // Drift while a drift watch was expired is unseen: every namespace is read again (reads; writes only where drift is).
+      const onGap = (resource: string) => {
+        counters.driftGaps += 1;
+        log.log('INFO', 'drift watch expired (410 Gone): resyncing every namespace', { resource });
+        void resync();
+      };
       for (const d of deps.driftWatches ?? []) {
         if (d.resources.length === 0) continue;
-        drifts.push(watchDrift({ kube, log, resources: d.resources, ...(d.selector ? { selector: d.selector } : {}), ...(d.decide ? { decide: d.decide } : {}), watchTimeoutSeconds, sleep, silenceMs, onSilent, onDrift: driftTo(d.kind) }));
+        drifts.push(watchDrift({ kube, log, resources: d.resources, ...(d.selector ? { selector: d.selector } : {}), ...(d.decide ? { decide: d.decide } : {}), watchTimeoutSeconds, sleep, silenceMs, onSilent, onGap, onDrift: driftTo(d.kind) }));
       }
       for (const o of observers) await o.start?.();
       if (redriveMs > 0) every(redriveTickMs(redriveMs), redrive);

@@ -283,6 +283,19 @@ describe('watch relay', () => {
     expect(metricsText(relay, { published: 0, failed: 0, delivered: 0, redelivered: 0, deadLettered: 0 })).toMatch(/furnish_relay_silent_drift_watches_total [1-9]/);
   }, 15_000);
 
+  it('a drift watch that expires (410 Gone) resumes from the current revision, and every namespace is resynced once that revision is known: drift in the gap is repaired now, not at the next periodic resync', async () => {
+    const script: Script = { namespaces: new Map([['team-a', nsObj('team-a', 5)], ['team-b', nsObj('team-b', 6)]]), rv: 10, watches: [], watchRequests: [], lists: 0, driftWatchRequests: [] };
+    script.driftWatch = (res) => expire(res);
+    const { relay, received } = await setup(script, undefined, undefined, {}, { driftWatches: [{ kind: 'Namespace', resources: ['configmaps'] }] });
+    await relay.start();
+    await until(() => script.driftWatchRequests!.length >= 2 && received.filter((m) => m.type === 'SYNC').length >= 2);
+    // The first list announced each namespace; the resync, after the watch had its new revision, sends each again.
+    expect(received.map((m) => `${m.type} ${m.name}`).sort()).toEqual(['ADDED team-a', 'ADDED team-b', 'SYNC team-a', 'SYNC team-b']);
+    expect([relay.counters.driftGaps, relay.counters.resyncs]).toEqual([1, 1]);
+    expect(script.driftWatchRequests!.slice(0, 2)).toEqual(['10', '10']);
+    expect(metricsText(relay, { published: 0, failed: 0, delivered: 0, redelivered: 0, deadLettered: 0 })).toMatch(/furnish_relay_drift_gaps_total 1/);
+  });
+
   it("every write of a namespace's ApplySet parent, by anyone, is a reconcile of its namespace at the parent's resourceVersion; the first list and a resync send nothing for parents", async () => {
     const script: Script = { namespaces: new Map([['a', nsObj('a', 5)], ['b', nsObj('b', 6)]]), rv: 10, watches: [], watchRequests: [], lists: 0, parents: new Map([['a', parentObj('a', 7)]]), parentWatches: [], parentQueries: [] };
     script.parentWatches!.push((res) => {
