@@ -4,9 +4,10 @@
 // label, before or after the write). validate-namespace holds them for every namespace once an
 // Organization exists (state, which a policy would have to read once per Organization: ADR 0011);
 // a namespace that names one is under them whether or not any exists, in the webhook and here
-// (namesOrganization), so this policy is a floor that never refuses what the webhook allows. A
-// namespace that names none while Organizations exist is refused by validate-namespace alone
-// (organization-required), fail-closed.
+// (namesOrganization), so this policy is a floor: it refuses what the webhook refuses there, and
+// nothing else but a write whose allowlist check exceeds the API server's CEL cost limit (thousands
+// of keys changed at once: ADR 0011). A namespace that names none is judged by validate-namespace
+// alone, fail-closed.
 import type { PolicySettings } from '../config/types.ts';
 import { KEY } from '../keys.ts';
 import { organizationSettings } from '../org/settings.ts';
