@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { metricsText, relayServer } from '../../../functions/watch-relay/lib/relay-http.ts';
-import type { Relay } from '../../../functions/watch-relay/lib/relay.ts';
+import type { Relay, RelayCounters } from '../../../functions/watch-relay/lib/relay.ts';
 import { MetricsRegistry } from '../../../shared/metrics.ts';
 import { parsePrometheus } from '../../support/prometheus.ts';
 
@@ -52,7 +52,7 @@ describe('the Prometheus text reader', () => {
 
 describe('the relay\'s /metrics', () => {
   const relay = {
-    counters: { eventsSeen: 9, bookmarks: 1, published: 4, publishFailed: 0, suppressed: 2, relists: 1, gone: 0, watches: 3, reconnects: 0, resyncs: 1, silentRelists: 0, silentDriftWatches: 0, redriven: 0, drift: 0, parents: 5 },
+    counters: { eventsSeen: 9, bookmarks: 1, published: 4, publishFailed: 0, suppressed: 2, relists: 1, gone: 0, watches: 3, reconnects: 0, resyncs: 1, silentRelists: 0, silentDriftWatches: 0, driftGaps: 0, redriven: 0, drift: 0, parents: 5 } satisfies RelayCounters, // a counter added to the relay and not here fails the type check
     sizes: () => ({ Namespace: 2, NamespaceTemplate: 1, LNamespace: 0 }),
     pending: () => 1,
     ready: () => true,
