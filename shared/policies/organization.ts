@@ -18,7 +18,7 @@ import { NS } from './namespace.ts';
 import { byRequester, namespaceRule, type PolicySpec } from './policy.ts';
 import { ANNOTATIONS, exemptName, LABELS, NAME, OLD_ANNOTATIONS, OLD_LABELS, principals, v, type Variable } from './variables.ts';
 
-/** The labels `map` (a CEL map expression) name an organization: a non-empty label, as organizationOf reads it. */
+/** The labels `map` (a CEL map expression) name an organization: a non-empty label, as organizationOf reads it (the CEL twin of namesOrganization in organization-namespace.ts; the agreement test keeps them one rule). */
 export const namesOrganization = (map: string) => `${str(KEY.organization)} in ${map} && ${map}[${str(KEY.organization)}] != ''`;
 
 /**

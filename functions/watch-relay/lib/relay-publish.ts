@@ -5,10 +5,10 @@
 import { boundedPublisher } from '../../../shared/bus/bounded.ts';
 import type { Bus } from '../../../shared/bus/types.ts';
 import { encodeMessage, type MessageKind, type ReconcileMessage } from '../../../shared/bus/envelope.ts';
+import { newestRevision } from '../../../shared/kube/revisions.ts';
 import type { Logger } from '../../../shared/log.ts';
 import type { Topics } from './config.ts';
 import type { Change } from './versions.ts';
-import { newestRevision } from '../../../shared/kube/revisions.ts';
 
 /**
  * The topic a message takes: one per kind. Every message about a namespace (its own changes, its
