@@ -13,7 +13,7 @@
 // With no reachable cluster (and no KUBECONFIG naming one) it starts the project's test cluster
 // itself, as a process of its own (scripts/local-cluster.ts); a KUBECONFIG that names an
 // unreachable cluster is an error. `npm start` runs this with the relay's and the functions' node
-// flags (package.json; shared/reconcile/memory-flags.ts), so its memory is theirs.
+// flags (package.json; shared/functions/memory-flags.ts), so its memory is theirs.
 //
 // `startLocalStack()` (scripts/start/stack.ts) is also what the integration tests and the benchmark
 // run; the parts are in scripts/start/ by concern (cluster, identities, bus, webhooks, reconcilers, http).

@@ -71,7 +71,7 @@ locals {
     FURNISH_CLUSTERS             = local.cluster_credentials
     FURNISH_BILLING              = "bigquery:${var.project_id}.${var.billing.dataset}.${var.billing.table}"
     NODE_ENV                     = "production"
-    # A heap of fixed size whatever the instance (shared/reconcile/memory-flags.ts; README, Memory).
+    # A heap of fixed size whatever the instance (shared/functions/memory-flags.ts; README, Memory).
     NODE_OPTIONS = "--max-semi-space-size=8 --max-old-space-size=192"
   }, var.reconciler_env, local.topic_env, { FURNISH_ORGANIZATIONS = var.organizations ? "true" : "false", FURNISH_DELIVERY_TIMEOUT_SECONDS = tostring(var.reconciler.timeout) })
 }

@@ -85,12 +85,7 @@ export async function readTemplates(kube: KubeClient, atLeast?: string): Promise
   }
   const listing = listTemplatesNow(kube);
   slot.inflight = listing;
-  let got: Read<TemplatesRead>;
-  try {
-    got = await listing;
-  } finally {
-    if (slot.inflight === listing) slot.inflight = undefined;
-  }
+  const got = await listing.finally(() => { if (slot.inflight === listing) slot.inflight = undefined; });
   if (got.ok && (!slot.last || writtenAfter(got.value.listedAt, slot.last.listedAt))) slot.last = got.value;
   return got;
 }

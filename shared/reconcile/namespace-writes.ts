@@ -143,8 +143,7 @@ async function writeOrRollBack(deps: WriteDeps, exec: Execution, writes: readonl
     else if (done.made) made.set(w.template, [...(made.get(w.template) ?? []), done.made]);
   });
   const undo = [...failed].flatMap((t) => made.get(t) ?? []);
-  if (undo.length === 0) return failed;
-  deps.log.log('INFO', 'rolling back templates that could not be applied in full', { templates: [...failed].sort(), objects: undo.map((m) => m.want.key) });
+  if (undo.length > 0) deps.log.log('INFO', 'rolling back templates that could not be applied in full', { templates: [...failed].sort(), objects: undo.map((m) => m.want.key) });
   await mapLimit(undo, limit, (m) => unmake(deps, exec, m));
   return failed;
 }
@@ -173,8 +172,8 @@ const failedTemplates = (exec: Execution, blocked: ReadonlySet<string>): Set<str
 /**
  * Carries out a plan: dry runs, the parent when its group-kinds grow, the writes of the templates
  * the server accepted in full (what a template with a failed write created is deleted again), then
- * the releases of templates with no failed write. `blocked`
- * are templates that could not render here: their live objects stay as they are.
+ * the releases of templates with no failed write. `blocked`: templates that could not render here
+ * (their live objects stay as they are).
  */
 export async function execute(deps: WriteDeps, plan: NamespacePlan, blocked: ReadonlySet<string>): Promise<Execution> {
   const exec = newExecution();

@@ -26,7 +26,7 @@ export const WEBHOOK_CONCURRENCY = 32;
 
 /**
  * Node flags of the webhook functions (terraform/main.tf NODE_OPTIONS): a heap of fixed shape
- * whatever the host, as shared/reconcile/memory-flags.ts does for the reconcilers. The budget
+ * whatever the host, as shared/functions/memory-flags.ts does for the reconcilers. The budget
  * bounds what reviews keep alive; these bound the garbage they leave before a GC (young
  * generation, and how far the old one grows past what is live).
  */

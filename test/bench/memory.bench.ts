@@ -24,7 +24,7 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import { listEach } from '../../shared/kube/api.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
-import { NODE_MEMORY_FLAGS } from '../../shared/reconcile/memory-flags.ts';
+import { NODE_MEMORY_FLAGS } from '../../shared/functions/memory-flags.ts';
 import { RELAY_MALLOC_ENV } from '../../functions/watch-relay/lib/malloc-env.ts';
 import { startKubeSimProcess } from './kube-sim-process.ts';
 import { idleNow, memorySampler, ratio, serveIpc, spawnRole, waitIdle, type Child, type MemorySample } from './processes.ts';

@@ -52,7 +52,7 @@ import type { KubeObject } from '../../shared/kube/types.ts';
 import { listEach } from '../../shared/kube/api.ts';
 import type { NamespaceTemplate } from '../../shared/render/types.ts';
 import { mapLimit } from '../../shared/reconcile/concurrency.ts';
-import { NODE_MEMORY_FLAGS } from '../../shared/reconcile/memory-flags.ts';
+import { NODE_MEMORY_FLAGS } from '../../shared/functions/memory-flags.ts';
 import { RELAY_MALLOC_ENV } from '../../functions/watch-relay/lib/malloc-env.ts';
 import { APPLYSET_PARENT_NAME } from '../../shared/render/applyset.ts';
 import { auditLog, type AuditEntry, type AuditLog } from '../support/audit.ts';

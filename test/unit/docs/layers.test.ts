@@ -177,6 +177,12 @@ describe('import direction', () => {
     expect(relay.flatMap(([from, targets]) => targets.filter((t) => /^shared\/(billing|org|lnamespace)\//.test(t)).map((t) => `${from} -> ${t}`))).toEqual([]);
   });
 
+  it('the population core stays small enough to read: shared/reconcile/ (the relay lives in functions/watch-relay/) within 2,500 lines (issue 26)', () => {
+    const reconcile = files.filter((f) => f.startsWith('shared/reconcile/'));
+    expect(reconcile.length).toBeGreaterThan(10);
+    expect(reconcile.reduce((lines, f) => lines + readFileSync(join(ROOT, f), 'utf8').split('\n').length - 1, 0)).toBeLessThanOrEqual(2500);
+  });
+
   it('the checks catch an upward import, a cycle and a file in no layer', () => {
     const g = new Map<string, string[]>([
       ['shared/kube/a.ts', ['shared/reconcile/b.ts']],

@@ -1,11 +1,11 @@
-// The Node flags that bound the young generation (shared/reconcile/memory-flags.ts): they do what
+// The Node flags that bound the young generation (shared/functions/memory-flags.ts): they do what
 // the comment says, and every place that starts the relay or a reconciler passes them.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
-import { NODE_MEMORY_FLAGS, OLD_SPACE_MB, SEMI_SPACE_MB } from '../../../shared/reconcile/memory-flags.ts';
+import { NODE_MEMORY_FLAGS, OLD_SPACE_MB, SEMI_SPACE_MB } from '../../../shared/functions/memory-flags.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
